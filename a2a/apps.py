@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class A2AConfig(AppConfig):
+    name = "a2a"
+    label = "a2a"
+    verbose_name = "A2A"

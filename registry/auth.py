@@ -1,0 +1,91 @@
+"""API keys: ``Authorization: Bearer <key>`` or ``X-Api-Key: <key>``; reads are public."""
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions
+
+from registry.models import ApiKey
+
+KEY_PREFIX = "rk_"
+
+
+def api_key_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def api_key_generate() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts as: the owner named by its API key."""
+
+    key: ApiKey
+
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def owner(self) -> str:
+        return self.key.owner
+
+    @property
+    def is_admin(self) -> bool:
+        return self.key.is_admin
+
+    def may_change(self, owner: str) -> bool:
+        return self.is_admin or owner == self.owner
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    def authenticate(self, request):
+        raw = request.META.get("HTTP_X_API_KEY", "").strip()
+        header = request.META.get("HTTP_AUTHORIZATION", "").strip()
+        if not raw and header:
+            scheme, _, value = header.partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                raise exceptions.AuthenticationFailed(
+                    "The Authorization header must be 'Bearer <api key>'."
+                )
+            raw = value.strip()
+        if not raw:
+            return None
+        key = (
+            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+            .only("id", "owner", "scope", "last_used_at")
+            .first()
+        )
+        if key is None:
+            raise exceptions.AuthenticationFailed("The API key is not valid.")
+        now = timezone.now()
+        # Recording use at most once a minute keeps reads from turning into writes.
+        if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        return Principal(key), key
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="registry"'
+
+
+class ReadOnlyOrApiKey(permissions.BasePermission):
+    """Safe methods are public; every write needs a valid API key."""
+
+    message = "This request needs an API key: 'Authorization: Bearer <key>' or 'X-Api-Key'."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        return isinstance(request.user, Principal)
+
+
+def principal_may_change(request, owner: str) -> None:
+    """Raise 403 unless the request's key owns the resource or is an admin key."""
+    user = request.user
+    if not isinstance(user, Principal) or not user.may_change(owner):
+        raise exceptions.PermissionDenied(
+            "Only the API key that owns this agent, or an admin key, may change it."
+        )

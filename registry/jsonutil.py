@@ -1,0 +1,120 @@
+"""Strict JSON reading for untrusted input: every problem named by its path."""
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem with a document, at a JSON path such as ``skills[0].tags``."""
+
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+class JSONInputError(ValueError):
+    def __init__(self, detail: str, problems: list[Problem] | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.problems = problems or []
+
+
+class _Object(dict):
+    """A decoded JSON object that remembers the keys it saw more than once."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    obj = _Object()
+    duplicates = []
+    for key, value in pairs:
+        if key in obj and key not in duplicates:
+            duplicates.append(key)
+        obj[key] = value
+    if duplicates:
+        obj.duplicates = tuple(duplicates)
+    return obj
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is too large")
+    return value
+
+
+def join_path(base: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{base}[{key}]"
+    return f"{base}.{key}" if base else key
+
+
+def _check(value: Any, path: str, depth: int, max_depth: int, problems: list[Problem]) -> Any:
+    """Find duplicate keys and excessive depth; return plain dicts and lists."""
+    if depth > max_depth:
+        raise JSONInputError(f"JSON is nested deeper than {max_depth} levels", [
+            Problem(path or "(root)", f"nested deeper than {max_depth} levels")
+        ])
+    if isinstance(value, dict):
+        for key in getattr(value, "duplicates", ()):
+            problems.append(Problem(join_path(path, key), "duplicate key"))
+        return {
+            k: _check(v, join_path(path, k), depth + 1, max_depth, problems)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [
+            _check(v, join_path(path, i), depth + 1, max_depth, problems)
+            for i, v in enumerate(value)
+        ]
+    return value
+
+
+def strict_loads(data: bytes | str, *, max_depth: int = 64) -> Any:
+    """Decode JSON, refusing invalid UTF-8, duplicate keys, NaN/Infinity and deep nesting."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONInputError(f"the body is not valid UTF-8 (byte {exc.start})") from None
+    else:
+        text = data
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise JSONInputError("the body is empty; a JSON object is expected")
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_object_pairs,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise JSONInputError(f"JSON is nested deeper than {max_depth} levels") from None
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(
+            f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except ValueError as exc:
+        raise JSONInputError(f"the body is not valid JSON: {exc}") from None
+    problems: list[Problem] = []
+    value = _check(value, "", 1, max_depth, problems)
+    if problems:
+        raise JSONInputError("the JSON has duplicate keys", problems)
+    return value
+
+
+def canonical_dumps(value: Any) -> bytes:
+    """The bytes the registry stores for a document: compact, key order as received."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

@@ -1,0 +1,151 @@
+"""The protocol-agnostic registry model: agents, their endpoints and capabilities.
+
+Protocol-specific fields never widen these tables: they live in
+``Endpoint.protocol_metadata`` (and, for A2A cards, in the ``a2a`` app).
+"""
+
+import uuid
+
+from django.db import models
+from django.db.models.functions import Lower
+
+
+class ApiKey(models.Model):
+    class Scope(models.TextChoices):
+        AGENT = "agent", "Agent"
+        ADMIN = "admin", "Admin"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.CharField(max_length=200, db_index=True)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.AGENT)
+    # SHA-256 of the key: keys are long random strings, so a fast hash is enough
+    # and lets a request find its key with one indexed lookup.
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=12, editable=False, help_text="First characters of the key")
+    label = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.owner}, {self.scope})"
+
+    @property
+    def is_admin(self) -> bool:
+        return self.scope == self.Scope.ADMIN
+
+
+class Agent(models.Model):
+    class Source(models.TextChoices):
+        NATIVE = "native", "Native registration"
+        A2A_CARD = "a2a-card", "A2A agent card"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    owner = models.CharField(max_length=200, db_index=True)
+    version = models.CharField(max_length=100, blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.NATIVE)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        indexes = [
+            models.Index(Lower("name"), name="agent_name_lower"),
+            models.Index(fields=["-created_at", "id"], name="agent_created_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Endpoint(models.Model):
+    class Transport(models.TextChoices):
+        HTTP = "Http", "HTTP"
+        AMQP = "Amqp", "AMQP"
+        AZURE_SERVICE_BUS = "AzureServiceBus", "Azure Service Bus"
+
+    class Protocol(models.TextChoices):
+        A2A = "A2A", "A2A"
+        MCP = "MCP", "MCP"
+        ACP = "ACP", "ACP"
+        GENERIC = "Generic", "Generic"
+
+    class Liveness(models.TextChoices):
+        PERSISTENT = "Persistent", "Persistent (heartbeat)"
+        EPHEMERAL = "Ephemeral", "Ephemeral (TTL)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="endpoints")
+    name = models.CharField(max_length=200)
+    transport = models.CharField(max_length=20, choices=Transport.choices)
+    protocol = models.CharField(max_length=20, choices=Protocol.choices)
+    address = models.CharField(max_length=2048)
+    liveness_model = models.CharField(
+        max_length=12, choices=Liveness.choices, default=Liveness.PERSISTENT
+    )
+    heartbeat_interval_seconds = models.PositiveIntegerField(null=True, blank=True)
+    ttl_seconds = models.PositiveIntegerField(null=True, blank=True)
+    protocol_metadata = models.JSONField(default=dict, blank=True)
+    # Position in the agent's list: for A2A the first endpoint is the preferred interface.
+    position = models.PositiveIntegerField(default=0)
+    last_alive_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "name"], name="endpoint_unique_name"),
+        ]
+        indexes = [
+            models.Index(fields=["protocol", "agent"], name="endpoint_protocol"),
+            models.Index(fields=["transport", "agent"], name="endpoint_transport"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.protocol} over {self.transport})"
+
+    @property
+    def is_queue(self) -> bool:
+        return self.transport != self.Transport.HTTP
+
+
+class Capability(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="capabilities")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    # The capability's id in its protocol (an A2A skill id); empty for native ones.
+    external_id = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "capabilities"
+        ordering = ["agent", "position"]
+        indexes = [
+            models.Index(Lower("name"), "agent", name="capability_name_lower"),
+            models.Index(fields=["external_id"], name="capability_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CapabilityTag(models.Model):
+    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering."""
+
+    capability = models.ForeignKey(Capability, on_delete=models.CASCADE, related_name="tag_index")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    value = models.CharField(max_length=200)
+
+    class Meta:
+        indexes = [models.Index(fields=["value", "agent"], name="capability_tag_value")]
+
+    def __str__(self) -> str:
+        return self.value

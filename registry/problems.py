@@ -1,0 +1,177 @@
+"""RFC 9457 problem details: every error response of the registry is one of these."""
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from registry.jsonutil import Problem
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+PROBLEM_BASE = "/problems/"
+
+# Problem types the registry uses, with the sentence that documents each at /problems/<slug>.
+PROBLEM_TYPES = {
+    "validation-error": "The request was understood but a field is invalid; see errors[].",
+    "invalid-card": "The A2A agent card is invalid; errors[] names each problem by its path.",
+    "malformed-request": "The body is not a JSON object the endpoint can read.",
+    "not-authenticated": "The request needs an API key: Authorization: Bearer <key>.",
+    "forbidden": "The API key may not change this resource.",
+    "not-found": "There is no such resource.",
+    "no-a2a-endpoint": "The agent exists but has no A2A endpoint, so it has no agent card.",
+    "card-managed": "The agent's card is authoritative: change it with PUT /a2a/agents/<id>.",
+    "payload-too-large": "The request body is larger than the registry accepts.",
+    "method-not-allowed": "The endpoint does not support this HTTP method.",
+    "unsupported-media-type": "The endpoint reads JSON bodies only.",
+    "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
+    "fetch-failed": "The registry could not fetch a document from the given address.",
+    "server-error": "The registry failed to handle the request.",
+}
+
+
+class ProblemError(exceptions.APIException):
+    """An error the API reports as a problem of a given type, with optional field errors."""
+
+    def __init__(
+        self,
+        status_code: int,
+        slug: str,
+        detail: str,
+        errors: list[Problem] | None = None,
+        **extra: Any,
+    ):
+        super().__init__(detail)
+        self.status_code = status_code
+        self.slug = slug
+        self.problem_detail = detail
+        self.errors = errors or []
+        self.extra = extra
+
+
+def problem_body(
+    status_code: int,
+    slug: str,
+    detail: str,
+    errors: list[Problem] | None = None,
+    title: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "type": f"{PROBLEM_BASE}{slug}",
+        "title": title or HTTPStatus(status_code).phrase,
+        "status": status_code,
+        "detail": detail,
+    }
+    if errors:
+        body["errors"] = [p.as_dict() for p in errors]
+    body.update(extra)
+    return body
+
+
+def problem_response(status_code: int, slug: str, detail: str, **kwargs: Any) -> JsonResponse:
+    """A problem response for plain Django views (outside DRF)."""
+    return JsonResponse(
+        problem_body(status_code, slug, detail, **kwargs),
+        status=status_code,
+        content_type=PROBLEM_CONTENT_TYPE,
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+def serializer_errors(errors: Any, path: str = "") -> list[Problem]:
+    """Flatten DRF serializer errors into paths like ``endpoints[0].transport``."""
+    problems: list[Problem] = []
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            if key == "non_field_errors":
+                problems.extend(serializer_errors(value, path))
+            else:
+                sub = f"{path}.{key}" if path else str(key)
+                problems.extend(serializer_errors(value, sub))
+    elif isinstance(errors, list):
+        if all(isinstance(item, str) for item in errors):
+            problems.extend(Problem(path or "(body)", str(item)) for item in errors)
+        else:
+            for index, item in enumerate(errors):
+                if item:
+                    problems.extend(serializer_errors(item, f"{path}[{index}]"))
+    elif errors:
+        problems.append(Problem(path or "(body)", str(errors)))
+    return problems
+
+
+_SLUGS = {
+    exceptions.NotAuthenticated: "not-authenticated",
+    exceptions.AuthenticationFailed: "not-authenticated",
+    exceptions.PermissionDenied: "forbidden",
+    exceptions.NotFound: "not-found",
+    exceptions.MethodNotAllowed: "method-not-allowed",
+    exceptions.UnsupportedMediaType: "unsupported-media-type",
+    exceptions.Throttled: "throttled",
+    exceptions.ParseError: "malformed-request",
+    exceptions.ValidationError: "validation-error",
+}
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's exception handler, answering with problem+json."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound("There is no such resource.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        exc = ProblemError(413, "payload-too-large", "The request body is too large.")
+    if isinstance(exc, ProblemError):
+        body = problem_body(exc.status_code, exc.slug, exc.problem_detail, exc.errors, **exc.extra)
+    elif isinstance(exc, exceptions.ValidationError):
+        problems = serializer_errors(exc.detail)
+        body = problem_body(
+            400,
+            "validation-error",
+            "; ".join(f"{p.path}: {p.message}" for p in problems[:3])
+            + (" …" if len(problems) > 3 else ""),
+            problems,
+        )
+    elif isinstance(exc, exceptions.APIException):
+        slug = next((s for cls, s in _SLUGS.items() if isinstance(exc, cls)), "error")
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        body = problem_body(exc.status_code, slug, str(detail))
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(int(exc.wait + 0.999))
+        auth_header = getattr(exc, "auth_header", None)
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+    else:
+        return None
+    response = Response(body, status=body["status"], headers=headers)
+    response.content_type = PROBLEM_CONTENT_TYPE
+    return response
+
+
+def problem_type_view(request, slug: str) -> JsonResponse:
+    if slug not in PROBLEM_TYPES:
+        return problem_response(404, "not-found", f"There is no problem type '{slug}'.")
+    return JsonResponse({"type": f"{PROBLEM_BASE}{slug}", "description": PROBLEM_TYPES[slug]})
+
+
+def handler404(request, exception=None) -> JsonResponse:
+    return problem_response(404, "not-found", f"There is nothing at {request.path}.")
+
+
+def handler500(request) -> JsonResponse:
+    return problem_response(500, "server-error", "The registry failed to handle the request.")
+
+
+def handler400(request, exception=None) -> JsonResponse:
+    return problem_response(400, "malformed-request", "The request could not be read.")
+
+
+def handler403(request, exception=None) -> JsonResponse:
+    return problem_response(403, "forbidden", "Access denied.")

@@ -1,0 +1,129 @@
+"""Shared fixtures: API clients with keys, and builders for valid cards and payloads."""
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from registry.auth import api_key_generate, api_key_hash
+from registry.models import ApiKey
+
+
+def pytest_collection_modifyitems(config, items):
+    on_postgres = connection.vendor == "postgresql"
+    skip = pytest.mark.skip(reason="needs DATABASE_URL pointing at PostgreSQL")
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(skip)
+
+
+def _key(owner: str, scope: str) -> str:
+    raw = api_key_generate()
+    ApiKey.objects.create(owner=owner, scope=scope, key_hash=api_key_hash(raw), prefix=raw[:10])
+    return raw
+
+
+@pytest.fixture
+def make_key(db) -> Callable[..., str]:
+    def make(owner: str = "alice", scope: str = "agent") -> str:
+        return _key(owner, scope)
+
+    return make
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def client_for(make_key) -> Callable[..., APIClient]:
+    def make(owner: str = "alice", scope: str = "agent") -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(owner, scope)}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def alice(client_for) -> APIClient:
+    return client_for("alice")
+
+
+@pytest.fixture
+def bob(client_for) -> APIClient:
+    return client_for("bob")
+
+
+@pytest.fixture
+def admin_client(client_for) -> APIClient:
+    return client_for("ops", "admin")
+
+
+BASE_CARD: dict[str, Any] = {
+    "name": "Weather Agent",
+    "description": "Answers questions about the weather.",
+    "supportedInterfaces": [
+        {
+            "url": "https://weather.example.com/a2a/v1",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        }
+    ],
+    "provider": {"organization": "Example Weather Co", "url": "https://weather.example.com"},
+    "version": "2.1.0",
+    "capabilities": {"streaming": True, "pushNotifications": False},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain", "application/json"],
+    "skills": [
+        {
+            "id": "forecast",
+            "name": "Forecast",
+            "description": "Forecast for a city.",
+            "tags": ["weather", "forecast"],
+            "examples": ["Weather in Paris tomorrow?"],
+        }
+    ],
+}
+
+
+@pytest.fixture
+def make_card() -> Callable[..., dict[str, Any]]:
+    """A valid A2A 1.0 card; keyword arguments replace top-level members."""
+
+    def make(**overrides: Any) -> dict[str, Any]:
+        card = copy.deepcopy(BASE_CARD)
+        card.update(overrides)
+        return card
+
+    return make
+
+
+NATIVE_PAYLOAD: dict[str, Any] = {
+    "name": "Summarizer",
+    "capabilities": [{"name": "summarize", "tags": ["nlp"]}],
+    "endpoints": [
+        {
+            "name": "primary",
+            "transport": "Http",
+            "protocol": "A2A",
+            "address": "https://summarizer.example.com/a2a",
+            "livenessModel": "Persistent",
+            "heartbeatIntervalSeconds": 30,
+        }
+    ],
+}
+
+
+@pytest.fixture
+def native_payload() -> Callable[..., dict[str, Any]]:
+    def make(**overrides: Any) -> dict[str, Any]:
+        payload = copy.deepcopy(NATIVE_PAYLOAD)
+        payload.update(overrides)
+        return payload
+
+    return make
