@@ -5,3 +5,6 @@ class A2AConfig(AppConfig):
     name = "a2a"
     label = "a2a"
     verbose_name = "A2A"
+
+    def ready(self) -> None:
+        from a2a import services  # noqa: F401  (connects the card-document receiver)

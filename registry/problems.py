@@ -91,6 +91,8 @@ def serializer_errors(errors: Any, path: str = "") -> list[Problem]:
         for key, value in errors.items():
             if key == "non_field_errors":
                 problems.extend(serializer_errors(value, path))
+            elif isinstance(key, int):
+                problems.extend(serializer_errors(value, f"{path}[{key}]"))
             else:
                 sub = f"{path}.{key}" if path else str(key)
                 problems.extend(serializer_errors(value, sub))

@@ -2,9 +2,19 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from registry import problems
+from registry import api, problems
 
 urlpatterns = [
+    path("agents", api.AgentListView.as_view(), name="agents"),
+    path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
+    path("agents/<str:agent_id>/endpoints", api.EndpointListView.as_view(), name="endpoints"),
+    path(
+        "agents/<str:agent_id>/endpoints/<str:endpoint_id>",
+        api.EndpointDetailView.as_view(),
+        name="endpoint",
+    ),
+    path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
+    path("", include("a2a.urls")),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

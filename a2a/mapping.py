@@ -1,0 +1,161 @@
+"""Between A2A cards and the protocol-agnostic model.
+
+``card_to_agent_input``: a submitted card becomes an agent (skills become
+capabilities, interfaces become A2A endpoints, card-level A2A members go to
+the preferred endpoint's protocol metadata). ``card_generate``: the A2A 1.0
+card of a natively registered agent, built from the model.
+"""
+
+import re
+from typing import Any
+
+from django.conf import settings
+
+from a2a.validation import card_index_view
+from registry.models import Agent, Endpoint
+from registry.services import AgentInput, CapabilityInput, EndpointInput
+
+# Card-level A2A members kept in the preferred endpoint's protocol metadata,
+# and overlaid from there when a native agent's card is generated.
+CARD_LEVEL_MEMBERS = (
+    "provider",
+    "documentationUrl",
+    "iconUrl",
+    "capabilities",
+    "securitySchemes",
+    "securityRequirements",
+    "defaultInputModes",
+    "defaultOutputModes",
+)
+INTERFACE_MEMBERS = ("protocolBinding", "protocolVersion", "tenant")
+CARD_HEARTBEAT_SECONDS = 30
+DEFAULT_MODES = ["text/plain", "application/json"]
+QUEUE_BINDINGS = {
+    Endpoint.Transport.AMQP: "AMQP",
+    Endpoint.Transport.AZURE_SERVICE_BUS: "AzureServiceBus",
+}
+
+
+def _endpoint_name(binding: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9+]+", "-", binding.lower()).strip("-") or "a2a"
+    name, counter = base, 2
+    while name in taken:
+        name, counter = f"{base}-{counter}", counter + 1
+    taken.add(name)
+    return name
+
+
+def card_to_agent_input(doc: dict) -> AgentInput:
+    """Map a validated card (any accepted version or spelling) to the registry model."""
+    view = card_index_view(doc)
+    capabilities = [
+        CapabilityInput(
+            name=skill.get("name", ""),
+            description=skill.get("description", ""),
+            tags=[t for t in skill.get("tags", []) if isinstance(t, str) and t.strip()],
+            external_id=skill.get("id", ""),
+        )
+        for skill in view.get("skills", [])
+    ]
+    card_level = {k: view[k] for k in CARD_LEVEL_MEMBERS if k in view}
+    endpoints: list[EndpointInput] = []
+    taken: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    for index, iface in enumerate(view.get("supportedInterfaces", [])):
+        # 0.3 cards often repeat their main interface in additionalInterfaces.
+        identity = (iface.get("url", ""), iface.get("protocolBinding", ""))
+        if identity in seen:
+            continue
+        seen.add(identity)
+        metadata: dict[str, Any] = {k: iface[k] for k in INTERFACE_MEMBERS if k in iface}
+        if index == 0:
+            metadata.update(card_level)
+        endpoints.append(
+            EndpointInput(
+                name=_endpoint_name(iface.get("protocolBinding", "a2a"), taken),
+                transport=Endpoint.Transport.HTTP,
+                protocol=Endpoint.Protocol.A2A,
+                address=iface.get("url", ""),
+                liveness_model=Endpoint.Liveness.PERSISTENT,
+                heartbeat_interval_seconds=CARD_HEARTBEAT_SECONDS,
+                protocol_metadata=metadata,
+            )
+        )
+    return AgentInput(
+        name=view.get("name", ""),
+        description=view.get("description", ""),
+        version=view.get("version", ""),
+        capabilities=capabilities,
+        endpoints=endpoints,
+    )
+
+
+def a2a_endpoints(agent: Agent) -> list[Endpoint]:
+    return [e for e in agent.endpoints.all() if e.protocol == Endpoint.Protocol.A2A]
+
+
+def _queue_url(base_url: str, endpoint: Endpoint) -> str:
+    return f"{base_url}/a2a/queue/{endpoint.id}"
+
+
+def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
+    """The A2A 1.0 card of a native agent; None when it has no A2A endpoint."""
+    endpoints = a2a_endpoints(agent)
+    if not endpoints:
+        return None
+    overlay = endpoints[0].protocol_metadata or {}
+    interfaces = []
+    for endpoint in endpoints:
+        meta = endpoint.protocol_metadata or {}
+        if endpoint.is_queue:
+            url = _queue_url(base_url, endpoint)
+            binding = meta.get("protocolBinding") or QUEUE_BINDINGS[endpoint.transport]
+        else:
+            url = endpoint.address
+            binding = meta.get("protocolBinding") or "JSONRPC"
+        interface = {
+            "url": url,
+            "protocolBinding": binding,
+            "protocolVersion": meta.get("protocolVersion") or "1.0",
+        }
+        if meta.get("tenant"):
+            interface["tenant"] = meta["tenant"]
+        interfaces.append(interface)
+    stored_skills = {
+        s.get("id"): s for s in overlay.get("skills", []) if isinstance(s, dict)
+    }
+    skills = []
+    for cap in agent.capabilities.all():
+        skill_id = str(cap.id)
+        skill = {
+            "id": skill_id,
+            "name": cap.name,
+            "description": cap.description or cap.name,
+            "tags": list(cap.tags) or [cap.name.lower()],
+        }
+        for key, value in stored_skills.get(skill_id, {}).items():
+            skill.setdefault(key, value)
+        skills.append(skill)
+    if not skills:
+        # A2A requires at least one skill: the agent as a whole is its one skill.
+        skills.append({
+            "id": str(agent.id),
+            "name": agent.name,
+            "description": agent.description or agent.name,
+            "tags": ["general"],
+        })
+    card: dict[str, Any] = {
+        "name": agent.name,
+        "description": agent.description or f"{agent.name}, registered in {settings.REGISTRY_NAME}.",
+        "supportedInterfaces": interfaces,
+        "version": agent.version or "1.0",
+        "capabilities": overlay.get("capabilities") or {"streaming": False},
+        "defaultInputModes": overlay.get("defaultInputModes") or DEFAULT_MODES,
+        "defaultOutputModes": overlay.get("defaultOutputModes") or DEFAULT_MODES,
+        "skills": skills,
+    }
+    for key in ("provider", "documentationUrl", "iconUrl", "securitySchemes",
+                "securityRequirements"):
+        if overlay.get(key):
+            card[key] = overlay[key]
+    return card

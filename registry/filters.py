@@ -1,0 +1,49 @@
+"""Discovery filters for /discover/agents."""
+
+import django_filters
+from django.db.models import Exists, OuterRef, Q
+
+from registry.models import Agent, Capability, CapabilityTag, Endpoint
+
+
+class AgentFilter(django_filters.FilterSet):
+    capability = django_filters.CharFilter(
+        method="filter_capability", help_text="Capability (skill) name, case-insensitive."
+    )
+    tag = django_filters.CharFilter(method="filter_tag", help_text="Capability tag.")
+    protocol = django_filters.ChoiceFilter(
+        choices=Endpoint.Protocol.choices, method="filter_protocol",
+        help_text="Has an endpoint speaking this protocol.",
+    )
+    transport = django_filters.ChoiceFilter(
+        choices=Endpoint.Transport.choices, method="filter_transport",
+        help_text="Has an endpoint over this transport.",
+    )
+    q = django_filters.CharFilter(method="filter_text", help_text="Text in name or description.")
+    owner = django_filters.CharFilter(field_name="owner")
+
+    class Meta:
+        model = Agent
+        fields = ["capability", "tag", "protocol", "transport", "q", "owner"]
+
+    def filter_capability(self, queryset, name, value):
+        caps = Capability.objects.filter(agent=OuterRef("pk"), name__iexact=value.strip())
+        return queryset.filter(Exists(caps))
+
+    def filter_tag(self, queryset, name, value):
+        tags = CapabilityTag.objects.filter(agent=OuterRef("pk"), value=value.strip().lower())
+        return queryset.filter(Exists(tags))
+
+    def filter_protocol(self, queryset, name, value):
+        return queryset.filter(Exists(Endpoint.objects.filter(agent=OuterRef("pk"), protocol=value)))
+
+    def filter_transport(self, queryset, name, value):
+        return queryset.filter(
+            Exists(Endpoint.objects.filter(agent=OuterRef("pk"), transport=value))
+        )
+
+    def filter_text(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        return queryset.filter(Q(name__icontains=value) | Q(description__icontains=value))

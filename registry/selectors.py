@@ -1,0 +1,40 @@
+"""Reads: the querysets the API serves, with everything they show fetched up front."""
+
+import uuid
+
+from django.db.models import Prefetch, QuerySet
+
+from registry.models import Agent, Capability, Endpoint
+from registry.problems import ProblemError
+
+
+def agent_queryset() -> QuerySet[Agent]:
+    return Agent.objects.prefetch_related(
+        Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
+        Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
+    )
+
+
+def parse_uuid(value: str, what: str = "agent") -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise ProblemError(
+            400, "validation-error", f"'{value}' is not a valid {what} id (a UUID)."
+        ) from None
+
+
+def agent_get(agent_id: str) -> Agent:
+    agent = agent_queryset().filter(pk=parse_uuid(agent_id)).first()
+    if agent is None:
+        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+    return agent
+
+
+def endpoint_get(agent: Agent, endpoint_id: str) -> Endpoint:
+    endpoint = Endpoint.objects.filter(
+        agent=agent, pk=parse_uuid(endpoint_id, "endpoint")
+    ).first()
+    if endpoint is None:
+        raise ProblemError(404, "not-found", f"Agent {agent.id} has no endpoint {endpoint_id}.")
+    return endpoint
