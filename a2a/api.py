@@ -32,25 +32,32 @@ def card_from_body(request: Request) -> dict:
     body = request.data
     if not isinstance(body, dict) or not body:
         raise ProblemError(
-            400, "malformed-request", 'The body must be a JSON object: {"card": {...}}.',
+            400,
+            "malformed-request",
+            'The body must be a JSON object: {"card": {...}}.',
             [Problem("card", "is required")],
         )
     if "card" not in body:
         raise ProblemError(
-            400, "malformed-request", 'The body has no "card" member: send {"card": {...}}.',
+            400,
+            "malformed-request",
+            'The body has no "card" member: send {"card": {...}}.',
             [Problem("card", "is required")],
         )
     card = body["card"]
     if not isinstance(card, dict):
         raise ProblemError(
-            400, "malformed-request", '"card" must be a JSON object (the agent card).',
+            400,
+            "malformed-request",
+            '"card" must be a JSON object (the agent card).',
             [Problem("card", "must be an object")],
         )
     return card
 
 
-def registration_response(request: Request, agent: Agent, report: CardReport, status_code: int,
-                          **headers) -> Response:
+def registration_response(
+    request: Request, agent: Agent, report: CardReport, status_code: int, **headers
+) -> Response:
     agent = selectors.agent_get(str(agent.id))
     body = AgentSerializer(agent, context={"request": request}).data
     body["card"] = {
@@ -93,7 +100,8 @@ class A2AAgentCardView(APIView):
             return card_response(document)
         if Agent.objects.filter(pk=pk).exists():
             raise ProblemError(
-                404, "no-a2a-endpoint",
+                404,
+                "no-a2a-endpoint",
                 f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card.",
             )
         raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
@@ -118,16 +126,18 @@ class QueueEndpointView(APIView):
         endpoint = Endpoint.objects.filter(pk=pk).select_related("agent").first()
         if endpoint is None or not endpoint.is_queue:
             raise ProblemError(404, "not-found", f"There is no queue endpoint {endpoint_id}.")
-        return Response({
-            "endpointId": str(endpoint.id),
-            "agentId": str(endpoint.agent_id),
-            "name": endpoint.name,
-            "transport": endpoint.transport,
-            "protocol": endpoint.protocol,
-            "address": endpoint.address,
-            "livenessModel": endpoint.liveness_model,
-            "protocolMetadata": endpoint.protocol_metadata,
-        })
+        return Response(
+            {
+                "endpointId": str(endpoint.id),
+                "agentId": str(endpoint.agent_id),
+                "name": endpoint.name,
+                "transport": endpoint.transport,
+                "protocol": endpoint.protocol,
+                "address": endpoint.address,
+                "livenessModel": endpoint.liveness_model,
+                "protocolMetadata": endpoint.protocol_metadata,
+            }
+        )
 
 
 def registry_card(base: str) -> dict:
@@ -175,7 +185,8 @@ def registry_card(base: str) -> dict:
 def registry_card_view(request) -> JsonResponse:
     from registry.serializers import base_url as request_base
 
-    response = JsonResponse(registry_card(request_base(request)), json_dumps_params={
-        "ensure_ascii": False})
+    response = JsonResponse(
+        registry_card(request_base(request)), json_dumps_params={"ensure_ascii": False}
+    )
     response["Cache-Control"] = "public, max-age=300"
     return response

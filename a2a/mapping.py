@@ -121,9 +121,7 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         if meta.get("tenant"):
             interface["tenant"] = meta["tenant"]
         interfaces.append(interface)
-    stored_skills = {
-        s.get("id"): s for s in overlay.get("skills", []) if isinstance(s, dict)
-    }
+    stored_skills = {s.get("id"): s for s in overlay.get("skills", []) if isinstance(s, dict)}
     skills = []
     for cap in agent.capabilities.all():
         skill_id = str(cap.id)
@@ -138,15 +136,18 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         skills.append(skill)
     if not skills:
         # A2A requires at least one skill: the agent as a whole is its one skill.
-        skills.append({
-            "id": str(agent.id),
-            "name": agent.name,
-            "description": agent.description or agent.name,
-            "tags": ["general"],
-        })
+        skills.append(
+            {
+                "id": str(agent.id),
+                "name": agent.name,
+                "description": agent.description or agent.name,
+                "tags": ["general"],
+            }
+        )
     card: dict[str, Any] = {
         "name": agent.name,
-        "description": agent.description or f"{agent.name}, registered in {settings.REGISTRY_NAME}.",
+        "description": agent.description
+        or f"{agent.name}, registered in {settings.REGISTRY_NAME}.",
         "supportedInterfaces": interfaces,
         "version": agent.version or "1.0",
         "capabilities": overlay.get("capabilities") or {"streaming": False},
@@ -154,8 +155,13 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         "defaultOutputModes": overlay.get("defaultOutputModes") or DEFAULT_MODES,
         "skills": skills,
     }
-    for key in ("provider", "documentationUrl", "iconUrl", "securitySchemes",
-                "securityRequirements"):
+    for key in (
+        "provider",
+        "documentationUrl",
+        "iconUrl",
+        "securitySchemes",
+        "securityRequirements",
+    ):
         if overlay.get(key):
             card[key] = overlay[key]
     return card

@@ -171,8 +171,9 @@ def card_generated_refresh(agent: Agent, base_url: str) -> None:
 
 
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")
-def on_agent_changed(sender, agent: Agent, changed: set[str], via_card: bool, base_url: str,
-                     **kwargs) -> None:
+def on_agent_changed(
+    sender, agent: Agent, changed: set[str], via_card: bool, base_url: str, **kwargs
+) -> None:
     if via_card:
         return  # the card service stores the submitted document itself
     document = CardDocument.objects.filter(agent=agent).first()

@@ -167,7 +167,7 @@ class _Walker:
             fd = by_key.get(key)
             member_path = join_path(path, key)
             if fd is None:
-                if not (self.hybrid and (not path and key in LEGACY_MEMBERS or _in_scheme(desc))):
+                if not (self.hybrid and ((not path and key in LEGACY_MEMBERS) or _in_scheme(desc))):
                     self.warnings.append(Problem(member_path, "unknown member; kept as published"))
                 continue
             if fd.name in present:
@@ -287,7 +287,7 @@ def _check_interfaces(doc: dict, walker: _Walker) -> None:
         if isinstance(version, str) and version:
             if not _VERSION.match(version):
                 walker.errors.append(
-                    Problem(join_path(path, version_key), "must be Major.Minor, like \"1.0\"")
+                    Problem(join_path(path, version_key), 'must be Major.Minor, like "1.0"')
                 )
             elif version.count(".") == 2:
                 walker.warnings.append(
@@ -330,8 +330,11 @@ def _check_security(doc: dict, walker: _Walker, v1: bool) -> None:
             item_path = join_path(path, index)
             if v1 and not path.endswith("security") and "schemes" not in requirement:
                 walker.warnings.append(
-                    Problem(item_path, "0.3-style requirement; A2A 1.0 writes "
-                            '{"schemes": {"<name>": {"list": [...]}}}')
+                    Problem(
+                        item_path,
+                        "0.3-style requirement; A2A 1.0 writes "
+                        '{"schemes": {"<name>": {"list": [...]}}}',
+                    )
                 )
             for name in names:
                 if name not in declared:
@@ -349,8 +352,10 @@ def _check_skill_ids(doc: dict, walker: _Walker) -> None:
         if isinstance(skill, dict) and isinstance(skill.get("id"), str):
             if skill["id"] in seen:
                 walker.errors.append(
-                    Problem(f"skills[{index}].id",
-                            f"duplicate skill id '{skill['id']}' (also skills[{seen[skill['id']]}])")
+                    Problem(
+                        f"skills[{index}].id",
+                        f"duplicate skill id '{skill['id']}' (also skills[{seen[skill['id']]}])",
+                    )
                 )
             else:
                 seen[skill["id"]] = index
@@ -377,9 +382,9 @@ def _check_v03(doc: dict, walker: _Walker) -> None:
         if isinstance(doc.get(key), str) and url_problem(doc[key]):
             walker.errors.append(Problem(key, url_problem(doc[key])))
     provider = doc.get("provider")
-    if isinstance(provider, dict) and isinstance(provider.get("url"), str):
-        if url_problem(provider["url"]):
-            walker.errors.append(Problem("provider.url", url_problem(provider["url"])))
+    provider_url = provider.get("url") if isinstance(provider, dict) else None
+    if isinstance(provider_url, str) and url_problem(provider_url):
+        walker.errors.append(Problem("provider.url", url_problem(provider_url)))
     for index, mode in enumerate(doc.get("defaultInputModes") or []):
         if isinstance(mode, str) and not _MEDIA_TYPE.match(mode):
             walker.errors.append(Problem(f"defaultInputModes[{index}]", "is not a media type"))
@@ -391,14 +396,19 @@ def _check_v03(doc: dict, walker: _Walker) -> None:
 def card_validate(doc: Any) -> CardReport:
     """Validate a decoded A2A agent card (1.0 camelCase or snake_case, 0.3, hybrid)."""
     if not isinstance(doc, dict):
-        return CardReport(None, "camelCase", [Problem("(card)", "an agent card must be a JSON object")])
+        return CardReport(
+            None, "camelCase", [Problem("(card)", "an agent card must be a JSON object")]
+        )
     spec_version = card_classify(doc)
     naming = card_naming(doc)
     report = CardReport(spec_version, naming)
     if spec_version is None:
         report.errors.append(
-            Problem("supportedInterfaces", "is required: this is not an A2A agent card "
-                    "(no supportedInterfaces for A2A 1.0, no url/protocolVersion for 0.3)")
+            Problem(
+                "supportedInterfaces",
+                "is required: this is not an A2A agent card "
+                "(no supportedInterfaces for A2A 1.0, no url/protocolVersion for 0.3)",
+            )
         )
         return report
     walker = _Walker(snake=naming == "snake_case", hybrid=spec_version == HYBRID)

@@ -35,7 +35,9 @@ def owner_for(request: Request, requested: str | None) -> str:
     if requested and requested != request.user.owner:
         if not request.user.is_admin:
             raise ProblemError(
-                403, "forbidden", "Only an admin key may register an agent for another owner.",
+                403,
+                "forbidden",
+                "Only an admin key may register an agent for another owner.",
                 [Problem("owner", "may be set by admin keys only")],
             )
         return requested
@@ -106,7 +108,9 @@ class AgentDetailView(APIView):
         owner = data.get("owner")
         if owner is not None and owner != agent.owner and not request.user.is_admin:
             raise ProblemError(
-                403, "forbidden", "Only an admin key may move an agent to another owner.",
+                403,
+                "forbidden",
+                "Only an admin key may move an agent to another owner.",
                 [Problem("owner", "may be changed by admin keys only")],
             )
         if partial:
@@ -138,7 +142,9 @@ class EndpointListView(APIView):
         data = payload.to_input()
         if agent.endpoints.filter(name=data.name).exists():
             raise ProblemError(
-                409, "validation-error", f"Agent {agent.id} already has an endpoint '{data.name}'.",
+                409,
+                "validation-error",
+                f"Agent {agent.id} already has an endpoint '{data.name}'.",
                 [Problem("name", "an endpoint of this agent already has this name")],
             )
         endpoint = services.endpoint_add(agent=agent, data=data, base_url=base_url(request))

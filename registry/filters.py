@@ -12,11 +12,13 @@ class AgentFilter(django_filters.FilterSet):
     )
     tag = django_filters.CharFilter(method="filter_tag", help_text="Capability tag.")
     protocol = django_filters.ChoiceFilter(
-        choices=Endpoint.Protocol.choices, method="filter_protocol",
+        choices=Endpoint.Protocol.choices,
+        method="filter_protocol",
         help_text="Has an endpoint speaking this protocol.",
     )
     transport = django_filters.ChoiceFilter(
-        choices=Endpoint.Transport.choices, method="filter_transport",
+        choices=Endpoint.Transport.choices,
+        method="filter_transport",
         help_text="Has an endpoint over this transport.",
     )
     q = django_filters.CharFilter(method="filter_text", help_text="Text in name or description.")
@@ -35,7 +37,9 @@ class AgentFilter(django_filters.FilterSet):
         return queryset.filter(Exists(tags))
 
     def filter_protocol(self, queryset, name, value):
-        return queryset.filter(Exists(Endpoint.objects.filter(agent=OuterRef("pk"), protocol=value)))
+        return queryset.filter(
+            Exists(Endpoint.objects.filter(agent=OuterRef("pk"), protocol=value))
+        )
 
     def filter_transport(self, queryset, name, value):
         return queryset.filter(

@@ -62,9 +62,10 @@ def join_path(base: str, key: str | int) -> str:
 def _check(value: Any, path: str, depth: int, max_depth: int, problems: list[Problem]) -> Any:
     """Find duplicate keys and excessive depth; return plain dicts and lists."""
     if depth > max_depth:
-        raise JSONInputError(f"JSON is nested deeper than {max_depth} levels", [
-            Problem(path or "(root)", f"nested deeper than {max_depth} levels")
-        ])
+        raise JSONInputError(
+            f"JSON is nested deeper than {max_depth} levels",
+            [Problem(path or "(root)", f"nested deeper than {max_depth} levels")],
+        )
     if isinstance(value, dict):
         for key in getattr(value, "duplicates", ()):
             problems.append(Problem(join_path(path, key), "duplicate key"))

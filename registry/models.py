@@ -21,7 +21,9 @@ class ApiKey(models.Model):
     # SHA-256 of the key: keys are long random strings, so a fast hash is enough
     # and lets a request find its key with one indexed lookup.
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    prefix = models.CharField(max_length=12, editable=False, help_text="First characters of the key")
+    prefix = models.CharField(
+        max_length=12, editable=False, help_text="First characters of the key"
+    )
     label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -32,9 +32,7 @@ def agent_get(agent_id: str) -> Agent:
 
 
 def endpoint_get(agent: Agent, endpoint_id: str) -> Endpoint:
-    endpoint = Endpoint.objects.filter(
-        agent=agent, pk=parse_uuid(endpoint_id, "endpoint")
-    ).first()
+    endpoint = Endpoint.objects.filter(agent=agent, pk=parse_uuid(endpoint_id, "endpoint")).first()
     if endpoint is None:
         raise ProblemError(404, "not-found", f"Agent {agent.id} has no endpoint {endpoint_id}.")
     return endpoint

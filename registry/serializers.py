@@ -99,7 +99,9 @@ class AgentInputSerializer(serializers.Serializer):
         errors: list[dict] = [{} for _ in value]
         for index, endpoint in enumerate(value):
             if endpoint["name"] in seen:
-                errors[index] = {"name": f"duplicate endpoint name (also endpoints[{seen[endpoint['name']]}])"}
+                errors[index] = {
+                    "name": f"duplicate endpoint name (also endpoints[{seen[endpoint['name']]}])"
+                }
             seen.setdefault(endpoint["name"], index)
         if any(errors):
             raise serializers.ValidationError(errors)

@@ -167,9 +167,7 @@ def agent_update(
         agent.source = source
     agent.save()
     if capabilities is not None:
-        current = [
-            (c.name, c.description, c.tags, c.external_id) for c in agent.capabilities.all()
-        ]
+        current = [(c.name, c.description, c.tags, c.external_id) for c in agent.capabilities.all()]
         wanted = [(c.name, c.description, list(c.tags), c.external_id) for c in capabilities]
         if current != wanted:
             _capabilities_set(agent, capabilities)

@@ -20,6 +20,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings):
+    # Production storage needs collectstatic's manifest; tests render admin pages without it.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 def _key(owner: str, scope: str) -> str:
     raw = api_key_generate()
     ApiKey.objects.create(owner=owner, scope=scope, key_hash=api_key_hash(raw), prefix=raw[:10])

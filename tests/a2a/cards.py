@@ -5,7 +5,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
 from google.protobuf.json_format import MessageToDict, ParseDict
-from jwt.api_jwk import PyJWK
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import AgentCard
@@ -47,10 +46,16 @@ def hybrid_card() -> dict:
     """What an a2a-sdk server publishes for an agent that also speaks 0.3."""
     doc = copy.deepcopy(BASE_CARD)
     doc["supportedInterfaces"] = [
-        {"url": "https://weather.example.com/a2a/v1", "protocolBinding": "JSONRPC",
-         "protocolVersion": "1.0"},
-        {"url": "https://weather.example.com/a2a/v03", "protocolBinding": "JSONRPC",
-         "protocolVersion": "0.3"},
+        {
+            "url": "https://weather.example.com/a2a/v1",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        },
+        {
+            "url": "https://weather.example.com/a2a/v03",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "0.3",
+        },
     ]
     doc["securitySchemes"] = {
         "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}}
@@ -76,8 +81,12 @@ V03_CARD: dict[str, Any] = {
     "securitySchemes": {"apikey": {"type": "apiKey", "in": "header", "name": "X-Key"}},
     "security": [{"apikey": []}],
     "skills": [
-        {"id": "translate", "name": "Translate", "description": "Any to any.",
-         "tags": ["language", "translation"]},
+        {
+            "id": "translate",
+            "name": "Translate",
+            "description": "Any to any.",
+            "tags": ["language", "translation"],
+        },
     ],
 }
 
@@ -85,18 +94,36 @@ SNAKE_CARD: dict[str, Any] = {
     "name": "Snake Agent",
     "description": "A 1.0 card written with proto field names.",
     "supported_interfaces": [
-        {"url": "https://snake.example.net/a2a", "protocol_binding": "HTTP+JSON",
-         "protocol_version": "1.0", "tenant": ""}
+        {
+            "url": "https://snake.example.net/a2a",
+            "protocol_binding": "HTTP+JSON",
+            "protocol_version": "1.0",
+            "tenant": "",
+        }
     ],
     "version": "1.0.0",
     "documentation_url": "https://snake.example.net/docs",
-    "capabilities": {"streaming": False, "push_notifications": False,
-                     "extensions": [{"uri": "https://ext.example/x", "required": False,
-                                     "params": {"limit": 5, "nested": {"a": [1, 2.5]}}}]},
+    "capabilities": {
+        "streaming": False,
+        "push_notifications": False,
+        "extensions": [
+            {
+                "uri": "https://ext.example/x",
+                "required": False,
+                "params": {"limit": 5, "nested": {"a": [1, 2.5]}},
+            }
+        ],
+    },
     "default_input_modes": ["application/json"],
     "default_output_modes": ["application/json"],
     "skills": [
-        {"id": "coil", "name": "Coil", "description": "Coils.", "tags": ["reptile"],
-         "examples": [], "input_modes": ["application/json"]},
+        {
+            "id": "coil",
+            "name": "Coil",
+            "description": "Coils.",
+            "tags": ["reptile"],
+            "examples": [],
+            "input_modes": ["application/json"],
+        },
     ],
 }

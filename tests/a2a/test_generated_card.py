@@ -31,8 +31,11 @@ def test_native_agent_card_passes_the_sdk_strict_parse_and_required_check(
     assert card["name"] == "Summarizer"
     assert card["description"]
     assert card["supportedInterfaces"] == [
-        {"url": "https://summarizer.example.com/a2a", "protocolBinding": "JSONRPC",
-         "protocolVersion": "1.0"}
+        {
+            "url": "https://summarizer.example.com/a2a",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        }
     ]
     [skill] = card["skills"]
     assert skill["id"] == agent["capabilities"][0]["id"]
@@ -54,8 +57,11 @@ def test_native_changes_show_in_the_served_card(alice, anon, native_payload):
     agent = alice.post("/agents", native_payload(), format="json").json()
     alice.patch(
         f"/agents/{agent['id']}",
-        {"name": "Summarizer 2", "version": "2.0.0",
-         "capabilities": [{"name": "summarize", "tags": ["nlp"]}, {"name": "outline"}]},
+        {
+            "name": "Summarizer 2",
+            "version": "2.0.0",
+            "capabilities": [{"name": "summarize", "tags": ["nlp"]}, {"name": "outline"}],
+        },
         format="json",
     )
     card = card_of(anon, agent["id"])
@@ -96,11 +102,16 @@ def test_queue_endpoints_get_a_synthetic_url_that_answers_with_connection_detail
     alice, anon, native_payload
 ):
     payload = native_payload()
-    payload["endpoints"].append({
-        "name": "bus", "transport": "AzureServiceBus", "protocol": "A2A",
-        "address": "sb://acme.servicebus.windows.net/summarize", "livenessModel": "Ephemeral",
-        "ttlSeconds": 120,
-    })
+    payload["endpoints"].append(
+        {
+            "name": "bus",
+            "transport": "AzureServiceBus",
+            "protocol": "A2A",
+            "address": "sb://acme.servicebus.windows.net/summarize",
+            "livenessModel": "Ephemeral",
+            "ttlSeconds": 120,
+        }
+    )
     agent = alice.post("/agents", payload, format="json").json()
     bus = agent["endpoints"][1]
     card = card_of(anon, agent["id"])
@@ -116,10 +127,16 @@ def test_queue_endpoints_get_a_synthetic_url_that_answers_with_connection_detail
 
 
 def test_agent_without_an_a2a_endpoint_has_no_card(alice, anon, native_payload):
-    payload = native_payload(endpoints=[{
-        "name": "tools", "transport": "Http", "protocol": "MCP",
-        "address": "https://tools.example.com/mcp",
-    }])
+    payload = native_payload(
+        endpoints=[
+            {
+                "name": "tools",
+                "transport": "Http",
+                "protocol": "MCP",
+                "address": "https://tools.example.com/mcp",
+            }
+        ]
+    )
     agent = alice.post("/agents", payload, format="json").json()
     assert agent["cardUrl"] is None
     response = anon.get(f"/a2a/agents/{agent['id']}")
@@ -139,8 +156,12 @@ def test_removing_the_last_a2a_endpoint_removes_the_card(alice, anon, native_pay
 def test_agent_with_no_capabilities_still_gets_one_skill(alice, anon, native_payload):
     agent = alice.post("/agents", native_payload(capabilities=[]), format="json").json()
     card = card_of(anon, agent["id"])
-    assert card["skills"] == [{
-        "id": agent["id"], "name": "Summarizer", "description": "Summarizer",
-        "tags": ["general"],
-    }]
+    assert card["skills"] == [
+        {
+            "id": agent["id"],
+            "name": "Summarizer",
+            "description": "Summarizer",
+            "tags": ["general"],
+        }
+    ]
     uuid.UUID(card["skills"][0]["id"])

@@ -40,15 +40,20 @@ def test_card_registration_returns_201_location_and_the_mapped_agent(alice, make
     assert body["version"] == "2.1.0"
     assert body["source"] == "a2a-card"
     assert body["capabilities"] == [
-        {"id": body["capabilities"][0]["id"], "name": "Forecast",
-         "description": "Forecast for a city.", "tags": ["weather", "forecast"]}
+        {
+            "id": body["capabilities"][0]["id"],
+            "name": "Forecast",
+            "description": "Forecast for a city.",
+            "tags": ["weather", "forecast"],
+        }
     ]
     [endpoint] = body["endpoints"]
     assert endpoint["protocol"] == "A2A"
     assert endpoint["address"] == "https://weather.example.com/a2a/v1"
     assert endpoint["protocolMetadata"]["protocolBinding"] == "JSONRPC"
     assert endpoint["protocolMetadata"]["capabilities"] == {
-        "streaming": True, "pushNotifications": False
+        "streaming": True,
+        "pushNotifications": False,
     }
     assert endpoint["protocolMetadata"]["provider"]["organization"] == "Example Weather Co"
     assert body["card"]["specVersion"] == "1.0"
@@ -87,7 +92,9 @@ def test_v03_card_round_trips_and_maps_its_interfaces(alice, anon):
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["card"]["specVersion"] == "0.3"
-    assert [(e["address"], e["protocolMetadata"]["protocolBinding"]) for e in body["endpoints"]] == [
+    assert [
+        (e["address"], e["protocolMetadata"]["protocolBinding"]) for e in body["endpoints"]
+    ] == [
         ("https://translator.example.org/a2a", "JSONRPC"),
         ("https://translator.example.org/rest", "HTTP+JSON"),
     ]
@@ -209,12 +216,12 @@ def test_registering_needs_a_key(anon, make_card):
 
 def test_only_the_owner_or_an_admin_may_replace_a_card(alice, bob, admin_client, make_card):
     agent_id = register(alice, make_card()).json()["id"]
-    response = bob.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Hijack")},
-                       format="json")
+    response = bob.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Hijack")}, format="json")
     assert response.status_code == 403
     assert Agent.objects.get(pk=agent_id).name == "Weather Agent"
-    response = admin_client.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Fixed")},
-                                format="json")
+    response = admin_client.put(
+        f"/a2a/agents/{agent_id}", {"card": make_card(name="Fixed")}, format="json"
+    )
     assert response.status_code == 200
 
 
@@ -231,7 +238,7 @@ def test_native_rename_of_an_unsigned_card_agent_shows_in_its_card(alice, anon, 
 
 
 def test_native_changes_to_a_signed_card_agent_are_refused(alice, anon):
-    private, public = ec_key_pair()
+    private, _ = ec_key_pair()
     card = signed_card(private)
     agent_id = register(alice, card).json()["id"]
     response = alice.patch(f"/agents/{agent_id}", {"name": "Renamed"}, format="json")
@@ -243,9 +250,7 @@ def test_native_changes_to_a_signed_card_agent_are_refused(alice, anon):
 
 def test_native_capability_changes_to_a_card_agent_are_refused(alice, make_card):
     agent_id = register(alice, make_card()).json()["id"]
-    response = alice.patch(
-        f"/agents/{agent_id}", {"capabilities": [{"name": "x"}]}, format="json"
-    )
+    response = alice.patch(f"/agents/{agent_id}", {"capabilities": [{"name": "x"}]}, format="json")
     assert response.status_code == 409
     assert Agent.objects.get(pk=agent_id).capabilities.get().name == "Forecast"
 

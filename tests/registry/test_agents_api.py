@@ -128,16 +128,61 @@ def test_a_second_endpoint_with_a_taken_name_is_refused(alice, native_payload):
     [
         ({"name": ""}, "name"),
         ({"capabilities": [{"tags": ["x"]}]}, "capabilities[0].name"),
-        ({"endpoints": [{"name": "e", "transport": "Pigeon", "protocol": "A2A",
-                         "address": "https://x.example"}]}, "endpoints[0].transport"),
-        ({"endpoints": [{"name": "e", "transport": "Http", "protocol": "A2A",
-                         "address": "ftp://x.example"}]}, "endpoints[0].address"),
-        ({"endpoints": [{"name": "e", "transport": "Http", "protocol": "A2A",
-                         "address": "https://x.example", "livenessModel": "Persistent",
-                         "ttlSeconds": 5}]}, "endpoints[0].ttlSeconds"),
-        ({"endpoints": [{"name": "e", "transport": "Http", "protocol": "Generic",
-                         "address": "https://x.example", "protocolMetadata": [1]}]},
-         "endpoints[0].protocolMetadata"),
+        (
+            {
+                "endpoints": [
+                    {
+                        "name": "e",
+                        "transport": "Pigeon",
+                        "protocol": "A2A",
+                        "address": "https://x.example",
+                    }
+                ]
+            },
+            "endpoints[0].transport",
+        ),
+        (
+            {
+                "endpoints": [
+                    {
+                        "name": "e",
+                        "transport": "Http",
+                        "protocol": "A2A",
+                        "address": "ftp://x.example",
+                    }
+                ]
+            },
+            "endpoints[0].address",
+        ),
+        (
+            {
+                "endpoints": [
+                    {
+                        "name": "e",
+                        "transport": "Http",
+                        "protocol": "A2A",
+                        "address": "https://x.example",
+                        "livenessModel": "Persistent",
+                        "ttlSeconds": 5,
+                    }
+                ]
+            },
+            "endpoints[0].ttlSeconds",
+        ),
+        (
+            {
+                "endpoints": [
+                    {
+                        "name": "e",
+                        "transport": "Http",
+                        "protocol": "Generic",
+                        "address": "https://x.example",
+                        "protocolMetadata": [1],
+                    }
+                ]
+            },
+            "endpoints[0].protocolMetadata",
+        ),
     ],
 )
 def test_invalid_native_payloads_are_400_problems_naming_the_field(

@@ -18,11 +18,18 @@ def population(alice, native_payload):
     mcp = [{"name": "m", "transport": "Http", "protocol": "MCP", "address": "https://m.example"}]
     amqp = [{"name": "q", "transport": "Amqp", "protocol": "Generic", "address": "jobs"}]
     return {
-        "summarizer": add("Summarizer", [{"name": "Summarize", "tags": ["NLP", "text"]}],
-                          description="Summaries of long reports"),
+        "summarizer": add(
+            "Summarizer",
+            [{"name": "Summarize", "tags": ["NLP", "text"]}],
+            description="Summaries of long reports",
+        ),
         "translator": add("Translator", [{"name": "translate", "tags": ["nlp"]}], mcp),
-        "weather": add("Weather", [{"name": "forecast", "tags": ["weather"]}], amqp,
-                       description="Forecasts for reports"),
+        "weather": add(
+            "Weather",
+            [{"name": "forecast", "tags": ["weather"]}],
+            amqp,
+            description="Forecasts for reports",
+        ),
     }
 
 
@@ -87,9 +94,10 @@ def test_default_page_is_20_and_limit_is_capped_at_100(alice, anon, native_paylo
     assert len(anon.get("/discover/agents", {"limit": 500}).json()["results"]) == 21
 
 
-@pytest.mark.parametrize(("params", "path"), [({"limit": "zero"}, "limit"),
-                                              ({"limit": 0}, "limit"),
-                                              ({"cursor": "garbage"}, "cursor")])
+@pytest.mark.parametrize(
+    ("params", "path"),
+    [({"limit": "zero"}, "limit"), ({"limit": 0}, "limit"), ({"cursor": "garbage"}, "cursor")],
+)
 def test_bad_paging_parameters_are_400(anon, population, params, path):
     response = anon.get("/discover/agents", params)
     assert response.status_code == 400

@@ -1,0 +1,33 @@
+from django.contrib import admin
+from django.utils.html import format_html
+
+from a2a.models import CardDocument
+
+
+@admin.register(CardDocument)
+class CardDocumentAdmin(admin.ModelAdmin):
+    list_display = ["agent", "origin", "spec_version", "naming", "signed", "updated_at"]
+    list_filter = ["origin", "spec_version", "naming", "signed"]
+    search_fields = ["agent__name", "=agent__id", "sha256"]
+    readonly_fields = [
+        "agent",
+        "origin",
+        "spec_version",
+        "naming",
+        "signed",
+        "sha256",
+        "updated_at",
+        "card",
+    ]
+    exclude = ["body"]
+    list_select_related = ["agent"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Card as served")
+    def card(self, obj: CardDocument):
+        return format_html("<pre>{}</pre>", bytes(obj.body).decode("utf-8", "replace"))

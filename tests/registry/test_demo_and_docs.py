@@ -1,0 +1,79 @@
+"""The demo data of `make run`, the OpenAPI schema, the docs page and the admin."""
+
+import pytest
+from django.core.management import call_command
+
+from registry.auth import api_key_hash
+from registry.models import Agent, ApiKey
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_demo_loads_agents_once_and_prints_a_working_admin_key(capsys, anon):
+    call_command("load_demo")
+    first = capsys.readouterr().out.strip().splitlines()
+    count = Agent.objects.count()
+    assert count == 5
+    assert Agent.objects.filter(name="Demo Motors Dealer Agent").exists()
+    call_command("load_demo")
+    second = capsys.readouterr().out.strip().splitlines()
+    assert Agent.objects.count() == count
+    for output in (first, second):
+        key = ApiKey.objects.get(key_hash=api_key_hash(output[-1]))
+        assert key.is_admin
+    for agent in Agent.objects.all():
+        if agent.endpoints.filter(protocol="A2A").exists():
+            assert anon.get(f"/a2a/agents/{agent.id}").status_code == 200
+
+
+def test_openapi_schema_describes_the_api(anon):
+    response = anon.get("/api/schema", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    import json
+
+    schema = json.loads(response.content)
+    for path in [
+        "/agents",
+        "/agents/{agent_id}",
+        "/a2a/agents",
+        "/a2a/agents/{agent_id}",
+        "/discover/agents",
+        "/agents/{agent_id}/endpoints",
+    ]:
+        assert path in schema["paths"], path
+    assert "post" in schema["paths"]["/agents"]
+
+
+def test_interactive_docs_page_renders(anon):
+    response = anon.get("/api/docs")
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
+
+
+def test_admin_lists_and_searches_agents(client, django_user_model, capsys):
+    call_command("load_demo")
+    admin = django_user_model.objects.create_superuser("root", "", "pw-123456789")
+    client.force_login(admin)
+    response = client.get("/admin/registry/agent/", {"q": "weather"})
+    assert response.status_code == 200
+    assert b"Weather Agent" in response.content
+    assert b"Summarizer" not in response.content
+    response = client.get("/admin/registry/agent/", {"source__exact": "native"})
+    assert b"Summarizer" in response.content
+    agent = Agent.objects.get(name="Weather Agent")
+    assert client.get(f"/admin/registry/agent/{agent.id}/change/").status_code == 200
+    assert client.get(f"/admin/a2a/carddocument/{agent.id}/change/").status_code == 200
+
+
+def test_unknown_paths_and_methods_answer_with_problems(anon):
+    response = anon.get("/nothing/here")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+    response = anon.delete("/discover/agents")
+    assert response.status_code in (401, 405)
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_problem_types_are_documented(anon):
+    body = anon.get("/problems/invalid-card").json()
+    assert "agent card" in body["description"]
