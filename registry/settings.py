@@ -175,3 +175,14 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+
+# Outbound HTTP (registry/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
+# guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
+FETCH_CONNECT_TIMEOUT = env_int("FETCH_CONNECT_TIMEOUT", 5)
+FETCH_READ_TIMEOUT = env_int("FETCH_READ_TIMEOUT", 10)
+FETCH_TOTAL_TIMEOUT = env_int("FETCH_TOTAL_TIMEOUT", 30)
+FETCH_MAX_BYTES = env_int("FETCH_MAX_BYTES", 1024 * 1024)
+FETCH_MAX_REDIRECTS = env_int("FETCH_MAX_REDIRECTS", 3)
+FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")
+FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
+FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None

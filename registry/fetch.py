@@ -1,0 +1,375 @@
+"""The one way the registry makes outbound HTTP requests.
+
+Every hop resolves its host once, refuses non-public addresses and connects to
+exactly the addresses it checked, so a DNS answer cannot change between the
+check and the connection. TLS is always verified; time and size are capped;
+redirects are followed by hand so that each target passes the same checks.
+"""
+
+import functools
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import certifi
+import httpcore
+import httpx
+from django.conf import settings
+
+from registry.jsonutil import JSONInputError, strict_loads
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+DEFAULT_PORTS = {"https": 443, "http": 80}
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_TEREDO = ipaddress.IPv6Network("2001::/32")
+
+
+class FetchError(Exception):
+    """A fetch that was refused or failed.
+
+    ``reason`` is a short machine code (``blocked-address``, ``timeout``, ...),
+    ``detail`` a sentence for people, ``url`` the URL that failed (after any
+    redirects) and ``status`` the HTTP status when ``reason`` is ``http-status``.
+    """
+
+    def __init__(self, reason: str, url: str, detail: str, *, status: int | None = None):
+        super().__init__(detail)
+        self.reason = reason
+        self.url = url
+        self.detail = detail
+        self.status = status
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    url: str
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return strict_loads(
+                self.body, max_depth=getattr(settings, "REGISTRY_MAX_JSON_DEPTH", 64)
+            )
+        except JSONInputError as exc:
+            raise FetchError(
+                "invalid-json",
+                self.url,
+                f"The response from {self.url} is not valid JSON: {exc.detail}.",
+            ) from None
+
+
+@dataclass(frozen=True)
+class _Target:
+    url: httpx.URL
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+class _PinnedBackend(httpcore.SyncBackend):
+    """Connects to the addresses that were resolved and checked; never resolves again.
+
+    Only the TCP connect is redirected: httpcore still hands the URL's host to
+    TLS, so SNI and certificate verification use the name, not the address.
+    """
+
+    def __init__(self, target: _Target):
+        self._target = target
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        if (host, port) != (self._target.host, self._target.port):
+            raise httpcore.ConnectError(f"{host}:{port} is not the checked target")
+        error: Exception | None = None
+        for address in self._target.addresses:
+            try:
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+
+def is_public_address(address: str) -> bool:
+    """Whether the registry may connect to an IP address: global unicast only.
+
+    IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4) are judged by
+    the embedded address, since that is where the packets end up.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
+        if embedded is not None:
+            return is_public_address(str(embedded))
+        if ip in _TEREDO or ip.is_site_local:
+            return False
+    return ip.is_global and not (
+        ip.is_multicast
+        or ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+def fetch(
+    url: str,
+    *,
+    accept_json: bool = True,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+    max_redirects: int | None = None,
+    cross_origin_redirects: bool = False,
+) -> FetchResult:
+    """GET ``url`` safely and return the final 2xx response, or raise FetchError.
+
+    ``timeout`` replaces both the connect and the read timeout for this call.
+    Redirects to another origin are refused unless ``cross_origin_redirects``
+    (AID: clients must not follow them automatically).
+    """
+    if max_bytes is None:
+        max_bytes = getattr(settings, "FETCH_MAX_BYTES", 1024 * 1024)
+    if max_redirects is None:
+        max_redirects = getattr(settings, "FETCH_MAX_REDIRECTS", 3)
+    connect_timeout = getattr(settings, "FETCH_CONNECT_TIMEOUT", 5) if timeout is None else timeout
+    read_timeout = getattr(settings, "FETCH_READ_TIMEOUT", 10) if timeout is None else timeout
+    # Per-read timeouts alone would let a server drip one byte at a time for hours.
+    deadline = time.monotonic() + getattr(settings, "FETCH_TOTAL_TIMEOUT", 30)
+
+    target = _target(url)
+    redirects = 0
+    while True:
+        result = _exchange(
+            target,
+            accept_json=accept_json,
+            max_bytes=max_bytes,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            deadline=deadline,
+        )
+        if result.status not in REDIRECT_STATUSES:
+            return result
+        redirects += 1
+        if redirects > max_redirects:
+            raise FetchError(
+                "too-many-redirects",
+                result.url,
+                f"{url} redirected more than {max_redirects} times.",
+            )
+        try:
+            location = target.url.join(result.headers["location"])
+        except httpx.InvalidURL as exc:
+            raise FetchError(
+                "invalid-url", result.url, f"{result.url} redirected to an invalid URL ({exc})."
+            ) from None
+        if not cross_origin_redirects and _origin(location) != _origin(target.url):
+            raise FetchError(
+                "cross-origin-redirect",
+                str(location),
+                f"{result.url} redirected to another origin, {location}, which is not followed.",
+            )
+        target = _target(str(location))
+
+
+def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
+    """fetch() and decode the body as strict JSON."""
+    result = fetch(url, **kwargs)
+    return result, result.json()
+
+
+def _target(url: str) -> _Target:
+    """Parse, check and resolve one URL; raise FetchError if it may not be fetched."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise FetchError("invalid-url", url, f"{url} is not a valid URL ({exc}).") from None
+    if not parsed.scheme:
+        raise FetchError("invalid-url", url, f"{url} is not an absolute URL.")
+    host = parsed.raw_host.decode("ascii")
+    name = _host_name(host)
+    if parsed.scheme != "https" and not (
+        parsed.scheme == "http" and name in _host_setting("FETCH_ALLOW_HTTP_HOSTS")
+    ):
+        raise FetchError(
+            "scheme-not-allowed", url, f"{url} was not fetched: only https URLs are allowed."
+        )
+    if not host:
+        raise FetchError("invalid-url", url, f"{url} has no host.")
+    if parsed.userinfo:
+        raise FetchError("invalid-url", url, f"{url} was not fetched: it carries credentials.")
+    port = parsed.port or DEFAULT_PORTS[parsed.scheme]
+    addresses = _resolve(host, port, url)
+    if name not in _host_setting("FETCH_ALLOWED_HOSTS"):
+        for address in addresses:
+            if not is_public_address(address):
+                raise FetchError(
+                    "blocked-address",
+                    url,
+                    f"{url} was not fetched: its host resolves to {address}, "
+                    "which is not a public address.",
+                )
+    return _Target(url=parsed, host=host, port=port, addresses=addresses)
+
+
+def _resolve(host: str, port: int, url: str) -> tuple[str, ...]:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise FetchError(
+            "dns-failure", url, f"{url} was not fetched: its host could not be resolved ({exc})."
+        ) from None
+    addresses = tuple(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not addresses:
+        raise FetchError("dns-failure", url, f"{url} was not fetched: its host has no address.")
+    return addresses
+
+
+def _exchange(
+    target: _Target,
+    *,
+    accept_json: bool,
+    max_bytes: int,
+    connect_timeout: float,
+    read_timeout: float,
+    deadline: float,
+) -> FetchResult:
+    """One GET on a checked target. Redirects come back unread; other non-2xx raise."""
+    url = str(target.url)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise FetchError("timeout", url, f"{url} was not fetched: the time limit ran out.")
+    timeouts = {
+        "connect": min(connect_timeout, remaining),
+        "read": min(read_timeout, remaining),
+        "write": min(read_timeout, remaining),
+        "pool": min(connect_timeout, remaining),
+    }
+    request_url = httpcore.URL(
+        scheme=target.url.raw_scheme,
+        host=target.url.raw_host,
+        port=target.port,
+        target=target.url.raw_path,
+    )
+    request_headers = [
+        (b"Host", target.url.netloc),
+        (b"User-Agent", _user_agent().encode()),
+        (b"Accept", b"application/json" if accept_json else b"*/*"),
+        (b"Accept-Encoding", b"identity"),
+    ]
+    try:
+        with (
+            httpcore.ConnectionPool(
+                ssl_context=_ssl_context(getattr(settings, "FETCH_CA_BUNDLE", None)),
+                network_backend=_PinnedBackend(target),
+            ) as pool,
+            pool.stream(
+                "GET", request_url, headers=request_headers, extensions={"timeout": timeouts}
+            ) as response,
+        ):
+            headers = httpx.Headers(response.headers)
+            if response.status in REDIRECT_STATUSES and "location" in headers:
+                return FetchResult(url=url, status=response.status, headers=headers, body=b"")
+            if not 200 <= response.status < 300:
+                raise FetchError(
+                    "http-status",
+                    url,
+                    f"{url} answered with HTTP status {response.status}.",
+                    status=response.status,
+                )
+            content_type = headers.get("content-type", "")
+            if accept_json and not _is_json_media_type(content_type):
+                raise FetchError(
+                    "not-json",
+                    url,
+                    f"{url} answered with content type {content_type or '(none)'!r}, not JSON.",
+                )
+            too_large = FetchError(
+                "too-large", url, f"The response from {url} is larger than {max_bytes} bytes."
+            )
+            if _content_length(headers) > max_bytes:
+                raise too_large
+            body = bytearray()
+            for chunk in response.iter_stream():
+                body += chunk[: max_bytes + 1 - len(body)]
+                if len(body) > max_bytes:
+                    raise too_large
+                if time.monotonic() > deadline:
+                    raise FetchError(
+                        "timeout", url, f"{url} was not fetched: the time limit ran out."
+                    )
+            return FetchResult(url=url, status=response.status, headers=headers, body=bytes(body))
+    except httpcore.TimeoutException:
+        raise FetchError("timeout", url, f"{url} did not answer in time.") from None
+    except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
+        raise _connection_error(exc, url) from None
+
+
+def _connection_error(exc: Exception, url: str) -> FetchError:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return FetchError(
+                "tls-error", url, f"{url} was not fetched: the TLS connection failed ({cause})."
+            )
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, httpcore.ProtocolError):
+        return FetchError(
+            "protocol-error", url, f"{url} answered with a malformed HTTP response ({exc})."
+        )
+    return FetchError("connect-failed", url, f"The connection to {url} failed ({exc}).")
+
+
+@functools.lru_cache(maxsize=8)
+def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else certifi.where())
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (
+        url.scheme,
+        _host_name(url.raw_host.decode("ascii")),
+        url.port or DEFAULT_PORTS.get(url.scheme),
+    )
+
+
+def _host_name(host: str) -> str:
+    return host.strip("[]").rstrip(".").lower()
+
+
+def _host_setting(name: str) -> set[str]:
+    return {_host_name(host) for host in getattr(settings, name, [])}
+
+
+def _is_json_media_type(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+def _content_length(headers: httpx.Headers) -> int:
+    try:
+        return int(headers.get("content-length", "0"))
+    except ValueError:
+        return 0
+
+
+def _user_agent() -> str:
+    version = getattr(settings, "REGISTRY_VERSION", "1.0")
+    base_url = getattr(settings, "REGISTRY_BASE_URL", "")
+    return f"a2a-registry/{version} (+{base_url})" if base_url else f"a2a-registry/{version}"
