@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from registry.models import Agent, ApiKey, Capability, Endpoint
+from registry import services
+from registry.audit import audit_actor, audit_record
+from registry.models import Agent, ApiKey, AuditEntry, Capability, Endpoint
+from registry.serializers import base_url
+
+
+def _as_admin_user(request) -> None:
+    audit_actor.set((f"admin:{request.user.get_username()}", ""))
 
 
 class EndpointInline(admin.TabularInline):
@@ -36,6 +43,22 @@ class AgentAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).distinct()
 
+    def save_model(self, request, obj, form, change):
+        # Writes go through the services, so they are audited and cards stay current.
+        _as_admin_user(request)
+        if change and "owner" in form.changed_data:
+            agent = Agent.objects.get(pk=obj.pk)
+            services.agent_update(agent=agent, base_url=base_url(request), owner=obj.owner)
+
+    def delete_model(self, request, obj):
+        _as_admin_user(request)
+        services.agent_delete(agent=obj)
+
+    def delete_queryset(self, request, queryset):
+        _as_admin_user(request)
+        for agent in queryset:
+            services.agent_delete(agent=agent)
+
 
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
@@ -65,4 +88,41 @@ class ApiKeyAdmin(admin.ModelAdmin):
     fields = ["id", "prefix", "owner", "scope", "label", "created_at", "last_used_at", "revoked_at"]
 
     def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if "revoked_at" in form.changed_data:
+            _as_admin_user(request)
+            audit_record(
+                "api-key.revoke" if obj.revoked_at else "api-key.restore",
+                object_repr=f"{obj.prefix}… ({obj.owner})",
+                after={"revokedAt": obj.revoked_at.isoformat() if obj.revoked_at else None},
+            )
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    list_display = ["at", "actor", "action", "object_repr", "agent_id"]
+    list_filter = ["action", "at"]
+    search_fields = ["actor", "object_repr", "=agent_id", "key_prefix"]
+    date_hierarchy = "at"
+    readonly_fields = [
+        "at",
+        "actor",
+        "key_prefix",
+        "action",
+        "agent_id",
+        "object_repr",
+        "before",
+        "after",
+    ]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

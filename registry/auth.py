@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
+from registry.audit import audit_actor
 from registry.models import ApiKey
 
 KEY_PREFIX = "rk_"
@@ -56,11 +57,12 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         key = (
             ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .only("id", "owner", "scope", "last_used_at")
+            .only("id", "owner", "scope", "prefix", "last_used_at")
             .first()
         )
         if key is None:
             raise exceptions.AuthenticationFailed("The API key is not valid.")
+        audit_actor.set((key.owner, key.prefix))
         now = timezone.now()
         # Recording use at most once a minute keeps reads from turning into writes.
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:

@@ -151,3 +151,25 @@ class CapabilityTag(models.Model):
 
     def __str__(self) -> str:
         return self.value
+
+
+class AuditEntry(models.Model):
+    """One write: who (the API key's owner), what, when, and a before/after summary."""
+
+    id = models.BigAutoField(primary_key=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.CharField(max_length=200, db_index=True)
+    key_prefix = models.CharField(max_length=12, blank=True)
+    action = models.CharField(max_length=40, db_index=True)
+    # Not a foreign key: the entry outlives the agent it describes.
+    agent_id = models.UUIDField(null=True, blank=True, db_index=True)
+    object_repr = models.CharField(max_length=200, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "audit entries"
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_repr}"

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from registry.audit import agent_summary, audit_record
 from registry.models import Agent, ApiKey, Capability, CapabilityTag, Endpoint
 from registry.signals import agent_changed
 
@@ -138,6 +139,9 @@ def agent_create(
         via_card=source == Agent.Source.A2A_CARD,
         base_url=base_url,
     )
+    audit_record(
+        "agent.create", agent_id=agent.id, object_repr=agent.name, after=agent_summary(agent)
+    )
     return agent
 
 
@@ -156,6 +160,7 @@ def agent_update(
     via_card: bool = False,
 ) -> Agent:
     """Change the given parts of an agent; parts left as None stay as they are."""
+    before = agent_summary(agent)
     changed: set[str] = set()
     for attr, value in (("name", name), ("description", description), ("version", version)):
         if value is not None and getattr(agent, attr) != value:
@@ -177,12 +182,23 @@ def agent_update(
         if _endpoints_set(agent, endpoints):
             changed.add("a2a-endpoints")
     _notify(agent, changed, via_card=via_card, base_url=base_url)
+    fresh = Agent.objects.prefetch_related("capabilities", "endpoints").get(pk=agent.pk)
+    audit_record(
+        "agent.replace-card" if via_card else "agent.update",
+        agent_id=agent.id,
+        object_repr=agent.name,
+        before=before,
+        after=agent_summary(fresh),
+    )
     return agent
 
 
 @transaction.atomic
 def agent_delete(*, agent: Agent) -> None:
+    before = agent_summary(agent)
+    agent_id = agent.id
     agent.delete()
+    audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
 
 
 @transaction.atomic
@@ -195,6 +211,12 @@ def endpoint_add(*, agent: Agent, data: EndpointInput, base_url: str) -> Endpoin
     agent.save(update_fields=["updated_at"])
     changed = {"endpoints"} | ({"a2a-endpoints"} if endpoint.protocol == "A2A" else set())
     _notify(agent, changed, via_card=False, base_url=base_url)
+    audit_record(
+        "endpoint.add",
+        agent_id=agent.id,
+        object_repr=f"{agent.name}: {endpoint.name}",
+        after={"endpoint": _endpoint_line(endpoint)},
+    )
     return endpoint
 
 
@@ -202,10 +224,21 @@ def endpoint_add(*, agent: Agent, data: EndpointInput, base_url: str) -> Endpoin
 def endpoint_remove(*, endpoint: Endpoint, base_url: str) -> None:
     agent = endpoint.agent
     was_a2a = endpoint.protocol == "A2A"
+    line = _endpoint_line(endpoint)
     endpoint.delete()
     agent.save(update_fields=["updated_at"])
     changed = {"endpoints"} | ({"a2a-endpoints"} if was_a2a else set())
     _notify(agent, changed, via_card=False, base_url=base_url)
+    audit_record(
+        "endpoint.remove",
+        agent_id=agent.id,
+        object_repr=f"{agent.name}: {endpoint.name}",
+        before={"endpoint": line},
+    )
+
+
+def _endpoint_line(endpoint: Endpoint) -> str:
+    return f"{endpoint.name} {endpoint.protocol}/{endpoint.transport} {endpoint.address}"
 
 
 def api_key_create(*, owner: str, admin: bool = False, label: str = "") -> tuple[ApiKey, str]:
@@ -219,6 +252,11 @@ def api_key_create(*, owner: str, admin: bool = False, label: str = "") -> tuple
         key_hash=api_key_hash(raw),
         prefix=raw[:10],
         label=label,
+    )
+    audit_record(
+        "api-key.create",
+        object_repr=f"{key.prefix}… ({owner})",
+        after={"owner": owner, "scope": key.scope, "label": label},
     )
     return key, raw
 

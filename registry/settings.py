@@ -82,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "registry.audit.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -120,7 +121,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# REDIS_URL switches the shared cache (rate limits, cached reads) to Redis; without it each
+# process keeps its own local-memory cache.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "registry",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Rate limits (requests per second|minute|hour|day): reads per API key or client IP,
+# writes per API key. TRUSTED_PROXY_COUNT proxies' X-Forwarded-For entries are trusted.
+RATE_LIMIT_READ = os.environ.get("RATE_LIMIT_READ", "1200/min")
+RATE_LIMIT_WRITE = os.environ.get("RATE_LIMIT_WRITE", "120/min")
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -151,6 +170,11 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "registry.problems.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "registry.throttles.ReadThrottle",
+        "registry.throttles.WriteThrottle",
+    ],
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT or None,
     "UNAUTHENTICATED_USER": None,
 }
 

@@ -29,6 +29,16 @@ def _plain_static_storage(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # Rate-limit counters and cached reads live in the cache: each test starts clean.
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def _key(owner: str, scope: str) -> str:
     raw = api_key_generate()
     ApiKey.objects.create(owner=owner, scope=scope, key_hash=api_key_hash(raw), prefix=raw[:10])

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from registry.audit import audit_actor
 from registry.services import api_key_create
 
 
@@ -12,6 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="", help="A note about the key.")
 
     def handle(self, *args, owner: str, admin: bool, label: str, **options):
+        audit_actor.set(("cli:create_api_key", ""))
         if not owner.strip():
             raise CommandError("--owner must not be empty")
         key, raw = api_key_create(owner=owner.strip(), admin=admin, label=label)

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from a2a.services import agent_register_card
+from registry.audit import audit_actor
 from registry.demo import CARD_AGENTS, DEMO_OWNER, NATIVE_AGENTS
 from registry.models import Agent
 from registry.serializers import AgentInputSerializer
@@ -20,6 +21,7 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, **options):
+        audit_actor.set(("cli:load_demo", ""))
         base_url = settings.REGISTRY_BASE_URL or "http://127.0.0.1:8000"
         existing = set(Agent.objects.filter(owner=DEMO_OWNER).values_list("name", flat=True))
         added = 0

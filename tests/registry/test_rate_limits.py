@@ -1,0 +1,50 @@
+"""Rate limits: per client IP (or key) for reads, per key for writes; 429 with Retry-After."""
+
+import pytest
+from django.core.cache import caches
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_reads_are_limited_per_ip(settings, anon, alice):
+    settings.RATE_LIMIT_READ = "3/min"
+    for _ in range(3):
+        assert anon.get("/discover/agents", REMOTE_ADDR="203.0.113.5").status_code == 200
+    response = anon.get("/discover/agents", REMOTE_ADDR="203.0.113.5")
+    assert response.status_code == 429
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["type"] == "/problems/throttled"
+    assert 1 <= int(response["Retry-After"]) <= 60
+    # Another client is not affected.
+    assert anon.get("/discover/agents", REMOTE_ADDR="203.0.113.6").status_code == 200
+
+
+def test_writes_are_limited_per_key(settings, client_for, native_payload):
+    settings.RATE_LIMIT_WRITE = "2/min"
+    first, second = client_for("alice"), client_for("bob")
+    for _ in range(2):
+        assert first.post("/agents", native_payload(), format="json").status_code == 201
+    response = first.post("/agents", native_payload(), format="json")
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) >= 1
+    assert second.post("/agents", native_payload(), format="json").status_code == 201
+
+
+def test_limits_hold_on_a_shared_redis_cache(settings, anon):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/15",
+            "KEY_PREFIX": "registry-test",
+        }
+    }
+    caches["default"].clear()
+    settings.RATE_LIMIT_READ = "2/min"
+    try:
+        statuses = [anon.get("/discover/agents", REMOTE_ADDR="198.51.100.7").status_code
+                    for _ in range(3)]
+        assert statuses == [200, 200, 429]
+        # The counter is in Redis, where every app server would see it.
+        assert any(b"throttle_read" in k for k in caches["default"]._cache.get_client().keys())
+    finally:
+        caches["default"].clear()
