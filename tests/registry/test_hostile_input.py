@@ -1,0 +1,78 @@
+"""Hostile request bodies: refused with a clear problem, never stored, never a 500."""
+
+import json
+
+import pytest
+
+from registry.models import Agent
+
+pytestmark = pytest.mark.django_db
+
+
+def post_raw(client, path, body: bytes, content_type="application/json"):
+    return client.generic("POST", path, body, content_type=content_type)
+
+
+@pytest.mark.parametrize("path", ["/agents", "/a2a/agents"])
+def test_bodies_over_the_cap_are_413(settings, alice, path):
+    settings.REGISTRY_MAX_BODY_BYTES = 2048
+    body = json.dumps({"name": "x" * 4096}).encode()
+    response = post_raw(alice, path, body)
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/problem+json"
+    assert "2048 bytes" in response.json()["detail"]
+    assert Agent.objects.count() == 0
+
+
+def test_the_default_cap_is_one_mebibyte(alice, make_card):
+    card = make_card(description="d" * (1024 * 1024))
+    response = post_raw(alice, "/a2a/agents", json.dumps({"card": card}).encode())
+    assert response.status_code == 413
+
+
+def test_deeply_nested_json_is_400(alice):
+    body = b'{"card": ' + b'{"a": ' * 200 + b"1" + b"}" * 200 + b"}"
+    response = post_raw(alice, "/a2a/agents", body)
+    assert response.status_code == 400
+    assert "nested deeper than 64" in response.json()["detail"]
+
+
+def test_pathologically_deep_json_is_400_not_a_recursion_crash(alice):
+    body = b"[" * 100_000 + b"]" * 100_000
+    response = post_raw(alice, "/agents", body)
+    assert response.status_code in (400, 413)
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_invalid_utf8_is_400(alice):
+    response = post_raw(alice, "/agents", b'{"name": "caf\xe9"}')
+    assert response.status_code == 400
+    assert "UTF-8" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("body", [b"[]", b'"text"', b"42", b"null"])
+def test_non_object_bodies_are_400(alice, body):
+    response = post_raw(alice, "/agents", body)
+    assert response.status_code == 400
+    assert "must be a JSON object" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("body", [b'{"name": NaN}', b'{"name": 1e999}', b'{"a": Infinity}'])
+def test_non_finite_numbers_are_400(alice, body):
+    assert post_raw(alice, "/agents", body).status_code == 400
+
+
+def test_an_empty_body_is_400(alice):
+    response = post_raw(alice, "/a2a/agents", b"")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"path": "card", "message": "is required"}]
+
+
+def test_duplicate_keys_anywhere_are_400_with_paths(alice):
+    body = b'{"name": "a", "capabilities": [{"name": "x", "tags": [], "name": "y"}]}'
+    response = post_raw(alice, "/agents", body)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"path": "capabilities[0].name", "message": "duplicate key"}
+    ]
+    assert Agent.objects.count() == 0
