@@ -10,6 +10,7 @@ from django.dispatch import receiver
 from a2a.mapping import card_generate, card_to_agent_input
 from a2a.models import CardDocument
 from a2a.validation import CardReport, card_validate
+from aap.services import aap_status_clear, aap_status_refresh
 from registry import services as core
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import Agent, Endpoint
@@ -71,7 +72,19 @@ def agent_register_card(*, owner: str, card: dict, base_url: str) -> tuple[Agent
         base_url=base_url,
     )
     _submitted_save(agent, card, report)
+    aap_status_refresh(agent=agent, card=card)
     return agent, report
+
+
+def _name_free(name: str, protocol: str, taken: set[str]) -> str:
+    """A name for an endpoint whose name a card interface took: name-<protocol>[-n], unused."""
+    limit = Endpoint._meta.get_field("name").max_length
+    candidate, counter = name, 1
+    while candidate in taken:
+        suffix = f"-{protocol.lower()}" + (f"-{counter}" if counter > 1 else "")
+        candidate, counter = name[: limit - len(suffix)] + suffix, counter + 1
+    taken.add(candidate)
+    return candidate
 
 
 @transaction.atomic
@@ -79,10 +92,12 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> tuple[Agen
     """The card becomes the agent's card; endpoints of other protocols stay."""
     report = card_require_valid(card)
     data = card_to_agent_input(card)
-    taken = {e.name for e in data.endpoints}
+    card_names = {e.name for e in data.endpoints}
+    kept = [e for e in agent.endpoints.all() if e.protocol != Endpoint.Protocol.A2A]
+    taken = card_names | {e.name for e in kept}
     others = [
         core.EndpointInput(
-            name=e.name if e.name not in taken else f"{e.name}-{e.protocol.lower()}",
+            name=_name_free(e.name, e.protocol, taken) if e.name in card_names else e.name,
             transport=e.transport,
             protocol=e.protocol,
             address=e.address,
@@ -91,8 +106,7 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> tuple[Agen
             ttl_seconds=e.ttl_seconds,
             protocol_metadata=e.protocol_metadata,
         )
-        for e in agent.endpoints.all()
-        if e.protocol != Endpoint.Protocol.A2A
+        for e in kept
     ]
     core.agent_update(
         agent=agent,
@@ -106,6 +120,7 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> tuple[Agen
         via_card=True,
     )
     _submitted_save(agent, card, report)
+    aap_status_refresh(agent=agent, card=card)
     return agent, report
 
 
@@ -135,6 +150,7 @@ def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]
     document.body = canonical_dumps(card)
     document.sha256 = hashlib.sha256(document.body).hexdigest()
     document.save(update_fields=["body", "sha256", "updated_at"])
+    aap_status_refresh(agent=agent, card=card)
 
 
 def card_generated_refresh(agent: Agent, base_url: str) -> None:
@@ -143,6 +159,7 @@ def card_generated_refresh(agent: Agent, base_url: str) -> None:
     card = card_generate(agent, base_url)
     if card is None:
         CardDocument.objects.filter(agent=agent).delete()
+        aap_status_clear(agent=agent)
         return
     report = card_validate(card)
     # The registry vouches for its own queue URLs, whatever its base URL's scheme.
@@ -168,6 +185,8 @@ def card_generated_refresh(agent: Agent, base_url: str) -> None:
         naming=report.naming,
         signed=False,
     )
+    # A generated card is an AAP dealer's only if its protocolMetadata declares the extension.
+    aap_status_refresh(agent=agent, card=card)
 
 
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")

@@ -13,6 +13,8 @@ Choices:
   (``…/v0.2``, ``…/v1.0``, ``…/aap/v1.1``) reports that version, skips every rule and
   says this checker covers v0.1 only. No AAP URI at all: a generic A2A agent,
   ``card.extension`` fails and the rules after it are skipped.
+- Checks made elsewhere (``aap.services`` fetching a domain's documents gives
+  ``card.fetch`` and ``manifest.fetch``) join a report through ``report_with_results``.
 - ``manifest=None`` means the manifest was not supplied: manifest rules are 'skip' and
   do not count, so ``compliant`` covers the card rules and the verdict says
   "manifest not checked". Skips never make a report compliant on their own:
@@ -23,8 +25,9 @@ Choices:
   document's root is ``(card)`` or ``(manifest)``.
 - Shape is judged by the project's schemas in ``aap/schemas/``; card schema findings
   are filed under the rule that owns their path (interfaces under ``card.binding``,
-  skills under ``card.skills``, …). Like the v0.1 card schema, ``card.binding`` fails
-  for any interface whose binding is not JSONRPC or HTTP+JSON, not only when none is.
+  skills under ``card.skills``, …). ``card.binding`` needs one interface whose binding
+  is JSONRPC or HTTP+JSON; other bindings (gRPC) may be listed beside it and are named
+  in the pass message, not failed. Interface entries may carry A2A's ``tenant``.
   The manifest schema also pins what v0.1 fixes beyond the published schema: contract
   version 0.1.1 and URI, each skill's schema URLs, lead.submit's anonymity and consent.
 """
@@ -229,6 +232,20 @@ def aap_card_summary(card: Any) -> dict[str, Any]:
         "aapVersion": declaration.version,
         "implementedSkills": _skill_ids(view) if dealer else [],
     }
+
+
+def aap_manifest_url(card: Any) -> str | None:
+    """The ``manifest_url`` param of the card's AAP extension, if it gives one."""
+    if not isinstance(card, dict):
+        return None
+    view = _Card(card)
+    declaration = _declaration(view)
+    if declaration.index is None:
+        return None
+    _, capabilities = view.get(card, "capabilities")
+    params = capabilities["extensions"][declaration.index].get("params")
+    url = params.get("manifest_url") if isinstance(params, dict) else None
+    return url.strip() if isinstance(url, str) and url.strip() else None
 
 
 # --- schemas --------------------------------------------------------------------------
@@ -558,27 +575,34 @@ class _CardChecks:
             message = "is required" if interfaces is None else "must be a non-empty array"
             problems.append(Problem(key, message))
             interfaces = []
-        usable = None
+        usable: int | None = None
+        others: list[str] = []
         for index, interface in enumerate(interfaces):
             if not isinstance(interface, dict):
                 continue
-            binding_key, binding = self.card.get(interface, "protocol_binding")
+            _, binding = self.card.get(interface, "protocol_binding")
             if binding in AAP_BINDINGS:
                 self.interfaces.append((interface.get("url"), binding))
-                usable = usable or Problem(
-                    f"{key}[{index}]", f"{interface.get('url')} speaks {binding}"
-                )
-            elif binding is not None:
-                problems.append(
-                    Problem(
-                        f"{key}[{index}].{binding_key}",
-                        f"{_show(binding)} is outside AAP v0.1, which allows only "
-                        "JSONRPC and HTTP+JSON",
-                    )
-                )
+                usable = index if usable is None else usable
+            elif isinstance(binding, str):
+                others.append(f"{binding} ({key}[{index}])")
         if interfaces and usable is None:
-            problems.insert(0, Problem(key, "has no interface with binding JSONRPC or HTTP+JSON"))
-        passed = usable or Problem(key, "has a JSONRPC or HTTP+JSON interface")
+            problems.insert(
+                0,
+                Problem(
+                    key,
+                    "has no interface with binding JSONRPC or HTTP+JSON"
+                    + (f"; it lists only {', '.join(others)}" if others else ""),
+                ),
+            )
+        if usable is None:
+            passed = Problem(key, "has a JSONRPC or HTTP+JSON interface")
+        else:
+            first = interfaces[usable]
+            message = f"{first.get('url')} speaks {self.card.get(first, 'protocol_binding')[1]}"
+            if others:
+                message += f"; also lists {', '.join(others)}, which AAP v0.1 clients do not use"
+            passed = Problem(f"{key}[{usable}]", message)
         return _outcome("card.binding", _merge(problems, self.found("card.binding")), passed)
 
     def auth_rule(self) -> list[RuleResult]:
@@ -910,14 +934,45 @@ def aap_check(card: Any, manifest: Any | None = None) -> AAPReport:
     return report
 
 
-_MARKS = {PASS: "✔", FAIL: "✘", WARN: "!", SKIP: "\u2013"}  # en dash
+def report_with_results(report: AAPReport, results: Iterable[RuleResult]) -> AAPReport:
+    """``report`` with the results of checks made outside ``aap_check``, such as fetches.
+
+    Each extra result goes before the first result about the same document (``card.``,
+    ``manifest.``). A failing one makes the report non-compliant, and the verdict then
+    counts the failing MUST rules again.
+    """
+    extra = list(results)
+    merged = list(report.results)
+    for result in extra:
+        document = result.rule.split(".", 1)[0] + "."
+        at = next(
+            (i for i, r in enumerate(merged) if r.rule.startswith(document) and r not in extra),
+            len(merged),
+        )
+        merged.insert(at, result)
+    combined = AAPReport(
+        compliant=report.compliant,
+        aap_version=report.aap_version,
+        verdict=report.verdict,
+        is_dealer_agent=report.is_dealer_agent,
+        implemented_skills=list(report.implemented_skills),
+        results=merged,
+    )
+    if any(r.status == FAIL for r in extra):
+        combined.compliant = False
+        failed = combined.failed_rules()
+        combined.verdict = f"Not compliant: {_plural(len(failed), 'MUST rule', 'fail')}"
+    return combined
+
+
+STATUS_MARKS = {PASS: "✔", FAIL: "✘", WARN: "!", SKIP: "\u2013"}  # en dash
 
 
 def report_as_text(report: AAPReport) -> str:
     """The report as a checklist, one line per result, for terminals and logs."""
-    width = max(len(rule) for rule in RULES)
+    width = max(len(rule) for rule in [*RULES, *(r.rule for r in report.results)])
     lines = [
-        f"{_MARKS[r.status]} {r.rule:<{width}}  {r.level:<6}  {r.path}: {r.message}"
+        f"{STATUS_MARKS[r.status]} {r.rule:<{width}}  {r.level:<6}  {r.path}: {r.message}"
         for r in report.results
     ]
     skills = ", ".join(report.implemented_skills) or "none"

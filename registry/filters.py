@@ -23,10 +23,18 @@ class AgentFilter(django_filters.FilterSet):
     )
     q = django_filters.CharFilter(method="filter_text", help_text="Text in name or description.")
     owner = django_filters.CharFilter(field_name="owner")
+    aap = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_aap",
+        help_text="true: compliant AAP v0.1 dealer agents (by their card); false: all others.",
+    )
+    aapSkill = django_filters.CharFilter(
+        method="filter_aap_skill", help_text="Implements this AAP skill (e.g. lead.submit)."
+    )
 
     class Meta:
         model = Agent
-        fields = ["capability", "tag", "protocol", "transport", "q", "owner"]
+        fields = ["capability", "tag", "protocol", "transport", "q", "owner", "aap", "aapSkill"]
 
     def filter_capability(self, queryset, name, value):
         caps = Capability.objects.filter(agent=OuterRef("pk"), name__iexact=value.strip())
@@ -51,3 +59,19 @@ class AgentFilter(django_filters.FilterSet):
         if not value:
             return queryset
         return queryset.filter(Q(name__icontains=value) | Q(description__icontains=value))
+
+    # The AAP filters live here so /discover/agents has one FilterSet; the import is
+    # lazy so the core does not depend on the aap app at import time.
+    def filter_aap(self, queryset, name, value):
+        from aap.models import AAPStatus
+
+        dealers = AAPStatus.objects.filter(
+            agent=OuterRef("pk"), is_dealer_agent=True, compliant=True
+        )
+        return queryset.filter(Exists(dealers) if value == "true" else ~Exists(dealers))
+
+    def filter_aap_skill(self, queryset, name, value):
+        from aap.models import AAPSkill
+
+        skills = AAPSkill.objects.filter(agent=OuterRef("pk"), skill_id=value.strip())
+        return queryset.filter(Exists(skills))

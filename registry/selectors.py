@@ -9,7 +9,8 @@ from registry.problems import ProblemError
 
 
 def agent_queryset() -> QuerySet[Agent]:
-    return Agent.objects.prefetch_related(
+    # aap_status: the AAP app's per-agent row, shown in every agent's "aap" member.
+    return Agent.objects.select_related("aap_status").prefetch_related(
         Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
         Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
     )

@@ -3,9 +3,10 @@
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from registry.models import Agent, Capability, Endpoint
+from registry.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
 
@@ -15,6 +16,18 @@ class CapabilityInputSerializer(serializers.Serializer):
     tags = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
     )
+
+    def validate_tags(self, value):
+        # Tags are indexed lower-cased, and "\u0130".lower() is two characters long.
+        limit = CapabilityTag._meta.get_field("value").max_length
+        errors = {
+            index: [f"Ensure this field has no more than {limit} characters when lower-cased."]
+            for index, tag in enumerate(value)
+            if len(tag.lower()) > limit
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
 
 
 class EndpointInputSerializer(serializers.Serializer):
@@ -164,6 +177,9 @@ class AgentSerializer(serializers.ModelSerializer):
     cardUrl = serializers.SerializerMethodField(
         help_text="Where the agent's A2A card is served; null without an A2A endpoint."
     )
+    aap = serializers.SerializerMethodField(
+        help_text="Auto Agent Protocol status from the agent's card; null without a card."
+    )
 
     class Meta:
         model = Agent
@@ -179,12 +195,36 @@ class AgentSerializer(serializers.ModelSerializer):
             "capabilities",
             "endpoints",
             "cardUrl",
+            "aap",
         ]
 
     def get_cardUrl(self, agent: Agent) -> str | None:
         if not any(e.protocol == Endpoint.Protocol.A2A for e in agent.endpoints.all()):
             return None
         return absolute_url(self.context.get("request"), f"/a2a/agents/{agent.id}")
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "dealer": {"type": "boolean"},
+                "compliant": {"type": "boolean"},
+                "version": {"type": "string", "nullable": True},
+                "implementedSkills": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    )
+    def get_aap(self, agent: Agent) -> dict | None:
+        status = getattr(agent, "aap_status", None)  # select_related by agent_queryset
+        if status is None:
+            return None
+        return {
+            "dealer": status.is_dealer_agent,
+            "compliant": status.compliant,
+            "version": status.aap_version or None,
+            "implementedSkills": list(status.implemented_skills),
+        }
 
 
 def base_url(request) -> str:

@@ -15,6 +15,7 @@ urlpatterns = [
     ),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
     path("", include("a2a.urls")),
+    path("", include("aap.urls")),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

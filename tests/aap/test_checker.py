@@ -204,13 +204,27 @@ def test_card_without_any_aap_skill_fails_card_skills(public_card):
     assert report.implemented_skills == []
 
 
-def test_interface_with_a_binding_outside_v01_fails_card_binding(public_card, public_manifest):
+def test_grpc_interface_beside_a_jsonrpc_one_passes_card_binding_and_is_named(
+    public_card, public_manifest
+):
     public_card["supported_interfaces"][1]["protocol_binding"] = "GRPC"
 
     report = aap_check(public_card, public_manifest)
 
-    path = "supported_interfaces[1].protocol_binding"
-    assert_only_broken(report, "card.binding", "fail", path)
+    assert report.compliant
+    assert broken_rules(report) == set()
+    [result] = [r for r in report.results if r.rule == "card.binding"]
+    assert (result.status, result.path) == ("pass", "supported_interfaces[0]")
+    assert "GRPC (supported_interfaces[1])" in result.message
+
+
+def test_interface_with_an_a2a_tenant_passes_card_binding(public_card, public_manifest):
+    public_card["supported_interfaces"][0]["tenant"] = "demo-toyota"
+
+    report = aap_check(public_card, public_manifest)
+
+    assert report.compliant
+    assert results_of(report, "card.binding") == [("pass", "supported_interfaces[0]")]
 
 
 def test_card_with_no_jsonrpc_or_http_json_interface_fails_card_binding(public_card):
@@ -219,7 +233,9 @@ def test_card_with_no_jsonrpc_or_http_json_interface_fails_card_binding(public_c
 
     report = aap_check(public_card)
 
-    assert results_of(report, "card.binding")[0] == ("fail", "supported_interfaces")
+    assert results_of(report, "card.binding") == [("fail", "supported_interfaces")]
+    message = next(r.message for r in report.results if r.rule == "card.binding")
+    assert "lists only GRPC (supported_interfaces[0]), GRPC (supported_interfaces[1])" in message
 
 
 def test_bearer_scheme_without_a_requirement_fails_card_auth(public_card, public_manifest):
@@ -387,18 +403,20 @@ def test_camel_case_card_problems_are_reported_in_camel_case_paths(public_card, 
 
     report = aap_check(card, public_manifest)
 
-    path = "supportedInterfaces[1].protocolBinding"
-    assert ("fail", path) in results_of(report, "card.binding")
+    assert results_of(report, "card.binding") == [("pass", "supportedInterfaces[0]")]
+    assert "GRPC (supportedInterfaces[1])" in report_as_text(report)
     assert ("fail", "securityRequirements") in results_of(report, "card.auth")
 
 
 def test_card_schema_findings_keep_the_cards_own_spelling(public_card, public_manifest):
     card = to_camel_case(public_card)
-    card["supportedInterfaces"][0]["tenant"] = "acme"
+    card["supportedInterfaces"][0]["protocolVersion"] = 1
+    card["supportedInterfaces"][1]["transportHint"] = "fast"
 
     report = aap_check(card, public_manifest)
 
-    assert_only_broken(report, "card.binding", "fail", "supportedInterfaces[0].tenant")
+    assert ("fail", "supportedInterfaces[0].protocolVersion") in results_of(report, "card.binding")
+    assert ("fail", "supportedInterfaces[1].transportHint") in results_of(report, "card.binding")
 
 
 def test_v1_1_card_is_reported_as_a_later_aap_version_not_a_broken_v01_card():
@@ -518,7 +536,7 @@ def test_report_serializes_to_json_with_camel_case_keys(bearer_card, bearer_mani
 
 def test_report_text_marks_each_result_and_ends_with_the_verdict(public_card):
     params(public_card)["manifest_url"] = "/.well-known/auto-agent-contract.json"
-    public_card["supported_interfaces"][1]["protocol_binding"] = "GRPC"
+    public_card["supported_interfaces"][1]["transport_hint"] = "fast"
 
     text = report_as_text(aap_check(public_card))
 

@@ -1,0 +1,132 @@
+"""The AAP API: check documents or a live domain, list compliant dealer agents."""
+
+from django.db.models import Exists, OuterRef
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from aap import views
+from aap.checker import AAPReport, aap_check
+from aap.filters import DealerFilter
+from aap.models import AAPStatus
+from aap.services import InvalidDomain, aap_check_domain
+from registry import selectors
+from registry.api import DiscoverAgentsView
+from registry.jsonutil import Problem
+from registry.problems import ProblemError
+
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class CheckRequestSerializer(serializers.Serializer):
+    card = serializers.JSONField(required=False, help_text="The agent card to check.")
+    manifest = serializers.JSONField(
+        required=False, help_text="Its contract manifest; without it manifest rules are skipped."
+    )
+    domain = serializers.CharField(
+        required=False,
+        help_text="Instead of documents: fetch https://<domain>/.well-known/agent-card.json "
+        "and the manifest it names, and check both.",
+    )
+
+
+ReportSerializer = inline_serializer(
+    "AAPReport",
+    {
+        "compliant": serializers.BooleanField(),
+        "aapVersion": serializers.CharField(allow_null=True),
+        "verdict": serializers.CharField(),
+        "isDealerAgent": serializers.BooleanField(),
+        "implementedSkills": serializers.ListField(child=serializers.CharField()),
+        "results": inline_serializer(
+            "AAPRuleResult",
+            {
+                "rule": serializers.CharField(),
+                "level": serializers.ChoiceField(choices=["MUST", "SHOULD"]),
+                "status": serializers.ChoiceField(choices=["pass", "fail", "warn", "skip"]),
+                "path": serializers.CharField(),
+                "message": serializers.CharField(),
+            },
+            many=True,
+        ),
+    },
+)
+
+
+def report_from_body(body: dict) -> AAPReport:
+    """The report a JSON body asks for: {"card", "manifest"?} or {"domain"}."""
+    if "domain" in body:
+        if "card" in body or "manifest" in body:
+            raise ProblemError(
+                400,
+                "malformed-request",
+                'Send either "domain" or "card" (with an optional "manifest"), not both.',
+                [Problem("domain", "cannot be combined with card or manifest")],
+            )
+        try:
+            return aap_check_domain(body["domain"])
+        except InvalidDomain as exc:
+            raise ProblemError(
+                400, "validation-error", f"domain {exc}.", [Problem("domain", str(exc))]
+            ) from None
+    if "card" not in body:
+        raise ProblemError(
+            400,
+            "malformed-request",
+            'The body has neither "card" nor "domain": send {"card": {...}, "manifest": {...}} '
+            'or {"domain": "dealer.example"}.',
+            [Problem("card", "is required (or domain)")],
+        )
+    if not isinstance(body["card"], dict):
+        raise ProblemError(
+            400,
+            "malformed-request",
+            '"card" must be a JSON object (the agent card).',
+            [Problem("card", "must be an object")],
+        )
+    return aap_check(body["card"], body.get("manifest"))
+
+
+class CheckView(APIView):
+    """POST JSON: the report. GET, and POSTs of the HTML form, go to the check page."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]  # it changes nothing
+
+    def perform_content_negotiation(self, request, force=False):
+        # Browsers asking for text/html get the page from get(), not a 406.
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> HttpResponse:
+        return views.check_page(request._request)
+
+    @extend_schema(
+        # JSON only: form posts to the same path are the HTML page's.
+        request={"application/json": CheckRequestSerializer},
+        responses={
+            200: OpenApiResponse(ReportSerializer, description="The report, whatever the verdict.")
+        },
+        description="Check an agent card (and manifest), or a live domain, against AAP v0.1.",
+    )
+    def post(self, request: Request) -> Response | HttpResponse:
+        media_type = (request.content_type or "").split(";", 1)[0].strip().lower()
+        if media_type in FORM_MEDIA_TYPES:
+            return views.check_page(request._request)
+        return Response(report_from_body(request.data).as_dict())
+
+
+class DealerListView(DiscoverAgentsView):
+    """Compliant AAP v0.1 dealer agents (by their cards), with discovery's filters."""
+
+    filterset_class = DealerFilter
+
+    def get_queryset(self):
+        dealers = AAPStatus.objects.filter(
+            agent=OuterRef("pk"), is_dealer_agent=True, compliant=True
+        )
+        return selectors.agent_queryset().filter(Exists(dealers))

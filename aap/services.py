@@ -1,0 +1,177 @@
+"""Writes and orchestration of the AAP app: stored card status, checks of a live domain."""
+
+import dataclasses
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urljoin
+
+from django.db import transaction
+from django.utils import timezone
+
+from aap.checker import (
+    CARD_ROOT,
+    FAIL,
+    MANIFEST_ROOT,
+    MUST,
+    PASS,
+    RULES,
+    SKIP,
+    AAPReport,
+    RuleResult,
+    aap_card_summary,
+    aap_check,
+    aap_manifest_url,
+    report_with_results,
+)
+from aap.models import AAPSkill, AAPStatus
+from registry.fetch import FetchError, fetch_json
+from registry.models import Agent
+
+CARD_PATH = "/.well-known/agent-card.json"
+MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
+
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_HOST_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
+
+
+class InvalidDomain(ValueError):
+    """The text given as a domain is not a host name with an optional port."""
+
+
+def domain_clean(value: Any) -> str:
+    """``dealer.example`` or ``dealer.example:8443``, lower-cased; else InvalidDomain."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise InvalidDomain("is required: a host name such as dealer.example")
+    if "://" in text or any(c in text for c in "/?#@\\") or any(c.isspace() for c in text):
+        raise InvalidDomain(
+            f"{text!r} is not a host name: give the domain alone, without scheme or path "
+            "(dealer.example)"
+        )
+    port = ""
+    if text.startswith("["):
+        address, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise InvalidDomain(f"{text!r} is not a host name or [IPv6 address]")
+        try:
+            host = f"[{ipaddress.IPv6Address(address).compressed}]"
+        except ValueError:
+            raise InvalidDomain(f"{address!r} is not an IPv6 address") from None
+        port = rest[1:] if rest else ""
+        has_port = bool(rest)
+    else:
+        if text.count(":") > 1:
+            raise InvalidDomain(f"{text!r}: write an IPv6 address in brackets, [::1]")
+        host, colon, port = text.partition(":")
+        has_port = bool(colon)
+        try:
+            host = host.rstrip(".").encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            raise InvalidDomain(f"{text!r} is not a valid host name") from None
+        if len(host) > 253 or not _HOST_NAME.match(host):
+            raise InvalidDomain(f"{text!r} is not a valid host name")
+    if has_port:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise InvalidDomain(f"{port!r} is not a port number (1 to 65535)")
+        return f"{host}:{int(port)}"
+    return host
+
+
+def _unchecked(results: list[RuleResult], reason: str, prefix: str) -> list[RuleResult]:
+    """``results`` with the rules of one document marked as skipped for ``reason``."""
+    return [
+        dataclasses.replace(r, message=f"not checked: {reason}")
+        if r.rule.startswith(prefix) and r.status == SKIP
+        else r
+        for r in results
+    ]
+
+
+def aap_check_domain(domain: str) -> AAPReport:
+    """Fetch a domain's agent card and contract manifest and check both.
+
+    Fetch failures are ``card.fetch`` / ``manifest.fetch`` results, never exceptions:
+    without a card nothing else is checked; without a manifest its rules are skipped.
+    Raises InvalidDomain for text that is not a host name.
+    """
+    card_url = f"https://{domain_clean(domain)}{CARD_PATH}"
+    try:
+        _, card = fetch_json(card_url)
+    except FetchError as exc:
+        reason = "the card could not be fetched"
+        results = [RuleResult("card.fetch", MUST, FAIL, card_url, exc.detail)]
+        for rule, level in RULES.items():
+            root = CARD_ROOT if rule.startswith("card.") else MANIFEST_ROOT
+            if rule == "manifest.schema":
+                results.append(RuleResult("manifest.fetch", MUST, SKIP, root, f"not {reason}"))
+            results.append(RuleResult(rule, level, SKIP, root, f"not checked: {reason}"))
+        return AAPReport(
+            compliant=False,
+            aap_version=None,
+            verdict=f"Not compliant: {reason}",
+            is_dealer_agent=False,
+            results=results,
+        )
+    card_fetched = RuleResult("card.fetch", MUST, PASS, card_url, "fetched the agent card")
+
+    summary = aap_card_summary(card)
+    if summary["aapVersion"] != "0.1":
+        report = aap_check(card)
+        skipped = RuleResult(
+            "manifest.fetch",
+            MUST,
+            SKIP,
+            MANIFEST_ROOT,
+            "not fetched: the card does not declare AAP v0.1",
+        )
+        return report_with_results(report, [card_fetched, skipped])
+
+    manifest_url = urljoin(card_url, aap_manifest_url(card) or MANIFEST_PATH)
+    try:
+        _, manifest = fetch_json(manifest_url)
+    except FetchError as exc:
+        report = aap_check(card)
+        report.results = _unchecked(
+            report.results, "the manifest could not be fetched", "manifest."
+        )
+        failed = RuleResult("manifest.fetch", MUST, FAIL, manifest_url, exc.detail)
+        return report_with_results(report, [card_fetched, failed])
+    manifest_fetched = RuleResult(
+        "manifest.fetch", MUST, PASS, manifest_url, "fetched the contract manifest"
+    )
+    return report_with_results(aap_check(card, manifest), [card_fetched, manifest_fetched])
+
+
+@transaction.atomic
+def aap_status_refresh(*, agent: Agent, card: Any) -> AAPStatus:
+    """Store the AAP v0.1 card check of the agent's current card (no network)."""
+    summary = aap_card_summary(card)
+    if summary["isDealerAgent"]:
+        report = aap_check(card)
+        compliant, skills = report.compliant, list(report.implemented_skills)
+    else:
+        compliant, skills = False, []
+    status, _ = AAPStatus.objects.update_or_create(
+        agent=agent,
+        defaults={
+            "is_dealer_agent": summary["isDealerAgent"],
+            "compliant": compliant,
+            # A URI may claim any version ("v1.2.3.4…"); the column holds real ones.
+            "aap_version": (summary["aapVersion"] or "")[: AAPStatus.VERSION_MAX_LENGTH],
+            "implemented_skills": skills,
+            "checked_at": timezone.now(),
+        },
+    )
+    AAPSkill.objects.filter(agent=agent).exclude(skill_id__in=skills).delete()
+    stored = set(AAPSkill.objects.filter(agent=agent).values_list("skill_id", flat=True))
+    AAPSkill.objects.bulk_create(
+        [AAPSkill(agent=agent, skill_id=skill) for skill in skills if skill not in stored]
+    )
+    return status
+
+
+def aap_status_clear(*, agent: Agent) -> None:
+    """Forget the AAP status of an agent that no longer has a card."""
+    AAPStatus.objects.filter(agent=agent).delete()
+    AAPSkill.objects.filter(agent=agent).delete()

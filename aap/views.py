@@ -1,0 +1,45 @@
+"""The AAP check page: paste a card and manifest, or give a domain; read the checklist."""
+
+from collections import Counter
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_protect
+
+from aap.checker import STATUS_MARKS, AAPReport, aap_check
+from aap.forms import CheckForm
+from aap.services import aap_check_domain
+
+STATUS_ORDER = ("pass", "fail", "warn", "skip")
+
+
+def _report_context(report: AAPReport) -> dict:
+    counts = Counter(r.status for r in report.results)
+    return {
+        "report": report,
+        "rows": [{"mark": STATUS_MARKS[r.status], **r.as_dict()} for r in report.results],
+        "counts": [(status, counts[status]) for status in STATUS_ORDER],
+    }
+
+
+# The URL's API view hands GETs and form posts here; it is CSRF-exempt like every
+# DRF view, so the form's protection is applied on this function.
+@csrf_protect
+def check_page(request: HttpRequest) -> HttpResponse:
+    context: dict = {"registry_name": settings.REGISTRY_NAME}
+    if request.method == "POST":
+        form = CheckForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            if data["domain"]:
+                report = aap_check_domain(data["domain"])
+                context["checked"] = f"https://{data['domain']}"
+            else:
+                report = aap_check(data["card"], data["manifest"])
+                context["checked"] = "the pasted documents"
+            context.update(_report_context(report))
+    else:
+        form = CheckForm()
+    context["form"] = form
+    return render(request, "aap/check.html", context)
