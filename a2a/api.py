@@ -10,7 +10,6 @@ from rest_framework.views import APIView
 
 from a2a import services
 from a2a.models import CardDocument
-from a2a.validation import CardReport
 from registry import selectors
 from registry.api import owner_for
 from registry.auth import principal_may_change
@@ -24,8 +23,38 @@ CARD_CACHE_CONTROL = "public, max-age=60"
 
 
 class CardRegistrationSerializer(serializers.Serializer):
-    card = serializers.JSONField(help_text="The A2A agent card (1.0, 0.3 or hybrid).")
-    owner = serializers.CharField(required=False, help_text="Admin keys only.")
+    card = serializers.JSONField(
+        required=False, help_text="The A2A agent card (1.0, 0.3 or hybrid)."
+    )
+    domain = serializers.CharField(
+        required=False,
+        max_length=260,
+        help_text="Resolve the card from this domain (DNS TXT hint, then the well-known paths).",
+    )
+    url = serializers.URLField(
+        required=False, max_length=2048, help_text="Fetch the card from this https URL."
+    )
+    owner = serializers.CharField(required=False, max_length=200, help_text="Admin keys only.")
+
+
+class CardReplaceSerializer(serializers.Serializer):
+    card = serializers.JSONField(help_text="The new A2A agent card.")
+
+
+class VerifySerializer(serializers.Serializer):
+    domain = serializers.CharField(
+        required=False,
+        max_length=260,
+        help_text="The domain to fetch the card from; default: the one it was verified at, "
+        "else the host of its preferred interface.",
+    )
+
+
+def body_object(request: Request) -> dict:
+    body = request.data
+    if not isinstance(body, dict):
+        raise ProblemError(400, "malformed-request", "The body must be a JSON object.")
+    return body
 
 
 def card_from_body(request: Request) -> dict:
@@ -56,30 +85,89 @@ def card_from_body(request: Request) -> dict:
 
 
 def registration_response(
-    request: Request, agent: Agent, report: CardReport, status_code: int, **headers
+    request: Request, registration: services.CardRegistration, status_code: int, **headers
 ) -> Response:
-    agent = selectors.agent_get(str(agent.id))
+    agent = selectors.agent_get(str(registration.agent.id))
+    report, source, signature = registration.report, registration.source, registration.signature
     body = AgentSerializer(agent, context={"request": request}).data
     body["card"] = {
         "specVersion": report.spec_version,
         "naming": report.naming,
         "signed": report.signed,
         "warnings": [w.as_dict() for w in report.warnings],
+        "source": {"path": source.discovery_path, "url": source.source_url or None},
+        "verified": bool(source.verified_domain),
+        "signature": {"status": signature.status, "detail": signature.detail},
+        "originProblems": [p.as_dict() for p in source.origin_problems],
     }
+    if source.attempts:
+        body["card"]["attempts"] = [
+            {"url": a.url, "outcome": a.outcome, "detail": a.detail} for a in source.attempts
+        ]
     return Response(body, status=status_code, headers=headers or None)
 
 
 class A2AAgentListView(APIView):
     @extend_schema(request=CardRegistrationSerializer, responses={201: AgentSerializer})
     def post(self, request: Request) -> Response:
-        card = card_from_body(request)
-        owner = owner_for(request, request.data.get("owner"))
-        agent, report = services.agent_register_card(
-            owner=owner, card=card, base_url=base_url(request)
-        )
+        """Register by card, or by domain/URL (the registry fetches the card itself).
+
+        Registering the same card again (same owner, same preferred interface URL) updates
+        the agent: 200 instead of 201.
+        """
+        body = body_object(request)
+        given = [name for name in ("card", "domain", "url") if name in body]
+        if not given:
+            raise ProblemError(
+                400,
+                "malformed-request",
+                'The body has no "card" member: send {"card": {...}}, or {"domain": "..."} '
+                'or {"url": "https://..."} for the registry to fetch the card.',
+                [Problem("card", "is required (or domain, or url)")],
+            )
+        if len(given) > 1:
+            raise ProblemError(
+                400,
+                "malformed-request",
+                'Send exactly one of "card", "domain" and "url".',
+                [Problem(name, "give exactly one of card, domain, url") for name in given],
+            )
+        if given == ["card"]:
+            card_from_body(request)
+        payload = CardRegistrationSerializer(data=body)
+        payload.is_valid(raise_exception=True)
+        owner = owner_for(request, payload.validated_data.get("owner"))
+        if given == ["card"]:
+            registration = services.agent_register_card(
+                owner=owner, card=body["card"], base_url=base_url(request)
+            )
+        else:
+            registration = services.agent_register_from_domain(
+                owner=owner,
+                base_url=base_url(request),
+                domain=payload.validated_data.get("domain"),
+                url=payload.validated_data.get("url"),
+            )
         return registration_response(
-            request, agent, report, 201, Location=f"/a2a/agents/{agent.id}"
+            request,
+            registration,
+            201 if registration.created else 200,
+            Location=f"/a2a/agents/{registration.agent.id}",
         )
+
+
+class A2AAgentVerifyView(APIView):
+    @extend_schema(request=VerifySerializer, responses=AgentSerializer)
+    def post(self, request: Request, agent_id: str) -> Response:
+        """Fetch the card from the agent's domain: verified when it is the registered card."""
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        payload = VerifySerializer(data=body_object(request) if request.data else {})
+        payload.is_valid(raise_exception=True)
+        registration = services.agent_verify(
+            agent=agent, domain=payload.validated_data.get("domain")
+        )
+        return registration_response(request, registration, 200)
 
 
 def card_response(document: CardDocument) -> HttpResponse:
@@ -106,15 +194,15 @@ class A2AAgentCardView(APIView):
             )
         raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
 
-    @extend_schema(request=CardRegistrationSerializer, responses=AgentSerializer)
+    @extend_schema(request=CardReplaceSerializer, responses=AgentSerializer)
     def put(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
         card = card_from_body(request)
-        agent, report = services.agent_replace_card(
+        registration = services.agent_replace_card(
             agent=agent, card=card, base_url=base_url(request)
         )
-        return registration_response(request, agent, report, 200)
+        return registration_response(request, registration, 200)
 
 
 class QueueEndpointView(APIView):

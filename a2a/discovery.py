@@ -208,6 +208,7 @@ def dns_resolver() -> dns.resolver.Resolver:
     resolver = dns.resolver.Resolver(configure=not nameservers)
     if nameservers:
         resolver.nameservers = nameservers
+        resolver.port = int(getattr(settings, "DISCOVERY_DNS_PORT", 53))
     timeout = float(getattr(settings, "DISCOVERY_DNS_TIMEOUT", 3))
     resolver.timeout = timeout
     resolver.lifetime = timeout

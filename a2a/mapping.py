@@ -37,7 +37,8 @@ QUEUE_BINDINGS = {
 
 
 def _endpoint_name(binding: str, taken: set[str]) -> str:
-    base = re.sub(r"[^a-z0-9+]+", "-", binding.lower()).strip("-") or "a2a"
+    # A binding is a short word, but a card may say anything: the name must fit its column.
+    base = re.sub(r"[^a-z0-9+]+", "-", binding.lower())[:100].strip("-") or "a2a"
     name, counter = base, 2
     while name in taken:
         name, counter = f"{base}-{counter}", counter + 1

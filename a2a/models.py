@@ -33,3 +33,58 @@ class CardDocument(models.Model):
 
     def __str__(self) -> str:
         return f"card of {self.agent_id} ({self.origin}, A2A {self.spec_version})"
+
+
+class CardProvenance(models.Model):
+    """Where an agent's card came from and what the registry could prove about it."""
+
+    class Signature(models.TextChoices):
+        VERIFIED = "verified", "Verified"
+        INVALID = "invalid", "Invalid"
+        UNSIGNED = "unsigned", "Unsigned"
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="a2a_provenance"
+    )
+    # The domain that served this very card (registration by domain, or a successful verify).
+    verified_domain = models.CharField(max_length=255, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    source_url = models.CharField(max_length=2048, blank=True)
+    discovery_path = models.CharField(max_length=30, blank=True)
+    origin_problems = models.JSONField(default=list, blank=True)
+    signature = models.CharField(
+        max_length=10, choices=Signature.choices, default=Signature.UNSIGNED, db_index=True
+    )
+    signature_detail = models.TextField(blank=True)
+    signature_kid = models.CharField(max_length=200, blank=True)
+    signature_checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "card provenance"
+        indexes = [models.Index(fields=["verified_domain"], name="provenance_domain")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.verified_domain or 'unverified'}, {self.signature}"
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.verified_domain)
+
+
+class AgentIdentity(models.Model):
+    """One agent per owner and preferred interface URL: registering again updates it."""
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="a2a_identity"
+    )
+    owner = models.CharField(max_length=200)
+    preferred_url = models.CharField(max_length=2048)
+
+    class Meta:
+        verbose_name_plural = "agent identities"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "preferred_url"], name="one_agent_per_card")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner}: {self.preferred_url}"

@@ -2,13 +2,19 @@
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.dispatch import receiver
+from django.utils import timezone
 
+from a2a.discovery import DiscoveryError, card_resolve
 from a2a.mapping import card_generate, card_to_agent_input
-from a2a.models import CardDocument
+from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.signatures import SignatureResult, card_signature_verify
 from a2a.validation import CardReport, card_validate
 from aap.services import aap_status_clear, aap_status_refresh
 from registry import services as core
@@ -51,10 +57,13 @@ def _document_save(
     return document
 
 
-def _submitted_save(agent: Agent, card: dict, report: CardReport) -> CardDocument:
+def _submitted_save(
+    agent: Agent, card: dict, report: CardReport, body: bytes | None = None
+) -> CardDocument:
+    """Store a submitted card: the bytes received when there are any, else the object as sent."""
     return _document_save(
         agent,
-        canonical_dumps(card),
+        body.removeprefix(b"\xef\xbb\xbf") if body is not None else canonical_dumps(card),
         origin=CardDocument.Origin.SUBMITTED,
         spec_version=report.spec_version or "",
         naming=report.naming,
@@ -62,18 +71,196 @@ def _submitted_save(agent: Agent, card: dict, report: CardReport) -> CardDocumen
     )
 
 
-@transaction.atomic
-def agent_register_card(*, owner: str, card: dict, base_url: str) -> tuple[Agent, CardReport]:
-    report = card_require_valid(card)
-    agent = core.agent_create(
-        owner=owner,
-        data=card_to_agent_input(card),
-        source=Agent.Source.A2A_CARD,
-        base_url=base_url,
+@dataclass
+class CardSource:
+    """How the registry came by a card: posted, or fetched from a domain that served it."""
+
+    body: bytes | None = None
+    verified_domain: str = ""
+    source_url: str = ""
+    discovery_path: str = "posted"
+    origin_problems: list[Problem] = field(default_factory=list)
+    attempts: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class CardRegistration:
+    agent: Agent
+    report: CardReport
+    created: bool
+    source: CardSource
+    signature: SignatureResult
+
+
+def card_preferred_url(card: dict) -> str:
+    endpoints = card_to_agent_input(card).endpoints
+    return endpoints[0].address if endpoints else ""
+
+
+def _url_authority(url: str) -> str | None:
+    """host[:port] of a URL (the port only when not 443): the domain a card belongs to."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port and port != 443 else host
+
+
+def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
+    """Verify the card's signatures (network: the JWKS), outside any transaction."""
+    return card_signature_verify(card, domain=domain or _url_authority(card_preferred_url(card)))
+
+
+def _provenance_save(
+    agent: Agent, source: CardSource, signature: SignatureResult
+) -> CardProvenance:
+    now = timezone.now()
+    provenance, _ = CardProvenance.objects.update_or_create(
+        agent=agent,
+        defaults={
+            "verified_domain": source.verified_domain,
+            "verified_at": now if source.verified_domain else None,
+            "source_url": source.source_url,
+            "discovery_path": source.discovery_path,
+            "origin_problems": [p.as_dict() for p in source.origin_problems],
+            "signature": signature.status,
+            "signature_detail": signature.detail[:2000],
+            "signature_kid": (signature.kid or "")[:200],
+            "signature_checked_at": now,
+        },
     )
-    _submitted_save(agent, card, report)
-    aap_status_refresh(agent=agent, card=card)
-    return agent, report
+    return provenance
+
+
+def agent_register_card(
+    *, owner: str, card: dict, base_url: str, source: CardSource | None = None
+) -> CardRegistration:
+    """Register a card, or update the owner's agent that has the same preferred interface URL.
+
+    Identity is the owner plus the card's preferred interface URL, held by a unique
+    constraint: of concurrent identical registrations one creates the agent, and the
+    others, on the constraint, retry as updates.
+    """
+    source = source or CardSource()
+    report = card_require_valid(card)
+    signature = card_signature_check(card, source.verified_domain or None)
+    preferred = card_preferred_url(card)
+    attempt = 0
+    while True:
+        try:
+            with transaction.atomic():
+                identity = (
+                    AgentIdentity.objects.select_for_update()
+                    .filter(owner=owner, preferred_url=preferred)
+                    .first()
+                )
+                if identity is None:
+                    agent = core.agent_create(
+                        owner=owner,
+                        data=card_to_agent_input(card),
+                        source=Agent.Source.A2A_CARD,
+                        base_url=base_url,
+                    )
+                    AgentIdentity.objects.create(agent=agent, owner=owner, preferred_url=preferred)
+                else:
+                    agent = agent_queryset().get(pk=identity.agent_id)
+                    _agent_card_apply(agent=agent, card=card, base_url=base_url)
+                _submitted_save(agent, card, report, source.body)
+                _provenance_save(agent, source, signature)
+                aap_status_refresh(agent=agent, card=card)
+            return CardRegistration(agent, report, identity is None, source, signature)
+        except IntegrityError:
+            attempt += 1
+            if attempt == 3:
+                raise
+
+
+def agent_register_from_domain(
+    *, owner: str, base_url: str, domain: str | None = None, url: str | None = None
+) -> CardRegistration:
+    """The discovery bootstrap: resolve the card from a domain or URL, then register it."""
+    try:
+        resolved = card_resolve(domain=domain, url=url)
+    except DiscoveryError as exc:
+        raise discovery_problem(exc, "domain" if domain is not None else "url") from None
+    host = _url_authority(resolved.source_url) or ""
+    if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
+        raise ProblemError(
+            422,
+            "origin-mismatch",
+            f"The card served by {host} names interfaces on other hosts.",
+            resolved.origin_problems,
+        )
+    source = CardSource(
+        body=resolved.body,
+        verified_domain=host,
+        source_url=resolved.source_url,
+        discovery_path=resolved.path_used,
+        origin_problems=resolved.origin_problems,
+        attempts=resolved.attempts,
+    )
+    return agent_register_card(owner=owner, card=resolved.card, base_url=base_url, source=source)
+
+
+def discovery_problem(exc: DiscoveryError, field_name: str) -> ProblemError:
+    if exc.reason == "invalid-domain":
+        return ProblemError(400, "validation-error", exc.detail, [Problem(field_name, exc.detail)])
+    return ProblemError(
+        422,
+        "discovery-failed",
+        exc.detail,
+        [Problem(a.url, f"{a.outcome}: {a.detail}") for a in exc.attempts],
+    )
+
+
+def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration:
+    """Fetch the card from the agent's domain; it is verified if the domain serves this card."""
+    document = CardDocument.objects.filter(agent=agent).first()
+    if document is None or document.origin != CardDocument.Origin.SUBMITTED:
+        raise ProblemError(
+            409,
+            "not-verifiable",
+            "Only an agent registered by its card can be verified against its domain.",
+        )
+    stored = json.loads(bytes(document.body))
+    provenance = CardProvenance.objects.filter(agent=agent).first()
+    domain = (
+        domain
+        or (provenance.verified_domain if provenance else "")
+        or _url_authority(card_preferred_url(stored))
+    )
+    try:
+        resolved = card_resolve(domain=domain)
+    except DiscoveryError as exc:
+        raise discovery_problem(exc, "domain") from None
+    if resolved.card != stored:
+        differing = sorted(
+            key
+            for key in set(stored) | set(resolved.card)
+            if stored.get(key) != resolved.card.get(key)
+        )
+        raise ProblemError(
+            409,
+            "card-mismatch",
+            f"The card served at {resolved.source_url} differs from the registered card; "
+            f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
+            [Problem(key, "differs from the served card") for key in differing],
+        )
+    signature = card_signature_check(stored, _url_authority(resolved.source_url))
+    source = CardSource(
+        verified_domain=_url_authority(resolved.source_url) or "",
+        source_url=resolved.source_url,
+        discovery_path=resolved.path_used,
+        origin_problems=resolved.origin_problems,
+        attempts=resolved.attempts,
+    )
+    _provenance_save(agent, source, signature)
+    report = card_validate(stored)
+    return CardRegistration(agent, report, False, source, signature)
 
 
 def _name_free(name: str, protocol: str, taken: set[str]) -> str:
@@ -87,10 +274,35 @@ def _name_free(name: str, protocol: str, taken: set[str]) -> str:
     return candidate
 
 
-@transaction.atomic
-def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> tuple[Agent, CardReport]:
-    """The card becomes the agent's card; endpoints of other protocols stay."""
+def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> CardRegistration:
+    """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify)."""
     report = card_require_valid(card)
+    signature = card_signature_check(card, None)
+    source = CardSource()
+    preferred = card_preferred_url(card)
+    with transaction.atomic():
+        taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(
+            agent=agent
+        )
+        if taken.exists():
+            raise ProblemError(
+                409,
+                "duplicate-agent",
+                f"Another agent of {agent.owner} already has the preferred interface {preferred}.",
+                [Problem("supportedInterfaces[0].url", "is another agent's preferred interface")],
+            )
+        _agent_card_apply(agent=agent, card=card, base_url=base_url)
+        AgentIdentity.objects.update_or_create(
+            agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
+        )
+        _submitted_save(agent, card, report)
+        _provenance_save(agent, source, signature)
+        aap_status_refresh(agent=agent, card=card)
+    return CardRegistration(agent, report, False, source, signature)
+
+
+def _agent_card_apply(*, agent: Agent, card: dict, base_url: str) -> None:
+    """Make the model say what the card says; endpoints of other protocols stay."""
     data = card_to_agent_input(card)
     card_names = {e.name for e in data.endpoints}
     kept = [e for e in agent.endpoints.all() if e.protocol != Endpoint.Protocol.A2A]
@@ -119,9 +331,6 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> tuple[Agen
         source=Agent.Source.A2A_CARD,
         via_card=True,
     )
-    _submitted_save(agent, card, report)
-    aap_status_refresh(agent=agent, card=card)
-    return agent, report
 
 
 def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]) -> None:
@@ -150,6 +359,8 @@ def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]
     document.body = canonical_dumps(card)
     document.sha256 = hashlib.sha256(document.body).hexdigest()
     document.save(update_fields=["body", "sha256", "updated_at"])
+    # The domain served the card as it was, not as it is now.
+    CardProvenance.objects.filter(agent=agent).update(verified_domain="", verified_at=None)
     aap_status_refresh(agent=agent, card=card)
 
 

@@ -22,6 +22,7 @@ from a2a.client.card_resolver import parse_agent_card
 from a2a.compat.v0_3 import types as v03
 from a2a.types import AgentCard
 from registry.jsonutil import Problem, join_path
+from registry.models import Agent, Capability, CapabilityTag, Endpoint
 
 V1 = "1.0"
 V03 = "0.3"
@@ -361,6 +362,43 @@ def _check_skill_ids(doc: dict, walker: _Walker) -> None:
                 seen[skill["id"]] = index
 
 
+def _max_length(model: type, name: str) -> int:
+    return model._meta.get_field(name).max_length
+
+
+def _check_lengths(doc: dict, walker: _Walker) -> None:
+    """What the registry stores of a card in columns (registry/models.py) must fit them."""
+    address = _max_length(Endpoint, "address")
+    skill_id = _max_length(Capability, "external_id")
+    skill_name = _max_length(Capability, "name")
+    tag_index = _max_length(CapabilityTag, "value")
+    checks: list[tuple[str, Any, int]] = [
+        ("name", doc.get("name"), _max_length(Agent, "name")),
+        ("version", doc.get("version"), _max_length(Agent, "version")),
+        ("url", doc.get("url"), address),
+    ]
+    for camel in ("supportedInterfaces", "additionalInterfaces"):
+        key = camel if camel in doc else re.sub(r"([A-Z])", r"_\1", camel).lower()
+        interfaces = doc.get(key)
+        for index, iface in enumerate(interfaces if isinstance(interfaces, list) else []):
+            if isinstance(iface, dict):
+                checks.append((f"{key}[{index}].url", iface.get("url"), address))
+    skills = doc.get("skills")
+    for index, skill in enumerate(skills if isinstance(skills, list) else []):
+        if not isinstance(skill, dict):
+            continue
+        checks.append((f"skills[{index}].id", skill.get("id"), skill_id))
+        checks.append((f"skills[{index}].name", skill.get("name"), skill_name))
+        tags = skill.get("tags")
+        for number, tag in enumerate(tags if isinstance(tags, list) else []):
+            # Tags are indexed lower-cased, and "\u0130".lower() is two characters long.
+            lowered = tag.lower() if isinstance(tag, str) else None
+            checks.append((f"skills[{index}].tags[{number}]", lowered, tag_index))
+    for path, value, limit in checks:
+        if isinstance(value, str) and len(value) > limit:
+            walker.errors.append(Problem(path, f"must be at most {limit} characters"))
+
+
 def _check_v03(doc: dict, walker: _Walker) -> None:
     try:
         v03.AgentCard.model_validate(doc)
@@ -424,6 +462,7 @@ def card_validate(doc: Any) -> CardReport:
             if problem:
                 walker.errors.append(Problem("url", problem))
     _check_skill_ids(doc, walker)
+    _check_lengths(doc, walker)
     if not walker.errors:
         # The SDK's own parser is the last word: what it cannot read is not accepted.
         try:

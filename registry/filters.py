@@ -32,9 +32,43 @@ class AgentFilter(django_filters.FilterSet):
         method="filter_aap_skill", help_text="Implements this AAP skill (e.g. lead.submit)."
     )
 
+    verified = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_verified",
+        help_text="true: the agent's domain served its card (registered by domain, or verified).",
+    )
+    signed = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_signed",
+        help_text="true: the card's signature verified; false: unsigned or invalid.",
+    )
+
     class Meta:
         model = Agent
-        fields = ["capability", "tag", "protocol", "transport", "q", "owner", "aap", "aapSkill"]
+        fields = [
+            "capability",
+            "tag",
+            "protocol",
+            "transport",
+            "q",
+            "owner",
+            "aap",
+            "aapSkill",
+            "verified",
+            "signed",
+        ]
+
+    def filter_verified(self, queryset, name, value):
+        from a2a.models import CardProvenance
+
+        verified = CardProvenance.objects.filter(agent=OuterRef("pk")).exclude(verified_domain="")
+        return queryset.filter(Exists(verified) if value == "true" else ~Exists(verified))
+
+    def filter_signed(self, queryset, name, value):
+        from a2a.models import CardProvenance
+
+        signed = CardProvenance.objects.filter(agent=OuterRef("pk"), signature="verified")
+        return queryset.filter(Exists(signed) if value == "true" else ~Exists(signed))
 
     def filter_capability(self, queryset, name, value):
         caps = Capability.objects.filter(agent=OuterRef("pk"), name__iexact=value.strip())

@@ -2,8 +2,11 @@
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,22 @@ def join_path(base: str, key: str | int) -> str:
     return f"{base}.{key}" if base else key
 
 
+def _text_problem(text: str) -> str | None:
+    """Why a string cannot be stored: PostgreSQL refuses NUL, UTF-8 has no lone surrogates."""
+    if "\x00" in text:
+        return "contains a NUL character (U+0000)"
+    if _SURROGATE.search(text):
+        return "contains a lone surrogate (U+D800 to U+DFFF)"
+    return None
+
+
+def _path_key(key: str) -> str:
+    # A path is echoed in the problem, so a lone surrogate in a key is shown escaped.
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _check(value: Any, path: str, depth: int, max_depth: int, problems: list[Problem]) -> Any:
-    """Find duplicate keys and excessive depth; return plain dicts and lists."""
+    """Find duplicate keys, unstorable text and excessive depth; return plain dicts and lists."""
     if depth > max_depth:
         raise JSONInputError(
             f"JSON is nested deeper than {max_depth} levels",
@@ -68,16 +85,24 @@ def _check(value: Any, path: str, depth: int, max_depth: int, problems: list[Pro
         )
     if isinstance(value, dict):
         for key in getattr(value, "duplicates", ()):
-            problems.append(Problem(join_path(path, key), "duplicate key"))
-        return {
-            k: _check(v, join_path(path, k), depth + 1, max_depth, problems)
-            for k, v in value.items()
-        }
+            problems.append(Problem(join_path(path, _path_key(key)), "duplicate key"))
+        checked = {}
+        for key, item in value.items():
+            key_path = join_path(path, _path_key(key))
+            problem = _text_problem(key)
+            if problem:
+                problems.append(Problem(key_path, f"key {problem}"))
+            checked[key] = _check(item, key_path, depth + 1, max_depth, problems)
+        return checked
     if isinstance(value, list):
         return [
             _check(v, join_path(path, i), depth + 1, max_depth, problems)
             for i, v in enumerate(value)
         ]
+    if isinstance(value, str):
+        problem = _text_problem(value)
+        if problem:
+            problems.append(Problem(path or "(root)", problem))
     return value
 
 
@@ -112,7 +137,11 @@ def strict_loads(data: bytes | str, *, max_depth: int = 64) -> Any:
     problems: list[Problem] = []
     value = _check(value, "", 1, max_depth, problems)
     if problems:
-        raise JSONInputError("the JSON has duplicate keys", problems)
+        kinds = {
+            "duplicate keys" if p.message == "duplicate key" else "text that cannot be stored"
+            for p in problems
+        }
+        raise JSONInputError(f"the JSON has {' and '.join(sorted(kinds))}", problems)
     return value
 
 

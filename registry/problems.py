@@ -31,6 +31,12 @@ PROBLEM_TYPES = {
     "unsupported-media-type": "The endpoint reads JSON bodies only.",
     "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
     "fetch-failed": "The registry could not fetch a document from the given address.",
+    "discovery-failed": "No valid A2A card was found at the domain or URL; errors[] lists "
+    "each address tried and why it failed.",
+    "origin-mismatch": "The card's interfaces are on other hosts than the domain that served it.",
+    "card-mismatch": "The card the domain serves differs from the registered card.",
+    "not-verifiable": "Only agents registered by card can be verified against their domain.",
+    "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
     "server-error": "The registry failed to handle the request.",
 }
 

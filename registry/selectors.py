@@ -10,7 +10,8 @@ from registry.problems import ProblemError
 
 def agent_queryset() -> QuerySet[Agent]:
     # aap_status: the AAP app's per-agent row, shown in every agent's "aap" member.
-    return Agent.objects.select_related("aap_status").prefetch_related(
+    # a2a_provenance: where the card came from, shown in every agent's "trust" member.
+    return Agent.objects.select_related("aap_status", "a2a_provenance").prefetch_related(
         Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
         Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
     )

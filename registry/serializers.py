@@ -177,6 +177,9 @@ class AgentSerializer(serializers.ModelSerializer):
     cardUrl = serializers.SerializerMethodField(
         help_text="Where the agent's A2A card is served; null without an A2A endpoint."
     )
+    trust = serializers.SerializerMethodField(
+        help_text="verified: the agent's domain served this card; signature: of the card."
+    )
     aap = serializers.SerializerMethodField(
         help_text="Auto Agent Protocol status from the agent's card; null without a card."
     )
@@ -195,6 +198,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "capabilities",
             "endpoints",
             "cardUrl",
+            "trust",
             "aap",
         ]
 
@@ -215,6 +219,26 @@ class AgentSerializer(serializers.ModelSerializer):
             },
         }
     )
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "verified": {"type": "boolean"},
+                "verifiedDomain": {"type": "string", "nullable": True},
+                "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
+            },
+        }
+    )
+    def get_trust(self, agent: Agent) -> dict:
+        provenance = getattr(agent, "a2a_provenance", None)  # select_related by agent_queryset
+        if provenance is None:
+            return {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
+        return {
+            "verified": provenance.verified,
+            "verifiedDomain": provenance.verified_domain or None,
+            "signature": provenance.signature,
+        }
+
     def get_aap(self, agent: Agent) -> dict | None:
         status = getattr(agent, "aap_status", None)  # select_related by agent_queryset
         if status is None:

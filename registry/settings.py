@@ -1,6 +1,7 @@
 """Settings, all from the environment (see README "Configuration")."""
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -107,8 +108,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
         conn_health_checks=True,
     )
@@ -118,6 +119,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # Tests use a file, not shared-cache memory: concurrent tests then wait for the write
+    # lock as production does instead of failing with "table is locked".
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"registry-test-{os.getpid()}.sqlite3")
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -210,3 +216,13 @@ FETCH_MAX_REDIRECTS = env_int("FETCH_MAX_REDIRECTS", 3)
 FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")
 FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
 FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
+
+# Registration by domain (a2a/discovery.py): DNS servers for the _agent TXT lookup
+# (empty: the system's), its timeout, and what an interface on another host means:
+# "flag" (stored and shown) or "reject" (the registration fails).
+DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")
+DISCOVERY_DNS_PORT = env_int("DISCOVERY_DNS_PORT", 53)
+DISCOVERY_DNS_TIMEOUT = float(os.environ.get("DISCOVERY_DNS_TIMEOUT", "3"))
+A2A_ORIGIN_POLICY = os.environ.get("A2A_ORIGIN_POLICY", "flag")
+if A2A_ORIGIN_POLICY not in {"flag", "reject"}:
+    raise ImproperlyConfigured("A2A_ORIGIN_POLICY must be 'flag' or 'reject'")

@@ -260,3 +260,48 @@ def test_the_stored_document_is_independent_of_the_request_object(alice, make_ca
     before = copy.deepcopy(card)
     register(alice, card)
     assert card == before
+
+
+def test_a_card_name_longer_than_the_registry_stores_is_400_not_a_database_error(alice, make_card):
+    response = register(alice, make_card(name="n" * 201))
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"path": "name", "message": "must be at most 200 characters"}
+    ]
+    assert Agent.objects.count() == 0
+
+
+def test_a_long_protocol_binding_still_makes_an_endpoint_name_that_fits(alice, make_card):
+    card = make_card()
+    card["supportedInterfaces"][0]["protocolBinding"] = "X" * 300
+    response = register(alice, card)
+    assert response.status_code == 201, response.content
+    assert len(response.json()["endpoints"][0]["name"]) <= 200
+
+
+@pytest.mark.parametrize(
+    ("owner", "message"),
+    [
+        ("o" * 201, "Ensure this field has no more than 200 characters."),
+        ({"team": "ops"}, "Not a valid string."),
+    ],
+)
+def test_an_owner_the_registry_cannot_store_is_400(admin_client, make_card, owner, message):
+    response = admin_client.post(
+        "/a2a/agents", {"card": make_card(), "owner": owner}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"path": "owner", "message": message}]
+    assert Agent.objects.count() == 0
+
+
+def test_a_new_card_renames_other_endpoints_it_collides_with_to_free_names(
+    alice, native_payload, make_card
+):
+    mcp = {"transport": "Http", "protocol": "MCP", "address": "https://tools.example.com/mcp"}
+    payload = native_payload(endpoints=[{**mcp, "name": "jsonrpc"}, {**mcp, "name": "jsonrpc-mcp"}])
+    agent_id = alice.post("/agents", payload, format="json").json()["id"]
+    response = alice.put(f"/a2a/agents/{agent_id}", {"card": make_card()}, format="json")
+    assert response.status_code == 200, response.content
+    names = [e["name"] for e in response.json()["endpoints"]]
+    assert sorted(names) == ["jsonrpc", "jsonrpc-mcp", "jsonrpc-mcp-2"]

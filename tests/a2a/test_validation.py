@@ -121,6 +121,38 @@ def test_media_types_and_versions_are_checked():
     assert "supportedInterfaces[0].protocolVersion" in {w.path for w in report.warnings}
 
 
+@pytest.mark.parametrize(
+    ("path", "value", "limit"),
+    [
+        (("name",), "n" * 201, 200),
+        (("version",), "1." + "0" * 99, 100),
+        (("skills", 0, "id"), "i" * 201, 200),
+        (("skills", 0, "name"), "n" * 201, 200),
+        (("skills", 0, "tags", 1), "t" * 201, 200),
+        # 150 characters, but 300 lower-cased: tags are indexed lower-cased.
+        (("skills", 0, "tags", 1), "\u0130" * 150, 200),
+        (("supportedInterfaces", 0, "url"), "https://weather.example.com/" + "p" * 2021, 2048),
+    ],
+)
+def test_values_longer_than_the_registry_stores_are_errors(path, value, limit):
+    card = copy.deepcopy(BASE_CARD)
+    parent = card
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    report = card_validate(card)
+    where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+    assert [(p.path, p.message) for p in report.errors] == [
+        (where, f"must be at most {limit} characters")
+    ]
+
+
+def test_v03_urls_longer_than_the_registry_stores_are_errors():
+    card = copy.deepcopy(V03_CARD)
+    card["url"] = "https://weather.example.com/" + "p" * 2021
+    assert "url" in paths(card_validate(card))
+
+
 def test_an_invalid_v03_card_reports_its_own_field_names():
     card = copy.deepcopy(V03_CARD)
     del card["defaultInputModes"]

@@ -52,6 +52,8 @@ def agents(alice, make_card, native_payload) -> dict[str, str]:
     """A compliant dealer, a dealer without lead.submit, a non-compliant dealer, others."""
     broken = load("card-public.json")
     broken["name"] = "Broken Dealer"
+    # Another preferred interface: the same one would make it the first dealer, updated.
+    broken["supported_interfaces"][0]["url"] = "https://broken-dealer.example.com/a2a"
     broken["capabilities"]["extensions"][0]["params"]["implemented_skills"].append("x")
     broken["skills"] = [s for s in broken["skills"] if s["id"] != "inventory.facets"]
     no_leads = without_lead_submit(load("card-bearer.json"))
@@ -151,6 +153,7 @@ def test_dealers_listing_pages_with_a_cursor(alice, anon):
     for index in range(3):
         card = load("card-public.json")
         card["name"] = f"Dealer {index}"
+        card["supported_interfaces"][0]["url"] = f"https://dealer-{index}.example.com/a2a"
         register(alice, card)
 
     first = anon.get("/aap/dealers", {"limit": 2}).json()
@@ -174,7 +177,10 @@ def test_listings_do_not_query_per_agent(agents, anon, django_assert_max_num_que
 def test_replacing_the_card_with_a_non_aap_card_clears_the_status(agents, alice, anon, make_card):
     agent_id = agents["dealer"]
 
-    response = alice.put(f"/a2a/agents/{agent_id}", {"card": make_card()}, format="json")
+    # Not the generic agent's interface, which would make it a duplicate of that agent.
+    card = make_card()
+    card["supportedInterfaces"][0]["url"] = "https://weather-2.example.com/a2a"
+    response = alice.put(f"/a2a/agents/{agent_id}", {"card": card}, format="json")
 
     assert response.status_code == 200, response.content
     assert response.json()["aap"] == {

@@ -198,3 +198,11 @@ def test_invalid_native_payloads_are_400_problems_naming_the_field(
     assert body["type"] == "/problems/validation-error"
     assert path in [e["path"] for e in body["errors"]]
     assert Agent.objects.count() == 0
+
+
+def test_a_tag_longer_than_its_index_once_lower_cased_is_400(alice, native_payload):
+    # "\u0130" lower-cases to two characters: 150 of them make a 300-character indexed tag.
+    capabilities = [{"name": "summarize", "tags": ["nlp", "\u0130" * 150]}]
+    response = alice.post("/agents", native_payload(capabilities=capabilities), format="json")
+    assert response.status_code == 400
+    assert [e["path"] for e in response.json()["errors"]] == ["capabilities[0].tags[1]"]

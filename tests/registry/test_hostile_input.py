@@ -65,7 +65,7 @@ def test_non_finite_numbers_are_400(alice, body):
 def test_an_empty_body_is_400(alice):
     response = post_raw(alice, "/a2a/agents", b"")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"path": "card", "message": "is required"}]
+    assert response.json()["errors"][0]["path"] == "card"
 
 
 def test_duplicate_keys_anywhere_are_400_with_paths(alice):
@@ -75,4 +75,38 @@ def test_duplicate_keys_anywhere_are_400_with_paths(alice):
     assert response.json()["errors"] == [
         {"path": "capabilities[0].name", "message": "duplicate key"}
     ]
+    assert Agent.objects.count() == 0
+
+
+def with_metadata(metadata: bytes) -> bytes:
+    return (
+        b'{"name": "a", "endpoints": [{"name": "q", "transport": "Amqp", "protocol": "MCP",'
+        b' "address": "jobs", "protocolMetadata": ' + metadata + b"}]}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metadata", "path", "message"),
+    [
+        (rb'{"note": "x\u0000"}', "note", "contains a NUL character (U+0000)"),
+        (rb'{"k\u0000": 1}', "k\x00", "key contains a NUL character (U+0000)"),
+        (rb'{"note": "\ud800"}', "note", "contains a lone surrogate (U+D800 to U+DFFF)"),
+    ],
+)
+def test_text_that_cannot_be_stored_is_400_with_its_path(alice, metadata, path, message):
+    # PostgreSQL refuses NUL in text and jsonb; no database can encode a lone surrogate.
+    response = post_raw(alice, "/agents", with_metadata(metadata))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["errors"] == [
+        {"path": f"endpoints[0].protocolMetadata.{path}", "message": message}
+    ]
+    assert Agent.objects.count() == 0
+
+
+def test_a_card_with_a_nul_character_is_400_not_a_database_error(alice, make_card):
+    body = json.dumps({"card": make_card(description="Forecasts.\u0000")}).encode()
+    response = post_raw(alice, "/a2a/agents", body)
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "card.description"
     assert Agent.objects.count() == 0
