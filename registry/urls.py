@@ -1,10 +1,17 @@
 from django.contrib import admin
+from django.http import JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from registry import api, problems
 
+def healthz(request) -> JsonResponse:
+    """Liveness for load balancers: answers without touching the database."""
+    return JsonResponse({"status": "ok"})
+
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("agents", api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
     path("agents/<str:agent_id>/endpoints", api.EndpointListView.as_view(), name="endpoints"),

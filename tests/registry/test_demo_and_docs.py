@@ -77,3 +77,10 @@ def test_unknown_paths_and_methods_answer_with_problems(anon):
 def test_problem_types_are_documented(anon):
     body = anon.get("/problems/invalid-card").json()
     assert "agent card" in body["description"]
+
+
+def test_healthz_answers_ok_without_the_database(anon, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        response = anon.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
