@@ -15,11 +15,11 @@ from a2a.discovery import DiscoveryError, card_resolve
 from a2a.mapping import card_generate, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.signatures import SignatureResult, card_signature_verify
-from a2a.validation import CardReport, card_validate
+from a2a.validation import CardReport, card_classify, card_get, card_index_view, card_validate
 from aap.services import aap_status_clear, aap_status_refresh
 from registry import services as core
 from registry.jsonutil import Problem, canonical_dumps
-from registry.models import Agent, Endpoint
+from registry.models import Agent, AgentFacet, Endpoint
 from registry.problems import ProblemError
 from registry.selectors import agent_queryset
 from registry.signals import agent_changed
@@ -40,9 +40,57 @@ def card_require_valid(card: Any) -> CardReport:
     return report
 
 
+# 1.0 security scheme wrappers and the scheme types they stand for (0.3 ``type`` values).
+SCHEME_TYPES = {
+    "apiKeySecurityScheme": "apiKey",
+    "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2",
+    "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+
+
+def card_facets(card: dict) -> set[tuple[str, str]]:
+    """The indexed facts of a card that discovery filters and counts by."""
+    view = card_index_view(card)
+    facts: set[tuple[str, str]] = {("specVersion", card_classify(card) or "")}
+    for iface in view.get("supportedInterfaces", []):
+        facts.add(("protocolBinding", iface.get("protocolBinding", "")))
+        facts.add(("protocolVersion", iface.get("protocolVersion", "")))
+    organization = (view.get("provider") or {}).get("organization")
+    if organization:
+        facts.add(("provider", organization))
+    capabilities = view.get("capabilities") or {}
+    facts.add(("streaming", "true" if capabilities.get("streaming") else "false"))
+    facts.add(("pushNotifications", "true" if capabilities.get("pushNotifications") else "false"))
+    for extension in capabilities.get("extensions", []):
+        if extension.get("uri"):
+            facts.add(("extension", extension["uri"]))
+    raw_schemes = card_get(card, "securitySchemes") or {}
+    for name, scheme in (view.get("securitySchemes") or {}).items():
+        kinds = [SCHEME_TYPES[k] for k in scheme if k in SCHEME_TYPES]
+        raw = raw_schemes.get(name) if isinstance(raw_schemes, dict) else None
+        if not kinds and isinstance(raw, dict) and isinstance(raw.get("type"), str):
+            kinds = [raw["type"]]
+        facts.update(("securityScheme", kind) for kind in kinds)
+    return {(kind, value[:300]) for kind, value in facts if value}
+
+
+def _facets_save(agent: Agent, card: dict | None) -> None:
+    kinds = {"specVersion", "protocolBinding", "protocolVersion", "provider", "streaming",
+             "pushNotifications", "extension", "securityScheme"}
+    AgentFacet.objects.filter(agent=agent, kind__in=kinds).delete()
+    if card is not None:
+        AgentFacet.objects.bulk_create(
+            AgentFacet(agent=agent, kind=kind, value=value)
+            for kind, value in sorted(card_facets(card))
+        )
+
+
 def _document_save(
     agent: Agent, body: bytes, *, origin: str, spec_version: str, naming: str, signed: bool
 ) -> CardDocument:
+    _facets_save(agent, json.loads(body))
     document, _ = CardDocument.objects.update_or_create(
         agent=agent,
         defaults={
@@ -370,6 +418,7 @@ def card_generated_refresh(agent: Agent, base_url: str) -> None:
     card = card_generate(agent, base_url)
     if card is None:
         CardDocument.objects.filter(agent=agent).delete()
+        _facets_save(agent, None)
         aap_status_clear(agent=agent)
         return
     report = card_validate(card)

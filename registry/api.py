@@ -1,17 +1,19 @@
 """The native HTTP API: one view per resource, thin over services and selectors."""
 
+from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics, status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import selectors, services
+from registry import discovery, selectors, services
 from registry.auth import principal_may_change
 from registry.filters import AgentFilter
 from registry.jsonutil import Problem
-from registry.pagination import AgentCursorPagination
 from registry.problems import ProblemError
 from registry.serializers import (
     AgentInputSerializer,
@@ -22,6 +24,14 @@ from registry.serializers import (
     capability_input,
     endpoint_input,
 )
+
+
+class AgentPageSerializer(serializers.Serializer):
+    results = AgentSerializer(many=True)
+    next = serializers.URLField(allow_null=True)
+    sort = serializers.CharField()
+    facets = serializers.DictField(required=False)
+    deleted = serializers.ListField(child=serializers.DictField(), required=False)
 
 
 def agent_response(request: Request, agent_id, status_code: int = 200, **headers) -> Response:
@@ -44,16 +54,68 @@ def owner_for(request: Request, requested: str | None) -> str:
     return request.user.owner
 
 
-class AgentListView(generics.ListAPIView):
-    """List agents (the same filters as /discover/agents) or register one natively."""
+class DiscoverAgentsView(APIView):
+    """Find agents: filters, text search, sort, facet counts, keyset cursors, change feed.
 
-    serializer_class = AgentSerializer
-    filter_backends = [DjangoFilterBackend]
+    With ``updated_since`` the listing is a change feed for mirrors: agents changed since
+    then, oldest change first, and ``deleted``: the agents deleted in the same span.
+    """
+
     filterset_class = AgentFilter
-    pagination_class = AgentCursorPagination
+    filter_backends = [DjangoFilterBackend]  # for the OpenAPI schema's query parameters
 
     def get_queryset(self):
         return selectors.agent_queryset()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
+            OpenApiParameter("facets", str, description="Comma-separated facet names."),
+            OpenApiParameter("updated_since", OpenApiTypes.DATETIME),
+            OpenApiParameter("limit", int),
+            OpenApiParameter("cursor", str),
+        ],
+        filters=True,
+        responses=AgentPageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        filterset = self.filterset_class(
+            data=request.query_params, queryset=self.get_queryset(), request=request
+        )
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)
+        queryset = filterset.qs
+        page, sort, since = discovery.discover(queryset, request.query_params)
+        body = {
+            "results": AgentSerializer(page.rows, many=True, context={"request": request}).data,
+            "next": self._next_link(request, page.next_cursor),
+            "sort": sort,
+        }
+        names = discovery.facets_parse(request.query_params.get("facets"))
+        if names:
+            body["facets"] = discovery.facet_counts(queryset, names)
+        if since is not None:
+            start = since
+            if request.query_params.get("cursor"):
+                start = min((a.updated_at for a in page.rows), default=since)
+            end = page.rows[-1].updated_at if page.next_cursor else None
+            body["deleted"] = discovery.deleted_between(start, end)
+        response = Response(body)
+        last_change = discovery.registry_last_change()
+        if last_change is not None:
+            response["Last-Modified"] = http_date(last_change.timestamp())
+        return response
+
+    def _next_link(self, request: Request, cursor: str | None) -> str | None:
+        if cursor is None:
+            return None
+        params = request.query_params.copy()
+        params["cursor"] = cursor
+        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+
+class AgentListView(DiscoverAgentsView):
+    """List agents (as /discover/agents does) or register one natively."""
 
     @extend_schema(request=AgentInputSerializer, responses={201: AgentSerializer})
     def post(self, request: Request) -> Response:
@@ -65,18 +127,6 @@ class AgentListView(generics.ListAPIView):
             base_url=base_url(request),
         )
         return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")
-
-
-class DiscoverAgentsView(generics.ListAPIView):
-    """Find agents by capability, tag, protocol, transport or text; cursor-paginated."""
-
-    serializer_class = AgentSerializer
-    filter_backends = [DjangoFilterBackend]
-    filterset_class = AgentFilter
-    pagination_class = AgentCursorPagination
-
-    def get_queryset(self):
-        return selectors.agent_queryset()
 
 
 class AgentDetailView(APIView):

@@ -1,9 +1,32 @@
 """Discovery filters for /discover/agents."""
 
+import uuid
+
 import django_filters
 from django.db.models import Exists, OuterRef, Q
 
-from registry.models import Agent, Capability, CapabilityTag, Endpoint
+from registry.models import Agent, AgentFacet, Capability, CapabilityTag, Endpoint
+from registry.search import text_filter
+
+BOOLEAN = [("true", "true"), ("false", "false")]
+
+
+def _facet(kind: str, help_text: str, lookup: str = "value") -> django_filters.CharFilter:
+    def method(queryset, name, value):
+        facts = AgentFacet.objects.filter(
+            agent=OuterRef("pk"), kind=kind, **{lookup: value.strip()}
+        )
+        return queryset.filter(Exists(facts))
+
+    return django_filters.CharFilter(method=method, help_text=help_text)
+
+
+def _flag(kind: str, help_text: str) -> django_filters.ChoiceFilter:
+    def method(queryset, name, value):
+        facts = AgentFacet.objects.filter(agent=OuterRef("pk"), kind=kind, value=value)
+        return queryset.filter(Exists(facts))
+
+    return django_filters.ChoiceFilter(choices=BOOLEAN, method=method, help_text=help_text)
 
 
 class AgentFilter(django_filters.FilterSet):
@@ -21,7 +44,23 @@ class AgentFilter(django_filters.FilterSet):
         method="filter_transport",
         help_text="Has an endpoint over this transport.",
     )
-    q = django_filters.CharFilter(method="filter_text", help_text="Text in name or description.")
+    q = django_filters.CharFilter(
+        method="filter_text",
+        help_text="Words in the name, description, skill names, skill descriptions or tags "
+        "(each word matches the start of a word).",
+    )
+    skill = django_filters.CharFilter(
+        method="filter_skill", help_text="Skill id (an A2A skill id, or a capability id)."
+    )
+    protocolBinding = _facet("protocolBinding", "An A2A interface binding: JSONRPC, GRPC, …")
+    protocolVersion = _facet("protocolVersion", "An A2A interface protocol version: 1.0, 0.3 …")
+    provider = _facet("provider", "Provider organization (case-insensitive).", "value__iexact")
+    extension = _facet("extension", "An A2A extension URI the card declares.")
+    securityScheme = _facet(
+        "securityScheme", "A security scheme type: apiKey, http, oauth2, openIdConnect, mutualTLS."
+    )
+    streaming = _flag("streaming", "The card declares streaming.")
+    pushNotifications = _flag("pushNotifications", "The card declares push notifications.")
     owner = django_filters.CharFilter(field_name="owner")
     aap = django_filters.ChoiceFilter(
         choices=[("true", "true"), ("false", "false")],
@@ -56,6 +95,14 @@ class AgentFilter(django_filters.FilterSet):
             "aapSkill",
             "verified",
             "signed",
+            "skill",
+            "protocolBinding",
+            "protocolVersion",
+            "provider",
+            "extension",
+            "securityScheme",
+            "streaming",
+            "pushNotifications",
         ]
 
     def filter_verified(self, queryset, name, value):
@@ -89,10 +136,16 @@ class AgentFilter(django_filters.FilterSet):
         )
 
     def filter_text(self, queryset, name, value):
+        return text_filter(queryset, value)
+
+    def filter_skill(self, queryset, name, value):
         value = value.strip()
-        if not value:
-            return queryset
-        return queryset.filter(Q(name__icontains=value) | Q(description__icontains=value))
+        match = Q(external_id=value)
+        try:
+            match |= Q(pk=uuid.UUID(value), external_id="")
+        except ValueError:
+            pass
+        return queryset.filter(Exists(Capability.objects.filter(match, agent=OuterRef("pk"))))
 
     # The AAP filters live here so /discover/agents has one FilterSet; the import is
     # lazy so the core does not depend on the aap app at import time.

@@ -58,8 +58,9 @@ class Agent(models.Model):
     class Meta:
         ordering = ["-created_at", "id"]
         indexes = [
-            models.Index(Lower("name"), name="agent_name_lower"),
+            models.Index(Lower("name"), "id", name="agent_name_lower"),
             models.Index(fields=["-created_at", "id"], name="agent_created_id"),
+            models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
         ]
 
     def __str__(self) -> str:
@@ -173,3 +174,52 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_repr}"
+
+
+class AgentFacet(models.Model):
+    """An indexed (kind, value) fact about an agent, for filters and facet counts.
+
+    Protocol apps write them at write time from what they know (an A2A card's bindings,
+    versions, provider, extensions, security schemes…), so reads never scan documents.
+    """
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="facets")
+    kind = models.CharField(max_length=40)
+    value = models.CharField(max_length=300)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["kind", "value", "agent"], name="agent_facet_lookup"),
+            models.Index(fields=["agent", "kind"], name="agent_facet_agent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value}"
+
+
+class AgentSearchText(models.Model):
+    """The searchable text of an agent (name, description, capability names, descriptions
+    and tags), kept at write time. PostgreSQL indexes it as a tsvector (GIN), SQLite in an
+    FTS5 table; see registry/search.py."""
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="search_text"
+    )
+    text = models.TextField()
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Tombstone(models.Model):
+    """A deleted agent, for mirrors syncing with updated_since."""
+
+    agent_id = models.UUIDField(primary_key=True)
+    owner = models.CharField(max_length=200)
+    deleted_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["deleted_at", "agent_id"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} deleted {self.deleted_at:%Y-%m-%d %H:%M:%S}"

@@ -1,38 +1,92 @@
-from rest_framework.pagination import CursorPagination
+"""Keyset pagination: opaque cursors over (sort key, id) that stay correct while rows change.
+
+A cursor holds the sort key and id of the last row served; the next page is the rows
+strictly after it in the sort order, found through an index, never by offset. Rows
+inserted before the cursor are not seen again and rows after it are not skipped.
+"""
+
+import base64
+import binascii
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Lower
+from django.utils.dateparse import parse_datetime
 
 from registry.jsonutil import Problem
 from registry.problems import ProblemError
 
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
 
-class AgentCursorPagination(CursorPagination):
-    """Opaque cursors over (created, id): stable while agents are added."""
+# sort name -> (expression of the key, descending?)
+SORTS = {
+    "recent": (F("created_at"), True),
+    "name": (Lower("name"), False),
+    "relevance": (F("rank"), True),
+    "updated": (F("updated_at"), False),
+}
 
-    ordering = ("-created_at", "id")
-    page_size = 20
-    max_page_size = 100
-    page_size_query_param = "limit"
-    cursor_query_param = "cursor"
 
-    def get_page_size(self, request):
-        raw = request.query_params.get(self.page_size_query_param)
-        if raw is None or raw == "":
-            return self.page_size
-        try:
-            value = int(raw)
-        except ValueError:
-            value = 0
-        if value < 1:
-            message = "must be a whole number from 1 to 100"
-            raise ProblemError(
-                400, "validation-error", f"limit {message}.", [Problem("limit", message)]
-            )
-        return min(value, self.max_page_size)
+def _bad(name: str, message: str) -> ProblemError:
+    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
 
-    def decode_cursor(self, request):
-        try:
-            return super().decode_cursor(request)
-        except Exception:
-            message = "is not valid: use the next link as given"
-            raise ProblemError(
-                400, "validation-error", f"cursor {message}.", [Problem("cursor", message)]
-            ) from None
+
+def limit_parse(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return DEFAULT_LIMIT
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise _bad("limit", "must be a whole number from 1 to 100")
+    return min(value, MAX_LIMIT)
+
+
+def _encode(sort: str, key: Any, pk: uuid.UUID) -> str:
+    if isinstance(key, datetime):
+        key = key.isoformat()
+    raw = json.dumps([sort, key, str(pk)], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        cursor_sort, key, pk = json.loads(raw)
+        pk = uuid.UUID(pk)
+    except (binascii.Error, ValueError, TypeError):
+        raise _bad("cursor", "is not valid: use the next link as given") from None
+    if cursor_sort != sort:
+        raise _bad("cursor", f"belongs to another sort order ({cursor_sort})")
+    if sort in {"recent", "updated"}:
+        key = parse_datetime(key) if isinstance(key, str) else None
+        if key is None:
+            raise _bad("cursor", "is not valid: use the next link as given")
+    return key, pk
+
+
+@dataclass
+class Page:
+    rows: list
+    next_cursor: str | None
+
+
+def keyset_page(queryset: QuerySet, *, sort: str, limit: int, cursor: str | None) -> Page:
+    expression, descending = SORTS[sort]
+    queryset = queryset.annotate(sort_key=expression)
+    if cursor:
+        key, pk = _decode(cursor, sort)
+        after = Q(sort_key__lt=key) if descending else Q(sort_key__gt=key)
+        queryset = queryset.filter(after | Q(sort_key=key, pk__gt=pk))
+    order = "-sort_key" if descending else "sort_key"
+    rows = list(queryset.order_by(order, "pk")[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _encode(sort, rows[-1].sort_key, rows[-1].pk) if more else None
+    return Page(rows, next_cursor)

@@ -6,9 +6,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from registry.audit import agent_summary, audit_record
-from registry.models import Agent, ApiKey, Capability, CapabilityTag, Endpoint
+from registry.models import (
+    Agent,
+    AgentSearchText,
+    ApiKey,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+    Tombstone,
+)
+from registry.search import search_text_build
 from registry.signals import agent_changed
 
 
@@ -80,6 +90,13 @@ def _capability_key(external_id: str, name: str) -> tuple[str, str]:
     return (external_id, "" if external_id else name)
 
 
+def _search_text_refresh(agent: Agent) -> None:
+    # Read afresh: a prefetched agent.capabilities would be the list before this write.
+    capabilities = Capability.objects.filter(agent=agent).order_by("position")
+    text = search_text_build(agent.name, agent.description, capabilities)
+    AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text})
+
+
 def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
     endpoint.name = data.name
     endpoint.transport = data.transport
@@ -133,6 +150,7 @@ def agent_create(
     agent.save()
     _capabilities_set(agent, data.capabilities)
     _endpoints_set(agent, data.endpoints)
+    _search_text_refresh(agent)
     _notify(
         agent,
         {"name", "description", "version", "capabilities", "endpoints", "a2a-endpoints"},
@@ -181,6 +199,8 @@ def agent_update(
         changed.add("endpoints")
         if _endpoints_set(agent, endpoints):
             changed.add("a2a-endpoints")
+    if changed & {"name", "description", "capabilities"}:
+        _search_text_refresh(agent)
     _notify(agent, changed, via_card=via_card, base_url=base_url)
     fresh = Agent.objects.prefetch_related("capabilities", "endpoints").get(pk=agent.pk)
     audit_record(
@@ -198,6 +218,9 @@ def agent_delete(*, agent: Agent) -> None:
     before = agent_summary(agent)
     agent_id = agent.id
     agent.delete()
+    Tombstone.objects.update_or_create(
+        agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}
+    )
     audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
 
 

@@ -1,0 +1,126 @@
+"""Discovery reads: filter, sort, page, count facets, and the change feed for mirrors."""
+
+from datetime import datetime
+
+from django.db.models import Count, DateTimeField, Max, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils.dateparse import parse_datetime
+
+from registry.jsonutil import Problem
+from registry.models import Agent, AgentFacet, CapabilityTag, Endpoint, Tombstone
+from registry.pagination import SORTS, Page, keyset_page, limit_parse
+from registry.problems import ProblemError
+
+FACET_LIMIT = 20
+ENDPOINT_FACETS = {"protocol", "transport"}
+CARD_FACETS = {
+    "protocolBinding",
+    "protocolVersion",
+    "provider",
+    "extension",
+    "securityScheme",
+    "streaming",
+    "pushNotifications",
+    "specVersion",
+}
+FACETS = {"tag"} | ENDPOINT_FACETS | CARD_FACETS | {"aap"}
+
+
+def _bad(name: str, message: str) -> ProblemError:
+    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
+
+
+def sort_choose(params, *, has_text: bool, syncing: bool) -> str:
+    if syncing:
+        return "updated"
+    sort = params.get("sort") or ("relevance" if has_text else "recent")
+    if sort not in SORTS or sort == "updated":
+        raise _bad("sort", "must be relevance, recent or name")
+    if sort == "relevance" and not has_text:
+        raise _bad("sort", "relevance needs a text query (q)")
+    return sort
+
+
+def since_parse(raw: str | None) -> datetime | None:
+    if not raw:
+        return None
+    value = parse_datetime(raw.replace(" ", "+"))
+    if value is None or value.tzinfo is None:
+        raise _bad("updated_since", "must be an RFC 3339 time with a zone, like 2026-01-31T12:00:00Z")
+    return value
+
+
+def facets_parse(raw: str | None) -> list[str]:
+    names = [n.strip() for n in (raw or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in FACETS]
+    if unknown:
+        raise _bad("facets", f"knows {', '.join(sorted(FACETS))}; not {', '.join(unknown)}")
+    return list(dict.fromkeys(names))
+
+
+def facet_counts(queryset: QuerySet, names: list[str]) -> dict[str, list[dict]]:
+    """Per facet, the most frequent values among the matching agents, with agent counts."""
+    ids = queryset.order_by().values("pk")
+    counts: dict[str, list[dict]] = {}
+    for name in names:
+        if name == "tag":
+            rows = CapabilityTag.objects.filter(agent__in=ids).values_list("value")
+            rows = rows.annotate(n=Count("agent", distinct=True))
+        elif name in ENDPOINT_FACETS:
+            rows = Endpoint.objects.filter(agent__in=ids).values_list(name)
+            rows = rows.annotate(n=Count("agent", distinct=True))
+        elif name == "aap":
+            from aap.models import AAPStatus
+
+            rows = (
+                AAPStatus.objects.filter(agent__in=ids, is_dealer_agent=True)
+                .values_list("compliant")
+                .annotate(n=Count("agent"))
+            )
+        else:
+            rows = AgentFacet.objects.filter(agent__in=ids, kind=name).values_list("value")
+            rows = rows.annotate(n=Count("agent", distinct=True))
+        top = rows.order_by("-n", rows.query.values_select[0])[:FACET_LIMIT]
+        counts[name] = [
+            {"value": _facet_value(value), "count": n} for value, n in top
+        ]
+    return counts
+
+
+def _facet_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def deleted_between(start: datetime, end: datetime | None) -> list[dict]:
+    rows = Tombstone.objects.filter(deleted_at__gte=start)
+    if end is not None:
+        rows = rows.filter(deleted_at__lt=end)
+    return [
+        {"id": str(t.agent_id), "deletedAt": t.deleted_at.isoformat().replace("+00:00", "Z")}
+        for t in rows.order_by("deleted_at", "agent_id")[:1000]
+    ]
+
+
+def registry_last_change() -> datetime | None:
+    """When any agent last changed or was deleted: the Last-Modified of every listing."""
+    deleted = RawSQL(
+        f"SELECT MAX(deleted_at) FROM {Tombstone._meta.db_table}", [],
+        output_field=DateTimeField(),
+    )
+    row = Agent.objects.aggregate(changed=Max("updated_at"), deleted=Max(deleted))
+    times = [t for t in (row["changed"], row["deleted"]) if t is not None]
+    return max(times) if times else None
+
+
+def discover(queryset: QuerySet, params) -> tuple[Page, str, datetime | None]:
+    """Sort and page an already filtered queryset; returns the page, sort and since time."""
+    since = since_parse(params.get("updated_since"))
+    sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=bool(since))
+    if since is not None:
+        queryset = queryset.filter(Q(updated_at__gte=since))
+    page = keyset_page(
+        queryset, sort=sort, limit=limit_parse(params.get("limit")), cursor=params.get("cursor")
+    )
+    return page, sort, since

@@ -1,0 +1,60 @@
+"""Full-text search over AgentSearchText, per database.
+
+Every query word must start a word of the agent's text (prefix match, no stemming), on
+PostgreSQL through the generated ``tsv`` column and its GIN index, on SQLite through the
+FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
+"""
+
+import re
+
+from django.db import connection
+from django.db.models import FloatField, QuerySet
+from django.db.models.expressions import RawSQL
+
+MAX_TERMS = 8
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def search_terms(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)][:MAX_TERMS]
+
+
+def search_text_build(name: str, description: str, capabilities) -> str:
+    parts = [name, description]
+    for cap in capabilities:
+        parts.extend([cap.name, cap.description, " ".join(cap.tags)])
+    return "\n".join(p for p in parts if p)
+
+
+def text_filter(queryset: QuerySet, text: str) -> QuerySet:
+    """Agents whose text matches every word of ``text``, annotated with ``rank``."""
+    terms = search_terms(text)
+    if not terms:
+        return queryset.annotate(rank=RawSQL("0.0", [], output_field=FloatField()))
+    table = queryset.model._meta.db_table
+    if connection.vendor == "postgresql":
+        query = " & ".join(f"{term}:*" for term in terms)
+        matches = RawSQL(
+            "SELECT agent_id FROM registry_agentsearchtext "
+            "WHERE tsv @@ to_tsquery('simple', %s)",
+            [query],
+        )
+        rank = RawSQL(
+            "SELECT ts_rank(s.tsv, to_tsquery('simple', %s)) FROM registry_agentsearchtext s "
+            f'WHERE s.agent_id = "{table}"."id"',
+            [query],
+            output_field=FloatField(),
+        )
+    else:
+        query = " AND ".join(f'"{term}"*' for term in terms)
+        matches = RawSQL(
+            "SELECT agent_id FROM registry_agent_fts WHERE registry_agent_fts MATCH %s", [query]
+        )
+        # bm25 is lower for better matches; negated so that higher is better everywhere.
+        rank = RawSQL(
+            "SELECT -bm25(registry_agent_fts) FROM registry_agent_fts "
+            f'WHERE registry_agent_fts MATCH %s AND agent_id = "{table}"."id"',
+            [query],
+            output_field=FloatField(),
+        )
+    return queryset.filter(pk__in=matches).annotate(rank=rank)
