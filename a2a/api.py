@@ -1,7 +1,9 @@
 """The A2A-facing API: register by card, serve cards, the registry's own card."""
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpResponse, JsonResponse
+from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,6 +22,7 @@ from registry.serializers import AgentSerializer, base_url
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
+CARD_CACHE_SECONDS = 300
 
 
 class CardRegistrationSerializer(serializers.Serializer):
@@ -170,11 +173,16 @@ class A2AAgentVerifyView(APIView):
         return registration_response(request, registration, 200)
 
 
-def card_response(document: CardDocument) -> HttpResponse:
-    response = HttpResponse(bytes(document.body), content_type=CARD_CONTENT_TYPE)
-    response["ETag"] = f'"{document.sha256}"'
+def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
+    response = HttpResponse(body, content_type=CARD_CONTENT_TYPE)
+    response["ETag"] = f'"{sha256}"'
+    response["Last-Modified"] = http_date(updated_at.timestamp())
     response["Cache-Control"] = CARD_CACHE_CONTROL
     return response
+
+
+def card_cache_key(agent_id) -> str:
+    return f"card:{agent_id}"
 
 
 class A2AAgentCardView(APIView):
@@ -183,9 +191,20 @@ class A2AAgentCardView(APIView):
     )
     def get(self, request: Request, agent_id: str) -> HttpResponse:
         pk = selectors.parse_uuid(agent_id)
-        document = CardDocument.objects.filter(agent_id=pk).only("body", "sha256").first()
+        # With a shared cache (REDIS_URL) cards are served from it; writes invalidate them
+        # (a2a.models). A per-process cache could not be invalidated everywhere: not used.
+        shared = bool(settings.REDIS_URL)
+        cached = cache.get(card_cache_key(pk)) if shared else None
+        if cached is not None:
+            return card_response(*cached)
+        document = (
+            CardDocument.objects.filter(agent_id=pk).only("body", "sha256", "updated_at").first()
+        )
         if document is not None:
-            return card_response(document)
+            entry = (bytes(document.body), document.sha256, document.updated_at)
+            if shared:
+                cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
+            return card_response(*entry)
         if Agent.objects.filter(pk=pk).exists():
             raise ProblemError(
                 404,

@@ -16,11 +16,21 @@ from a2a.mapping import card_generate, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.signatures import SignatureResult, card_signature_verify
 from a2a.validation import CardReport, card_classify, card_get, card_index_view, card_validate
-from aap.services import aap_status_clear, aap_status_refresh
+from aap.models import AAPSkill, AAPStatus
+from aap.services import aap_status_clear, aap_status_of, aap_status_refresh
 from registry import services as core
+from registry.audit import audit_record
 from registry.jsonutil import Problem, canonical_dumps
-from registry.models import Agent, AgentFacet, Endpoint
+from registry.models import (
+    Agent,
+    AgentFacet,
+    AgentSearchText,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+)
 from registry.problems import ProblemError
+from registry.search import search_text_build
 from registry.selectors import agent_queryset
 from registry.signals import agent_changed
 
@@ -77,8 +87,16 @@ def card_facets(card: dict) -> set[tuple[str, str]]:
 
 
 def _facets_save(agent: Agent, card: dict | None) -> None:
-    kinds = {"specVersion", "protocolBinding", "protocolVersion", "provider", "streaming",
-             "pushNotifications", "extension", "securityScheme"}
+    kinds = {
+        "specVersion",
+        "protocolBinding",
+        "protocolVersion",
+        "provider",
+        "streaming",
+        "pushNotifications",
+        "extension",
+        "securityScheme",
+    }
     AgentFacet.objects.filter(agent=agent, kind__in=kinds).delete()
     if card is not None:
         AgentFacet.objects.bulk_create(
@@ -460,3 +478,155 @@ def on_agent_changed(
         _card_managed_update(agent, document, changed)
         return
     card_generated_refresh(agent, base_url)
+
+
+def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
+    """Register many cards in one transaction with bulk inserts (imports, crawls, benchmarks).
+
+    Every card is validated first: one invalid card refuses the batch. Cards whose owner and
+    preferred interface URL an agent already has, or that repeat one earlier in the batch,
+    are skipped. Signed cards are verified one by one (that needs their JWKS). Returns the
+    number of agents created.
+    """
+    prepared = []
+    for index, card in enumerate(cards):
+        report = card_validate(card)
+        if not report.ok:
+            raise ProblemError(
+                400,
+                "invalid-card",
+                f"Card {index} is invalid: {report.errors[0].path} {report.errors[0].message}.",
+                [Problem(f"cards[{index}].{p.path}", p.message) for p in report.errors],
+            )
+        data = card_to_agent_input(card)
+        preferred = data.endpoints[0].address if data.endpoints else ""
+        prepared.append((card, report, data, preferred))
+    taken = set(
+        AgentIdentity.objects.filter(
+            owner=owner, preferred_url__in=[p[3] for p in prepared]
+        ).values_list("preferred_url", flat=True)
+    )
+    rows: dict[str, list] = {
+        name: []
+        for name in (
+            "agents",
+            "capabilities",
+            "tags",
+            "endpoints",
+            "texts",
+            "documents",
+            "provenance",
+            "identities",
+            "facets",
+            "aap",
+            "aap_skills",
+        )
+    }
+    for card, report, data, preferred in prepared:
+        if preferred in taken:
+            continue
+        taken.add(preferred)
+        agent = Agent(
+            name=data.name,
+            description=data.description,
+            version=data.version,
+            owner=owner,
+            source=Agent.Source.A2A_CARD,
+        )
+        rows["agents"].append(agent)
+        capabilities = [
+            Capability(
+                agent=agent,
+                name=c.name,
+                description=c.description,
+                tags=list(c.tags),
+                external_id=c.external_id,
+                position=position,
+            )
+            for position, c in enumerate(data.capabilities)
+        ]
+        rows["capabilities"] += capabilities
+        rows["tags"] += [
+            CapabilityTag(capability=cap, agent=agent, value=tag.lower())
+            for cap in capabilities
+            for tag in dict.fromkeys(cap.tags)
+        ]
+        rows["endpoints"] += [
+            Endpoint(
+                agent=agent,
+                name=e.name,
+                transport=e.transport,
+                protocol=e.protocol,
+                address=e.address,
+                liveness_model=e.liveness_model,
+                heartbeat_interval_seconds=e.heartbeat_interval_seconds,
+                ttl_seconds=e.ttl_seconds,
+                protocol_metadata=e.protocol_metadata,
+                position=position,
+            )
+            for position, e in enumerate(data.endpoints)
+        ]
+        rows["texts"].append(
+            AgentSearchText(
+                agent=agent, text=search_text_build(agent.name, agent.description, capabilities)
+            )
+        )
+        body = canonical_dumps(card)
+        rows["documents"].append(
+            CardDocument(
+                agent=agent,
+                body=body,
+                sha256=hashlib.sha256(body).hexdigest(),
+                origin=CardDocument.Origin.SUBMITTED,
+                spec_version=report.spec_version or "",
+                naming=report.naming,
+                signed=report.signed,
+            )
+        )
+        signature = (
+            card_signature_check(card, None)
+            if report.signed
+            else SignatureResult("unsigned", "The card carries no signatures.")
+        )
+        rows["provenance"].append(
+            CardProvenance(
+                agent=agent,
+                discovery_path="import",
+                signature=signature.status,
+                signature_detail=signature.detail[:2000],
+                signature_kid=(signature.kid or "")[:200],
+                signature_checked_at=timezone.now(),
+            )
+        )
+        rows["identities"].append(AgentIdentity(agent=agent, owner=owner, preferred_url=preferred))
+        rows["facets"] += [
+            AgentFacet(agent=agent, kind=kind, value=value)
+            for kind, value in sorted(card_facets(card))
+        ]
+        status = aap_status_of(card)
+        rows["aap"].append(AAPStatus(agent=agent, **status))
+        rows["aap_skills"] += [
+            AAPSkill(agent=agent, skill_id=skill) for skill in status["implemented_skills"]
+        ]
+    with transaction.atomic():
+        for name, model in (
+            ("agents", Agent),
+            ("capabilities", Capability),
+            ("tags", CapabilityTag),
+            ("endpoints", Endpoint),
+            ("texts", AgentSearchText),
+            ("documents", CardDocument),
+            ("provenance", CardProvenance),
+            ("identities", AgentIdentity),
+            ("facets", AgentFacet),
+            ("aap", AAPStatus),
+            ("aap_skills", AAPSkill),
+        ):
+            model.objects.bulk_create(rows[name], batch_size=1000)
+        if rows["agents"]:
+            audit_record(
+                "agents.bulk-import",
+                object_repr=f"{len(rows['agents'])} agents for {owner}",
+                after={"created": len(rows["agents"]), "skipped": len(cards) - len(rows["agents"])},
+            )
+    return len(rows["agents"])

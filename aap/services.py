@@ -144,25 +144,29 @@ def aap_check_domain(domain: str) -> AAPReport:
 
 
 @transaction.atomic
-def aap_status_refresh(*, agent: Agent, card: Any) -> AAPStatus:
-    """Store the AAP v0.1 card check of the agent's current card (no network)."""
+def aap_status_of(card: Any) -> dict[str, Any]:
+    """The AAP v0.1 card check of a card (no network), as AAPStatus field values."""
     summary = aap_card_summary(card)
     if summary["isDealerAgent"]:
         report = aap_check(card)
         compliant, skills = report.compliant, list(report.implemented_skills)
     else:
         compliant, skills = False, []
-    status, _ = AAPStatus.objects.update_or_create(
-        agent=agent,
-        defaults={
-            "is_dealer_agent": summary["isDealerAgent"],
-            "compliant": compliant,
-            # A URI may claim any version ("v1.2.3.4…"); the column holds real ones.
-            "aap_version": (summary["aapVersion"] or "")[: AAPStatus.VERSION_MAX_LENGTH],
-            "implemented_skills": skills,
-            "checked_at": timezone.now(),
-        },
-    )
+    return {
+        "is_dealer_agent": summary["isDealerAgent"],
+        "compliant": compliant,
+        # A URI may claim any version ("v1.2.3.4…"); the column holds real ones.
+        "aap_version": (summary["aapVersion"] or "")[: AAPStatus.VERSION_MAX_LENGTH],
+        "implemented_skills": skills,
+        "checked_at": timezone.now(),
+    }
+
+
+def aap_status_refresh(*, agent: Agent, card: Any) -> AAPStatus:
+    """Store the AAP v0.1 card check of the agent's current card (no network)."""
+    values = aap_status_of(card)
+    skills = values["implemented_skills"]
+    status, _ = AAPStatus.objects.update_or_create(agent=agent, defaults=values)
     AAPSkill.objects.filter(agent=agent).exclude(skill_id__in=skills).delete()
     stored = set(AAPSkill.objects.filter(agent=agent).values_list("skill_id", flat=True))
     AAPSkill.objects.bulk_create(

@@ -1,6 +1,6 @@
 """Discovery reads: filter, sort, page, count facets, and the change feed for mirrors."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import Count, DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
@@ -44,10 +44,15 @@ def sort_choose(params, *, has_text: bool, syncing: bool) -> str:
 def since_parse(raw: str | None) -> datetime | None:
     if not raw:
         return None
-    value = parse_datetime(raw.replace(" ", "+"))
-    if value is None or value.tzinfo is None:
-        raise _bad("updated_since", "must be an RFC 3339 time with a zone, like 2026-01-31T12:00:00Z")
-    return value
+    message = "must be an RFC 3339 time with a zone, like 2026-01-31T12:00:00Z"
+    try:
+        value = parse_datetime(raw.replace(" ", "+"))
+        if value is None or value.tzinfo is None:
+            raise ValueError(raw)
+        # Databases take UTC offsets up to about ±16 h only; the instant is what counts.
+        return value.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise _bad("updated_since", message) from None
 
 
 def facets_parse(raw: str | None) -> list[str]:
@@ -81,9 +86,7 @@ def facet_counts(queryset: QuerySet, names: list[str]) -> dict[str, list[dict]]:
             rows = AgentFacet.objects.filter(agent__in=ids, kind=name).values_list("value")
             rows = rows.annotate(n=Count("agent", distinct=True))
         top = rows.order_by("-n", rows.query.values_select[0])[:FACET_LIMIT]
-        counts[name] = [
-            {"value": _facet_value(value), "count": n} for value, n in top
-        ]
+        counts[name] = [{"value": _facet_value(value), "count": n} for value, n in top]
     return counts
 
 
@@ -106,7 +109,8 @@ def deleted_between(start: datetime, end: datetime | None) -> list[dict]:
 def registry_last_change() -> datetime | None:
     """When any agent last changed or was deleted: the Last-Modified of every listing."""
     deleted = RawSQL(
-        f"SELECT MAX(deleted_at) FROM {Tombstone._meta.db_table}", [],
+        f"SELECT MAX(deleted_at) FROM {Tombstone._meta.db_table}",
+        [],
         output_field=DateTimeField(),
     )
     row = Agent.objects.aggregate(changed=Max("updated_at"), deleted=Max(deleted))

@@ -1,5 +1,6 @@
 """Discovery filters for /discover/agents."""
 
+import contextlib
 import uuid
 
 import django_filters
@@ -141,10 +142,8 @@ class AgentFilter(django_filters.FilterSet):
     def filter_skill(self, queryset, name, value):
         value = value.strip()
         match = Q(external_id=value)
-        try:
+        with contextlib.suppress(ValueError):  # a native capability is named by its UUID
             match |= Q(pk=uuid.UUID(value), external_id="")
-        except ValueError:
-            pass
         return queryset.filter(Exists(Capability.objects.filter(match, agent=OuterRef("pk"))))
 
     # The AAP filters live here so /discover/agents has one FilterSet; the import is

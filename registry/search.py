@@ -35,8 +35,7 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
     if connection.vendor == "postgresql":
         query = " & ".join(f"{term}:*" for term in terms)
         matches = RawSQL(
-            "SELECT agent_id FROM registry_agentsearchtext "
-            "WHERE tsv @@ to_tsquery('simple', %s)",
+            "SELECT agent_id FROM registry_agentsearchtext WHERE tsv @@ to_tsquery('simple', %s)",
             [query],
         )
         rank = RawSQL(

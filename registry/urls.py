@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from registry import api, problems
 
+
 def healthz(request) -> JsonResponse:
     """Liveness for load balancers: answers without touching the database."""
     return JsonResponse({"status": "ok"})

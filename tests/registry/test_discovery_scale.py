@@ -1,0 +1,327 @@
+"""Discovery at scale: search semantics, facets, sorting, cursors, sync, caching headers,
+query counts, and the bulk import that loads large populations."""
+
+import copy
+import json
+import threading
+
+import pytest
+from django.core.management import call_command
+
+from a2a.services import cards_bulk_import
+from registry.models import Agent, AuditEntry, Tombstone
+from tests.conftest import BASE_CARD
+
+pytestmark = pytest.mark.django_db
+
+
+def card(name, *, url, skills=(), provider="Acme", binding="JSONRPC", version="1.0", **extra):
+    doc = copy.deepcopy(BASE_CARD)
+    doc["name"] = name
+    doc["description"] = extra.pop("description", f"{name} agent.")
+    doc["provider"] = {"organization": provider, "url": "https://acme.example"}
+    doc["capabilities"] = {"streaming": False}
+    doc["supportedInterfaces"] = [
+        {"url": url, "protocolBinding": binding, "protocolVersion": version}
+    ]
+    doc["skills"] = [
+        {"id": sid, "name": sname, "description": sdesc, "tags": list(tags)}
+        for sid, sname, sdesc, tags in skills
+    ] or doc["skills"]
+    doc.update(extra)
+    return doc
+
+
+@pytest.fixture
+def population(alice):
+    cards = [
+        card(
+            "Atlas Router",
+            url="https://atlas.example/a2a",
+            skills=[
+                (
+                    "route",
+                    "Route planning",
+                    "Plans truck routes across Europe.",
+                    ["logistics", "maps"],
+                )
+            ],
+            capabilities={"streaming": True},
+        ),
+        card(
+            "Bard Writer",
+            url="https://bard.example/a2a",
+            provider="Muse Labs",
+            skills=[("poem", "Poetry", "Writes sonnets and haiku.", ["writing", "nlp"])],
+            securitySchemes={
+                "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}
+            },
+            securityRequirements=[{"schemes": {"key": {"list": []}}}],
+        ),
+        card(
+            "Cargo Tracker",
+            url="https://cargo.example/a2a",
+            binding="HTTP+JSON",
+            skills=[
+                (
+                    "track",
+                    "Shipment tracking",
+                    "Tracks containers by number.",
+                    ["logistics", "tracking"],
+                )
+            ],
+            capabilities={"extensions": [{"uri": "https://ext.example/geo/v1"}]},
+        ),
+        card(
+            "Dune Oracle",
+            url="https://dune.example/a2a",
+            version="0.3",
+            description="Answers questions about deserts and route water supplies.",
+            skills=[("ask", "Ask", "Answers questions.", ["qa"])],
+        ),
+    ]
+    ids = {}
+    for doc in cards:
+        response = alice.post("/a2a/agents", {"card": doc}, format="json")
+        assert response.status_code == 201, response.content
+        ids[doc["name"]] = response.json()["id"]
+    return ids
+
+
+def names(response):
+    assert response.status_code == 200, response.content
+    return [a["name"] for a in response.json()["results"]]
+
+
+def test_text_search_covers_skill_names_descriptions_and_tags(anon, population):
+    assert names(anon.get("/discover/agents", {"q": "sonnets"})) == ["Bard Writer"]
+    assert names(anon.get("/discover/agents", {"q": "poetry"})) == ["Bard Writer"]
+    assert sorted(names(anon.get("/discover/agents", {"q": "logistics"}))) == [
+        "Atlas Router",
+        "Cargo Tracker",
+    ]
+    assert names(anon.get("/discover/agents", {"q": "contain"})) == ["Cargo Tracker"]  # prefix
+    assert names(anon.get("/discover/agents", {"q": "truck europe"})) == ["Atlas Router"]
+    assert names(anon.get("/discover/agents", {"q": "truck haiku"})) == []
+
+
+def test_relevance_puts_the_better_match_first(anon, population):
+    # "route" is Atlas's skill name, tag-free description word and skill id; Dune only
+    # mentions it once in its description.
+    found = names(anon.get("/discover/agents", {"q": "route"}))
+    assert found == ["Atlas Router", "Dune Oracle"]
+    assert anon.get("/discover/agents", {"q": "route"}).json()["sort"] == "relevance"
+
+
+def test_sort_by_name_and_recent(anon, population):
+    assert names(anon.get("/discover/agents", {"sort": "name"})) == [
+        "Atlas Router",
+        "Bard Writer",
+        "Cargo Tracker",
+        "Dune Oracle",
+    ]
+    assert names(anon.get("/discover/agents", {"sort": "recent"})) == [
+        "Dune Oracle",
+        "Cargo Tracker",
+        "Bard Writer",
+        "Atlas Router",
+    ]
+    response = anon.get("/discover/agents", {"sort": "relevance"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "sort"
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"skill": "track"}, ["Cargo Tracker"]),
+        ({"protocolBinding": "HTTP+JSON"}, ["Cargo Tracker"]),
+        ({"protocolVersion": "0.3"}, ["Dune Oracle"]),
+        ({"provider": "muse labs"}, ["Bard Writer"]),
+        ({"streaming": "true"}, ["Atlas Router"]),
+        ({"extension": "https://ext.example/geo/v1"}, ["Cargo Tracker"]),
+        ({"securityScheme": "apiKey"}, ["Bard Writer"]),
+        ({"pushNotifications": "true"}, []),
+    ],
+)
+def test_card_facts_are_filters(anon, population, params, expected):
+    assert sorted(names(anon.get("/discover/agents", params))) == expected
+
+
+def test_skill_filter_takes_a_native_capability_id(alice, anon, native_payload):
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    found = anon.get("/discover/agents", {"skill": agent["capabilities"][0]["id"]})
+    assert names(found) == ["Summarizer"]
+
+
+def test_facet_counts_follow_the_query(anon, population):
+    body = anon.get("/discover/agents", {"facets": "tag,protocolBinding,provider,streaming"}).json()
+    facets = body["facets"]
+    assert facets["tag"][0] == {"value": "logistics", "count": 2}
+    assert {"value": "JSONRPC", "count": 3} in facets["protocolBinding"]
+    assert {"value": "Muse Labs", "count": 1} in facets["provider"]
+    assert {"value": "true", "count": 1} in facets["streaming"]
+
+    narrowed = anon.get("/discover/agents", {"q": "logistics", "facets": "tag"}).json()
+    assert {f["value"]: f["count"] for f in narrowed["facets"]["tag"]} == {
+        "logistics": 2,
+        "maps": 1,
+        "tracking": 1,
+    }
+    response = anon.get("/discover/agents", {"facets": "tag,colour"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "facets"
+
+
+def test_cursors_stay_correct_while_agents_are_added(alice, anon, native_payload):
+    for index in range(12):
+        alice.post("/agents", native_payload(name=f"Old {index:02d}"), format="json")
+    first = anon.get("/discover/agents", {"limit": 5}).json()
+    seen = [a["name"] for a in first["results"]]
+    for index in range(6):  # newer agents sort before the cursor: never served on later pages
+        alice.post("/agents", native_payload(name=f"New {index}"), format="json")
+    response = anon.get(first["next"])
+    while True:
+        body = response.json()
+        seen += [a["name"] for a in body["results"]]
+        if not body["next"]:
+            break
+        response = anon.get(body["next"])
+    assert sorted(seen) == [f"Old {index:02d}" for index in range(12)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cursors_stay_correct_under_concurrent_inserts(live_server, make_key, native_payload):
+    import httpx
+
+    key = make_key("writer")
+    with httpx.Client(
+        base_url=live_server.url, timeout=30, headers={"Authorization": f"Bearer {key}"}
+    ) as client:
+        for index in range(30):
+            client.post("/agents", json=native_payload(name=f"Base {index:02d}"))
+        stop = threading.Event()
+
+        def writer():
+            count = 0
+            with httpx.Client(
+                base_url=live_server.url, timeout=30, headers={"Authorization": f"Bearer {key}"}
+            ) as own:
+                while not stop.is_set() and count < 40:
+                    own.post("/agents", json=native_payload(name=f"Concurrent {count}"))
+                    count += 1
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        seen = []
+        url = "/discover/agents?limit=4&sort=name"
+        while url:
+            body = client.get(url).json()
+            seen += [a["name"] for a in body["results"]]
+            url = body["next"]
+        stop.set()
+        thread.join()
+    base = [name for name in seen if name.startswith("Base")]
+    assert base == [f"Base {index:02d}" for index in range(30)]  # each once, in order
+    assert len(seen) == len(set(seen))
+
+
+def test_updated_since_is_a_change_feed_with_tombstones(alice, anon, native_payload):
+    keep = alice.post("/agents", native_payload(name="Keeper"), format="json").json()
+    gone = alice.post("/agents", native_payload(name="Goner"), format="json").json()
+    since = keep["createdAt"]
+    alice.delete(f"/agents/{gone['id']}")
+    alice.patch(f"/agents/{keep['id']}", {"description": "changed"}, format="json")
+    body = anon.get("/discover/agents", {"updated_since": since}).json()
+    assert body["sort"] == "updated"
+    assert [a["name"] for a in body["results"]] == ["Keeper"]
+    assert [d["id"] for d in body["deleted"]] == [gone["id"]]
+    assert Tombstone.objects.get().agent_id.hex == gone["id"].replace("-", "")
+
+    later = anon.get("/discover/agents", {"updated_since": "2999-01-01T00:00:00Z"}).json()
+    assert later["results"] == [] and later["deleted"] == []
+    bad = anon.get("/discover/agents", {"updated_since": "yesterday"})
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["path"] == "updated_since"
+
+
+def test_cards_have_etag_last_modified_and_answer_304(alice, anon, make_card):
+    agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+    first = anon.get(f"/a2a/agents/{agent_id}")
+    assert first["ETag"] and first["Last-Modified"] and "max-age" in first["Cache-Control"]
+    again = anon.get(f"/a2a/agents/{agent_id}", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304
+    assert again.content == b""
+    since = anon.get(f"/a2a/agents/{agent_id}", HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+    assert since.status_code == 304
+    alice.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Changed")}, format="json")
+    changed = anon.get(f"/a2a/agents/{agent_id}", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert changed.status_code == 200
+    assert json.loads(changed.content)["name"] == "Changed"
+
+
+def test_listings_have_etag_last_modified_and_answer_304(alice, anon, native_payload):
+    alice.post("/agents", native_payload(), format="json")
+    first = anon.get("/discover/agents")
+    assert first["ETag"] and first["Last-Modified"]
+    assert anon.get("/discover/agents", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    alice.post("/agents", native_payload(name="Another"), format="json")
+    assert anon.get("/discover/agents", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
+
+
+def test_serving_a_card_is_one_query(alice, anon, make_card, django_assert_num_queries):
+    agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+    with django_assert_num_queries(1):
+        assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200
+
+
+def test_listing_queries_do_not_grow_with_results(
+    alice, anon, native_payload, django_assert_max_num_queries
+):
+    for index in range(15):
+        alice.post("/agents", native_payload(name=f"A{index}"), format="json")
+    with django_assert_max_num_queries(5):  # page, 2 prefetches, last change, one facet
+        body = anon.get("/discover/agents", {"q": "summarize", "facets": "tag"}).json()
+    assert len(body["results"]) == 15
+
+
+def test_bulk_import_creates_searchable_agents_and_skips_duplicates(anon):
+    cards = [
+        card(
+            f"Bulk {i}",
+            url=f"https://bulk-{i}.example/a2a",
+            skills=[(f"s{i}", "Bulk skill", "Imported in bulk.", ["bulk"])],
+        )
+        for i in range(30)
+    ]
+    assert cards_bulk_import(owner="crawler", cards=cards, base_url="https://r.example") == 30
+    assert cards_bulk_import(owner="crawler", cards=cards[:5], base_url="https://r.example") == 0
+    assert Agent.objects.filter(owner="crawler").count() == 30
+    found = anon.get("/discover/agents", {"q": "bulk", "limit": 100, "facets": "tag"}).json()
+    assert len(found["results"]) == 30
+    assert found["facets"]["tag"] == [{"value": "bulk", "count": 30}]
+    agent = Agent.objects.get(name="Bulk 7")
+    assert json.loads(anon.get(f"/a2a/agents/{agent.id}").content) == cards[7]
+    assert AuditEntry.objects.filter(action="agents.bulk-import").count() == 1
+
+
+def test_import_cards_command_reads_json_lines(tmp_path, capsys):
+    path = tmp_path / "crawl.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(card(f"Line {i}", url=f"https://line-{i}.example/a2a")) for i in range(4)
+        )
+    )
+    call_command("import_cards", str(path), "--owner", "crawler", "--batch", "3")
+    assert "Imported 4 agents from 4 cards" in capsys.readouterr().out
+    assert Agent.objects.filter(owner="crawler").count() == 4
+
+
+@pytest.mark.parametrize(
+    "value", ["2026-02-30T00:00:00Z", "2355-08-25T19:38:17-18:38", "9999-12-31T23:59:59-23:59"]
+)
+def test_impossible_or_extreme_since_times_are_400_or_empty(anon, value):
+    response = anon.get("/discover/agents", {"updated_since": value})
+    assert response.status_code in (200, 400)
+    if response.status_code == 400:
+        assert response.json()["errors"][0]["path"] == "updated_since"
