@@ -3,7 +3,7 @@
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -114,6 +114,7 @@ class DiscoverAgentsView(APIView):
         return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
 
 
+@extend_schema_view(get=extend_schema(operation_id="agents_list"))
 class AgentListView(DiscoverAgentsView):
     """List agents (as /discover/agents does) or register one natively."""
 

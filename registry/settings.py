@@ -176,7 +176,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["registry.auth.ReadOnlyOrApiKey"],
     "DEFAULT_PARSER_CLASSES": ["registry.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "registry.schema.RegistryAutoSchema",
     "EXCEPTION_HANDLER": "registry.problems.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "registry.throttles.ReadThrottle",
