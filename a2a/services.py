@@ -20,6 +20,7 @@ from aap.models import AAPSkill, AAPStatus
 from aap.services import aap_status_clear, aap_status_of, aap_status_refresh
 from registry import services as core
 from registry.audit import audit_record
+from registry.discovery import CARD_FACETS
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import (
     Agent,
@@ -87,17 +88,7 @@ def card_facets(card: dict) -> set[tuple[str, str]]:
 
 
 def _facets_save(agent: Agent, card: dict | None) -> None:
-    kinds = {
-        "specVersion",
-        "protocolBinding",
-        "protocolVersion",
-        "provider",
-        "streaming",
-        "pushNotifications",
-        "extension",
-        "securityScheme",
-    }
-    AgentFacet.objects.filter(agent=agent, kind__in=kinds).delete()
+    AgentFacet.objects.filter(agent=agent, kind__in=CARD_FACETS).delete()
     if card is not None:
         AgentFacet.objects.bulk_create(
             AgentFacet(agent=agent, kind=kind, value=value)
@@ -552,19 +543,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
             for tag in dict.fromkeys(cap.tags)
         ]
         rows["endpoints"] += [
-            Endpoint(
-                agent=agent,
-                name=e.name,
-                transport=e.transport,
-                protocol=e.protocol,
-                address=e.address,
-                liveness_model=e.liveness_model,
-                heartbeat_interval_seconds=e.heartbeat_interval_seconds,
-                ttl_seconds=e.ttl_seconds,
-                protocol_metadata=e.protocol_metadata,
-                position=position,
-            )
-            for position, e in enumerate(data.endpoints)
+            core.endpoint_build(agent, e, position) for position, e in enumerate(data.endpoints)
         ]
         rows["texts"].append(
             AgentSearchText(

@@ -97,6 +97,13 @@ def _search_text_refresh(agent: Agent) -> None:
     AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text})
 
 
+def endpoint_build(agent: Agent, data: EndpointInput, position: int) -> Endpoint:
+    """An unsaved endpoint of the agent (bulk inserts build them, then save them at once)."""
+    endpoint = Endpoint(agent=agent, position=position)
+    _endpoint_fill(endpoint, data)
+    return endpoint
+
+
 def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
     endpoint.name = data.name
     endpoint.transport = data.transport
