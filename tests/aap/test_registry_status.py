@@ -292,3 +292,13 @@ def test_a_card_claiming_an_absurd_aap_version_registers_with_the_version_cut_sh
     assert body["aap"]["dealer"] is True
     assert body["aap"]["compliant"] is False
     assert body["aap"]["version"] == version[: AAPStatus.VERSION_MAX_LENGTH]
+
+
+def test_aap_refresh_recomputes_stored_statuses(agents, capsys):
+    AAPStatus.objects.filter(agent_id=agents["dealer"]).update(compliant=False)
+    AAPSkill.objects.filter(agent_id=agents["dealer"]).delete()
+    call_command("aap_refresh")
+    assert "Rechecked the AAP status of" in capsys.readouterr().out
+    status = AAPStatus.objects.get(agent_id=agents["dealer"])
+    assert status.compliant is True
+    assert AAPSkill.objects.filter(agent_id=agents["dealer"]).count() == 5
