@@ -46,9 +46,9 @@ def _endpoint_name(binding: str, taken: set[str]) -> str:
     return name
 
 
-def card_to_agent_input(doc: dict) -> AgentInput:
+def card_to_agent_input(doc: dict, view: dict | None = None) -> AgentInput:
     """Map a validated card (any accepted version or spelling) to the registry model."""
-    view = card_index_view(doc)
+    view = view if view is not None else card_index_view(doc)
     capabilities = [
         CapabilityInput(
             name=skill.get("name", ""),

@@ -61,9 +61,9 @@ SCHEME_TYPES = {
 }
 
 
-def card_facets(card: dict) -> set[tuple[str, str]]:
+def card_facets(card: dict, view: dict | None = None) -> set[tuple[str, str]]:
     """The indexed facts of a card that discovery filters and counts by."""
-    view = card_index_view(card)
+    view = view if view is not None else card_index_view(card)
     facts: set[tuple[str, str]] = {("specVersion", card_classify(card) or "")}
     for iface in view.get("supportedInterfaces", []):
         facts.add(("protocolBinding", iface.get("protocolBinding", "")))
@@ -205,7 +205,8 @@ def agent_register_card(
     source = source or CardSource()
     report = card_require_valid(card)
     signature = card_signature_check(card, source.verified_domain or None)
-    preferred = card_preferred_url(card)
+    data = card_to_agent_input(card, report.index_view)
+    preferred = data.endpoints[0].address if data.endpoints else ""
     attempt = 0
     while True:
         try:
@@ -218,14 +219,14 @@ def agent_register_card(
                 if identity is None:
                     agent = core.agent_create(
                         owner=owner,
-                        data=card_to_agent_input(card),
+                        data=data,
                         source=Agent.Source.A2A_CARD,
                         base_url=base_url,
                     )
                     AgentIdentity.objects.create(agent=agent, owner=owner, preferred_url=preferred)
                 else:
                     agent = agent_queryset().get(pk=identity.agent_id)
-                    _agent_card_apply(agent=agent, card=card, base_url=base_url)
+                    _agent_card_apply(agent=agent, data=data, base_url=base_url)
                 _submitted_save(agent, card, report, source.body)
                 _provenance_save(agent, source, signature)
                 aap_status_refresh(agent=agent, card=card)
@@ -336,7 +337,8 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> CardRegist
     report = card_require_valid(card)
     signature = card_signature_check(card, None)
     source = CardSource()
-    preferred = card_preferred_url(card)
+    data = card_to_agent_input(card, report.index_view)
+    preferred = data.endpoints[0].address if data.endpoints else ""
     with transaction.atomic():
         taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(
             agent=agent
@@ -348,7 +350,7 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> CardRegist
                 f"Another agent of {agent.owner} already has the preferred interface {preferred}.",
                 [Problem("supportedInterfaces[0].url", "is another agent's preferred interface")],
             )
-        _agent_card_apply(agent=agent, card=card, base_url=base_url)
+        _agent_card_apply(agent=agent, data=data, base_url=base_url)
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
@@ -358,9 +360,8 @@ def agent_replace_card(*, agent: Agent, card: dict, base_url: str) -> CardRegist
     return CardRegistration(agent, report, False, source, signature)
 
 
-def _agent_card_apply(*, agent: Agent, card: dict, base_url: str) -> None:
+def _agent_card_apply(*, agent: Agent, data: core.AgentInput, base_url: str) -> None:
     """Make the model say what the card says; endpoints of other protocols stay."""
-    data = card_to_agent_input(card)
     card_names = {e.name for e in data.endpoints}
     kept = [e for e in agent.endpoints.all() if e.protocol != Endpoint.Protocol.A2A]
     taken = card_names | {e.name for e in kept}
@@ -489,7 +490,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
                 f"Card {index} is invalid: {report.errors[0].path} {report.errors[0].message}.",
                 [Problem(f"cards[{index}].{p.path}", p.message) for p in report.errors],
             )
-        data = card_to_agent_input(card)
+        data = card_to_agent_input(card, report.index_view)
         preferred = data.endpoints[0].address if data.endpoints else ""
         prepared.append((card, report, data, preferred))
     taken = set(
@@ -580,7 +581,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
         rows["identities"].append(AgentIdentity(agent=agent, owner=owner, preferred_url=preferred))
         rows["facets"] += [
             AgentFacet(agent=agent, kind=kind, value=value)
-            for kind, value in sorted(card_facets(card))
+            for kind, value in sorted(card_facets(card, report.index_view))
         ]
         status = aap_status_of(card)
         rows["aap"].append(AAPStatus(agent=agent, **status))

@@ -84,6 +84,8 @@ class CardReport:
         return bool(self.signatures)
 
     signatures: list[Any] = field(default_factory=list)
+    # The card as a2a-sdk reads it (1.0 camelCase), when valid: for mapping and indexing.
+    index_view: dict | None = None
 
 
 def card_get(doc: dict, camel: str, default: Any = None) -> Any:
@@ -466,7 +468,7 @@ def card_validate(doc: Any) -> CardReport:
     if not walker.errors:
         # The SDK's own parser is the last word: what it cannot read is not accepted.
         try:
-            card_index_view(doc)
+            report.index_view = card_index_view(doc)
         except (ParseError, ValueError, TypeError, AttributeError) as exc:
             walker.errors.append(Problem("(card)", f"a2a-sdk cannot parse the card: {exc}"))
     report.errors = _dedupe(walker.errors)
