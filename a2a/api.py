@@ -1,8 +1,10 @@
 """The A2A-facing API: register by card, serve cards, the registry's own card."""
 
+import uuid
+
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -17,8 +19,9 @@ from registry.api import owner_for
 from registry.auth import principal_may_change
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
-from registry.problems import ProblemError
+from registry.problems import ProblemError, problem_response
 from registry.serializers import AgentSerializer, base_url
+from registry.throttles import client_ip, window_allows
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
@@ -185,33 +188,58 @@ def card_cache_key(agent_id) -> str:
     return f"card:{agent_id}"
 
 
+def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
+    """GET /a2a/agents/<id>: stored bytes, one indexed read or a shared-cache hit.
+
+    The hottest path of the registry, so it runs as a plain Django view: no DRF request
+    wrapping or authentication (card reads are public), the same per-IP read limit.
+    """
+    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
+    if wait is not None:
+        response = problem_response(429, "throttled", "Too many requests.")
+        response["Retry-After"] = str(int(wait + 0.999))
+        return response
+    try:
+        pk = uuid.UUID(agent_id)
+    except ValueError:
+        return problem_response(
+            400,
+            "validation-error",
+            f"'{agent_id}' is not a valid agent id (a UUID).",
+            errors=[Problem("agent_id", "must be a UUID")],
+        )
+    # With a shared cache (REDIS_URL) cards are served from it; writes invalidate them
+    # (a2a.models). A per-process cache could not be invalidated everywhere: not used.
+    shared = bool(settings.REDIS_URL)
+    cached = cache.get(card_cache_key(pk)) if shared else None
+    if cached is not None:
+        return card_response(*cached)
+    document = CardDocument.objects.filter(agent_id=pk).only("body", "sha256", "updated_at").first()
+    if document is not None:
+        entry = (bytes(document.body), document.sha256, document.updated_at)
+        if shared:
+            cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
+        return card_response(*entry)
+    if Agent.objects.filter(pk=pk).exists():
+        return problem_response(
+            404,
+            "no-a2a-endpoint",
+            f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card.",
+        )
+    return problem_response(404, "not-found", f"There is no agent {agent_id}.")
+
+
 class A2AAgentCardView(APIView):
+    def dispatch(self, request, *args, **kwargs):
+        if request.method in ("GET", "HEAD"):
+            return card_serve(request, kwargs["agent_id"])
+        return super().dispatch(request, *args, **kwargs)
+
     @extend_schema(
         responses={200: OpenApiResponse(description="The agent's A2A card, as published.")}
     )
     def get(self, request: Request, agent_id: str) -> HttpResponse:
-        pk = selectors.parse_uuid(agent_id)
-        # With a shared cache (REDIS_URL) cards are served from it; writes invalidate them
-        # (a2a.models). A per-process cache could not be invalidated everywhere: not used.
-        shared = bool(settings.REDIS_URL)
-        cached = cache.get(card_cache_key(pk)) if shared else None
-        if cached is not None:
-            return card_response(*cached)
-        document = (
-            CardDocument.objects.filter(agent_id=pk).only("body", "sha256", "updated_at").first()
-        )
-        if document is not None:
-            entry = (bytes(document.body), document.sha256, document.updated_at)
-            if shared:
-                cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
-            return card_response(*entry)
-        if Agent.objects.filter(pk=pk).exists():
-            raise ProblemError(
-                404,
-                "no-a2a-endpoint",
-                f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card.",
-            )
-        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+        return card_serve(request._request, agent_id)  # dispatch serves GET; this documents it
 
     @extend_schema(request=CardReplaceSerializer, responses=AgentSerializer)
     def put(self, request: Request, agent_id: str) -> Response:
