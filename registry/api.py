@@ -85,7 +85,9 @@ class DiscoverAgentsView(APIView):
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
         queryset = filterset.qs
-        page, sort, since = discovery.discover(queryset, request.query_params)
+        page, sort, since = discovery.discover(
+            queryset, request.query_params, full_rows=selectors.agent_queryset()
+        )
         body = {
             "results": AgentSerializer(page.rows, many=True, context={"request": request}).data,
             "next": self._next_link(request, page.next_cursor),

@@ -118,13 +118,19 @@ def registry_last_change() -> datetime | None:
     return max(times) if times else None
 
 
-def discover(queryset: QuerySet, params) -> tuple[Page, str, datetime | None]:
+def discover(
+    queryset: QuerySet, params, full_rows: QuerySet
+) -> tuple[Page, str, datetime | None]:
     """Sort and page an already filtered queryset; returns the page, sort and since time."""
     since = since_parse(params.get("updated_since"))
     sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=bool(since))
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
     page = keyset_page(
-        queryset, sort=sort, limit=limit_parse(params.get("limit")), cursor=params.get("cursor")
+        queryset,
+        sort=sort,
+        limit=limit_parse(params.get("limit")),
+        cursor=params.get("cursor"),
+        full_rows=full_rows,
     )
     return page, sort, since

@@ -77,7 +77,10 @@ class Page:
     next_cursor: str | None
 
 
-def keyset_page(queryset: QuerySet, *, sort: str, limit: int, cursor: str | None) -> Page:
+def keyset_page(
+    queryset: QuerySet, *, sort: str, limit: int, cursor: str | None, full_rows: QuerySet
+) -> Page:
+    """A page of ``queryset`` in ``sort`` order; its rows are read from ``full_rows``."""
     expression, descending = SORTS[sort]
     queryset = queryset.annotate(sort_key=expression)
     if cursor:
@@ -85,8 +88,17 @@ def keyset_page(queryset: QuerySet, *, sort: str, limit: int, cursor: str | None
         after = Q(sort_key__lt=key) if descending else Q(sort_key__gt=key)
         queryset = queryset.filter(after | Q(sort_key=key, pk__gt=pk))
     order = "-sort_key" if descending else "sort_key"
-    rows = list(queryset.order_by(order, "pk")[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = _encode(sort, rows[-1].sort_key, rows[-1].pk) if more else None
+    # First the page's keys alone (no joins for what the page shows: the database sorts
+    # only what it must), then the rows of those keys, with everything they show.
+    keys = list(
+        queryset.select_related(None)
+        .prefetch_related(None)
+        .order_by(order, "pk")
+        .values_list("pk", "sort_key")[: limit + 1]
+    )
+    more = len(keys) > limit
+    keys = keys[:limit]
+    by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
+    rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
+    next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
     return Page(rows, next_cursor)

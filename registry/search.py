@@ -8,8 +8,10 @@ FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
 import re
 
 from django.db import connection
-from django.db.models import FloatField, QuerySet
+from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+
+from registry.models import AgentSearchText
 
 MAX_TERMS = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -34,26 +36,32 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
     table = queryset.model._meta.db_table
     if connection.vendor == "postgresql":
         query = " & ".join(f"{term}:*" for term in terms)
+        # Only the inner queries name the tsv column (unqualified: only the search text table
+        # has one), so they stay valid when Django nests this queryset in another.
         matches = RawSQL(
             "SELECT agent_id FROM registry_agentsearchtext WHERE tsv @@ to_tsquery('simple', %s)",
             [query],
         )
-        rank = RawSQL(
-            "SELECT ts_rank(s.tsv, to_tsquery('simple', %s)) FROM registry_agentsearchtext s "
-            f'WHERE s.agent_id = "{table}"."id"',
-            [query],
+        rank = Subquery(
+            AgentSearchText.objects.filter(agent=OuterRef("pk"))
+            .annotate(
+                score=RawSQL(
+                    "ts_rank(tsv, to_tsquery('simple', %s))", [query], output_field=FloatField()
+                )
+            )
+            .values("score")[:1],
             output_field=FloatField(),
         )
-    else:
-        query = " AND ".join(f'"{term}"*' for term in terms)
-        matches = RawSQL(
-            "SELECT agent_id FROM registry_agent_fts WHERE registry_agent_fts MATCH %s", [query]
-        )
-        # bm25 is lower for better matches; negated so that higher is better everywhere.
-        rank = RawSQL(
-            "SELECT -bm25(registry_agent_fts) FROM registry_agent_fts "
-            f'WHERE registry_agent_fts MATCH %s AND agent_id = "{table}"."id"',
-            [query],
-            output_field=FloatField(),
-        )
+        return queryset.filter(pk__in=matches).annotate(rank=rank)
+    query = " AND ".join(f'"{term}"*' for term in terms)
+    matches = RawSQL(
+        "SELECT agent_id FROM registry_agent_fts WHERE registry_agent_fts MATCH %s", [query]
+    )
+    # bm25 is lower for better matches; negated so that higher is better everywhere.
+    rank = RawSQL(
+        "SELECT -bm25(registry_agent_fts) FROM registry_agent_fts "
+        f'WHERE registry_agent_fts MATCH %s AND agent_id = "{table}"."id"',
+        [query],
+        output_field=FloatField(),
+    )
     return queryset.filter(pk__in=matches).annotate(rank=rank)

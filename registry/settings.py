@@ -116,6 +116,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # JIT compilation costs tens of milliseconds and pays off only for long analytic
+    # queries; the registry's are short.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several writers (gunicorn workers, tests with threads) wait for the lock
     # instead of failing at once.
