@@ -214,9 +214,13 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     cached = cache.get(card_cache_key(pk)) if shared else None
     if cached is not None:
         return card_response(*cached)
-    document = CardDocument.objects.filter(agent_id=pk).only("body", "sha256", "updated_at").first()
-    if document is not None:
-        entry = (bytes(document.body), document.sha256, document.updated_at)
+    # values_list: no model instance to build on the hottest path.
+    found = list(
+        CardDocument.objects.filter(agent_id=pk).values_list("body", "sha256", "updated_at")[:1]
+    )
+    if found:
+        body, sha256, updated_at = found[0]
+        entry = (bytes(body), sha256, updated_at)
         if shared:
             cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
         return card_response(*entry)

@@ -204,7 +204,10 @@ class _Walker:
                 continue
             key = present.get(fd.name)
             member = value.get(key) if key else None
-            if member is None or member in ("", [], {}):
+            # A present message, even {} (AgentCapabilities has no required member), is set;
+            # an empty string or list is not.
+            empty = member in ("", []) or (member == {} and _is_map(fd))
+            if member is None or empty:
                 message = (
                     "must have at least one element"
                     if fd.is_repeated and member == []

@@ -5,6 +5,7 @@ import uuid
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.functions import Lower
 
 from registry.models import Agent, AgentFacet, Capability, CapabilityTag, Endpoint
 from registry.search import text_filter
@@ -119,7 +120,10 @@ class AgentFilter(django_filters.FilterSet):
         return queryset.filter(Exists(signed) if value == "true" else ~Exists(signed))
 
     def filter_capability(self, queryset, name, value):
-        caps = Capability.objects.filter(agent=OuterRef("pk"), name__iexact=value.strip())
+        # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).
+        caps = Capability.objects.annotate(lower_name=Lower("name")).filter(
+            agent=OuterRef("pk"), lower_name=value.strip().lower()
+        )
         return queryset.filter(Exists(caps))
 
     def filter_tag(self, queryset, name, value):

@@ -181,3 +181,17 @@ def test_v03_card_with_two_oauth_flows_is_accepted():
         },
     }
     assert card_validate(card).ok
+
+
+def test_empty_capabilities_object_satisfies_the_required_member():
+    card = copy.deepcopy(BASE_CARD)
+    card["capabilities"] = {}
+    report = card_validate(card)
+    assert report.ok, report.errors
+
+
+def test_empty_required_strings_and_lists_are_still_errors():
+    card = copy.deepcopy(BASE_CARD)
+    card["name"] = ""
+    card["skills"] = []
+    assert {"name", "skills"} <= paths(card_validate(card))

@@ -1,0 +1,250 @@
+"""python -m bench: load N generated agents, start gunicorn, measure, report.
+
+The order matters: discovery is measured at --small agents, the rest are loaded while the
+server keeps running, discovery is measured again at --agents, then card fetch and the
+baseline are driven by the same load generator.
+"""
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import discover, loadgen, report
+from bench.database import BenchError, database_config, database_reset
+from bench.load import ROOT
+from bench.server import WORKERS, Server, port_free
+
+BATCH_SIZE = 2000
+
+
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--agents", type=int, default=100_000, help="agents at the end")
+    parser.add_argument("--small", type=int, default=1000, help="agents at the first point")
+    parser.add_argument(
+        "--database-url",
+        default="postgres://postgres@127.0.0.1:5432/registry_bench",
+        help="dropped and created by the run; its name must contain 'bench' "
+        "(or sqlite:///path/bench.sqlite3, deleted first)",
+    )
+    parser.add_argument("--duration", type=float, default=15, help="seconds per throughput run")
+    parser.add_argument("--connections", type=int, default=32, help="concurrent clients")
+    parser.add_argument("--requests", type=int, default=300, help="requests per discovery query")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the generated agents")
+    parser.add_argument(
+        "--redis-url", default="", help="REDIS_URL for the server (default: per-process cache)"
+    )
+    parser.add_argument(
+        "--generator",
+        choices=["auto", "wrk", "python"],
+        default="auto",
+        help="load generator (auto: wrk when installed)",
+    )
+    args = parser.parse_args(argv)
+    if not 1 <= args.small < args.agents:
+        parser.error("need 1 <= --small < --agents")
+    if args.duration <= 0 or args.connections < 1 or args.requests < 1:
+        parser.error("--duration, --connections and --requests must be positive")
+    return args
+
+
+def _command_output(command: list[str]) -> str:
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+    except OSError:
+        return ""
+    return run.stdout
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def commit() -> dict[str, Any]:
+    """The code measured: HEAD and the tracked files changed in the working tree."""
+    head = _command_output(["git", "rev-parse", "--short", "HEAD"]).strip() or "unknown"
+    status = _command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return {"head": head, "changed_files": [line[3:] for line in status.splitlines()]}
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def generator_choice(choice: str) -> str:
+    if choice == "wrk" and not loadgen.wrk_path():
+        raise BenchError("--generator wrk: wrk is not on PATH")
+    if choice == "auto":
+        return "wrk" if loadgen.wrk_path() else "python"
+    return choice
+
+
+def throughput(
+    name: str, paths: list[str], args: argparse.Namespace, port: int, generator: str, tmp: Path
+) -> loadgen.Throughput:
+    paths_file = tmp / f"{name}-paths.txt"
+    paths_file.write_text("\n".join(paths) + "\n")
+
+    def run(seconds: float) -> loadgen.Throughput:
+        if generator == "wrk":
+            return loadgen.throughput_wrk(
+                port=port,
+                paths_file=paths_file,
+                duration=seconds,
+                connections=args.connections,
+                workdir=tmp,
+            )
+        return loadgen.throughput_python(
+            port=port, paths=paths, duration=seconds, connections=args.connections, seed=args.seed
+        )
+
+    # A warm-up as long as the run: 100,000 cards outgrow PostgreSQL's default shared
+    # buffers, and a short one left the card fetch measuring a cold cache.
+    run(args.duration)
+    result = run(args.duration)
+    # An answer that is not a 2xx (a 404, a 429) measures something else: stop.
+    if result.errors > result.requests * 0.01:
+        raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")
+    return result
+
+
+def discovery(port: int, agents: int, paths: dict[str, list[str]]) -> dict[str, Any]:
+    queries = {}
+    for kind, kind_paths in paths.items():
+        say(f"  discovery '{kind}' at N={agents}: {len(kind_paths)} requests")
+        queries[kind] = discover.discovery_measure(port, kind, kind_paths)
+    return {"agents": agents, "queries": queries}
+
+
+def bench(args: argparse.Namespace) -> dict[str, Any]:
+    from bench import load  # Django is configured by django_start, before any model import
+
+    database_config(args.database_url)
+    generator = generator_choice(args.generator)
+    started_at = datetime.now(UTC).replace(microsecond=0).isoformat()
+    code = commit()  # before anything is imported: the code that runs is the code recorded
+    say(f"resetting {args.database_url}")
+    database_reset(args.database_url)
+    load.django_start(args.database_url)
+    load.database_migrate()
+    checked = load.cards_check(args.seed, args.agents)
+    say(f"{checked} generated cards checked with card_validate: all valid")
+
+    phases = []
+    say(f"loading {args.small} agents")
+    phases.append(
+        load.agents_load(
+            phase="first", seed=args.seed, start=0, stop=args.small, batch_size=BATCH_SIZE
+        )
+    )
+    load.database_analyze()
+
+    query_paths = {
+        kind: discover.query_paths(kind, args.requests, args.seed) for kind in discover.QUERY_KINDS
+    }
+    port = args.port or port_free()
+    with tempfile.TemporaryDirectory(prefix="registry-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        server = Server(
+            port=port,
+            database_url=args.database_url,
+            redis_url=args.redis_url,
+            log_path=tmp / "gunicorn.log",
+        )
+        say(f"starting gunicorn ({WORKERS} workers) on 127.0.0.1:{port}")
+        server.start()
+        try:
+            discover.discovery_warm(port, args.seed)
+            small = discovery(port, args.small, query_paths)
+
+            say(f"loading agents {args.small}..{args.agents - 1} (the server keeps running)")
+            phases.append(
+                load.agents_load(
+                    phase="rest",
+                    seed=args.seed,
+                    start=args.small,
+                    stop=args.agents,
+                    batch_size=BATCH_SIZE,
+                )
+            )
+            load.database_analyze()
+            full = discovery(port, args.agents, query_paths)
+
+            card_paths = load.card_paths()
+            say(f"card fetch over {len(card_paths)} ids with {generator}, {args.duration:g} s")
+            card = throughput("card", card_paths, args, port, generator, tmp)
+            say(f"baseline GET /healthz with {generator}, {args.duration:g} s")
+            baseline = throughput("baseline", ["/healthz"], args, port, generator, tmp)
+        except BaseException:
+            say(server.log())
+            raise
+        finally:
+            server.stop()
+
+    import gunicorn
+
+    results: dict[str, Any] = {
+        "meta": {
+            "started_at": started_at,
+            "commit": code,
+            "machine": machine(),
+            "database": load.database_info(),
+            "server": {"program": "gunicorn", "version": gunicorn.__version__, "workers": WORKERS},
+            "generator": {
+                "name": generator,
+                "version": loadgen.wrk_version() if generator == "wrk" else "built-in",
+            },
+            "options": {
+                "agents": args.agents,
+                "small": args.small,
+                "duration": args.duration,
+                "connections": args.connections,
+                "requests": args.requests,
+                "seed": args.seed,
+                "redis": bool(args.redis_url),
+            },
+        },
+        "load": [phase.as_dict() for phase in phases],
+        "discovery": {"small": small, "full": full},
+        "throughput": {"card": card.as_dict(), "baseline": baseline.as_dict()},
+    }
+    results["targets"] = report.targets_evaluate(results)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = options(argv)
+    try:
+        results = bench(args)
+    except BenchError as exc:
+        say(f"bench: {exc}")
+        return 2
+    summary = report.results_write(results, args.out)
+    print(report.table_text(results))
+    say(f"\nwrote {args.out} and {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

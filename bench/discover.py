@@ -1,0 +1,76 @@
+"""Typical /discover/agents queries, with terms varied from the generated vocabulary."""
+
+import json
+import random
+from typing import Any
+from urllib.parse import urlencode
+
+from bench.database import BenchError
+from bench.generate import AUDIENCES, ORG_FIRST, TAGS, query_words, skill_names
+from bench.loadgen import percentile, requests_sequential
+
+QUERY_KINDS = {
+    "text": "q=<word>",
+    "text+skill": "q=<word>&capability=<skill name>",
+    "filter": "tag=<tag>",
+    "facets": "q=<word>&facets=tag,protocolBinding",
+}
+
+
+def query_paths(kind: str, count: int, seed: int) -> list[str]:
+    """`count` discovery URLs of one kind; the same list at every database size."""
+    rng = random.Random(f"{seed}-{kind}")
+    words = query_words() + [a.split()[-1] for a in AUDIENCES] + [o.lower() for o in ORG_FIRST]
+    skills = skill_names()
+    paths = []
+    for _ in range(count):
+        if kind == "text":
+            params = {"q": rng.choice(words)}
+        elif kind == "text+skill":
+            params = {"q": rng.choice(words), "capability": rng.choice(skills)}
+        elif kind == "filter":
+            params = {"tag": rng.choice(TAGS)}
+        else:
+            params = {"q": rng.choice(words), "facets": "tag,protocolBinding"}
+        paths.append(f"/discover/agents?{urlencode(params)}")
+    return paths
+
+
+def discovery_warm(port: int, seed: int) -> None:
+    """A few queries of each kind first, so worker start-up is not in the figures."""
+    for kind in QUERY_KINDS:
+        requests_sequential(port, query_paths(kind, 6, seed + 1))
+
+
+def discovery_measure(port: int, kind: str, paths: list[str]) -> dict[str, Any]:
+    """p50/p95 of the queries, or why they could not be measured."""
+    first = requests_sequential(port, paths[:1])[0]
+    if kind == "facets":
+        unsupported = _facets_unsupported(first.status, first.body)
+        if unsupported:
+            return {"supported": False, "note": unsupported, "requests": 0}
+    answers = requests_sequential(port, paths)
+    failed = [a for a in answers if a.status != 200]
+    if failed:
+        raise BenchError(
+            f"discovery query '{kind}' answered {failed[0].status}: {failed[0].body[:300]!r}"
+        )
+    latencies = sorted(a.seconds for a in answers)
+    results = [len(json.loads(a.body).get("results", [])) for a in answers]
+    return {
+        "supported": True,
+        "requests": len(answers),
+        "p50_ms": round(percentile(latencies, 50) * 1000, 3),
+        "p95_ms": round(percentile(latencies, 95) * 1000, 3),
+        "max_ms": round(latencies[-1] * 1000, 3),
+        "mean_results": round(sum(results) / len(results), 1),
+        "empty_pages": sum(1 for r in results if r == 0),
+    }
+
+
+def _facets_unsupported(status: int, body: bytes) -> str | None:
+    if status == 400:
+        return "the server answers 400 to the facets parameter"
+    if status == 200 and "facets" not in json.loads(body):
+        return "the server ignores the facets parameter (no facets in the answer)"
+    return None

@@ -1,0 +1,140 @@
+"""The bench's own Django: migrate the bench database and bulk-load generated cards into it."""
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.database import BenchError
+from bench.generate import card_generate, cards_generate
+
+ROOT = Path(__file__).resolve().parent.parent
+OWNER = "bench"
+BASE_URL = "https://registry.bench.example"
+
+
+@dataclass
+class LoadPhase:
+    phase: str
+    agents: int
+    seconds: float
+    method: str
+
+    @property
+    def rate(self) -> float:
+        return self.agents / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "agents_per_second": round(self.rate, 1)}
+
+
+def django_start(database_url: str) -> None:
+    """Configure Django for the bench database; settings read the environment once."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "registry.settings"
+    os.environ["DATABASE_URL"] = database_url
+    os.environ["DEBUG"] = "0"
+    os.environ["SECRET_KEY"] = "bench"
+    os.environ["LOG_LEVEL"] = "WARNING"
+    import django
+
+    django.setup()
+
+
+def database_migrate() -> None:
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def database_info() -> dict[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SHOW server_version")
+        else:
+            cursor.execute("SELECT sqlite_version()")
+        version = cursor.fetchone()[0]
+    return {"vendor": connection.vendor, "version": version}
+
+
+def database_analyze() -> None:
+    """Planner statistics and visibility maps, as autovacuum would give a loaded database.
+
+    On PostgreSQL a VACUUM too: left to autovacuum, it would run during the measurements.
+    """
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE)" if connection.vendor == "postgresql" else "ANALYZE")
+
+
+def cards_check(seed: int, total: int, sample: int = 300) -> int:
+    """Every generated card the registry would accept: checked on a spread-out sample."""
+    from a2a.validation import card_validate
+
+    step = max(1, total // sample)
+    checked = 0
+    for index in range(0, total, step):
+        report = card_validate(card_generate(seed, index))
+        if not report.ok:
+            problems = "; ".join(f"{p.path} {p.message}" for p in report.errors)
+            raise BenchError(f"generated card {index} is invalid: {problems}")
+        checked += 1
+    return checked
+
+
+def _bulk_importer():
+    """The registry's bulk import, or None while the product has none."""
+    from a2a import services
+
+    return getattr(services, "cards_bulk_import", None)
+
+
+def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int) -> LoadPhase:
+    """Load cards start..stop-1; only the registry's work is timed, not the generation."""
+    from a2a import services
+
+    bulk_import = _bulk_importer()
+    method = "cards_bulk_import" if bulk_import else "agent_register_card"
+    seconds = 0.0
+    created = 0
+    for batch_start in range(start, stop, batch_size):
+        batch_stop = min(stop, batch_start + batch_size)
+        cards = list(cards_generate(seed, batch_start, batch_stop))
+        began = time.perf_counter()
+        if bulk_import is not None:
+            created += bulk_import(owner=OWNER, cards=cards, base_url=BASE_URL)
+        else:
+            for card in cards:
+                services.agent_register_card(owner=OWNER, card=card, base_url=BASE_URL)
+                created += 1
+        seconds += time.perf_counter() - began
+        rate = created / seconds if seconds else 0.0
+        print(
+            f"  loaded {batch_stop - start}/{stop - start} agents ({rate:.0f}/s, {method})",
+            file=sys.stderr,
+            flush=True,
+        )
+    _agents_count_check(stop)
+    return LoadPhase(phase=phase, agents=stop - start, seconds=round(seconds, 3), method=method)
+
+
+def _agents_count_check(expected: int) -> None:
+    from registry.models import Agent
+
+    count = Agent.objects.count()
+    if count != expected:
+        raise BenchError(f"expected {expected} agents in the database after loading, found {count}")
+
+
+def card_paths() -> list[str]:
+    """The card URL of every agent that has a card."""
+    from a2a.models import CardDocument
+
+    ids = CardDocument.objects.order_by().values_list("agent_id", flat=True)
+    return [f"/a2a/agents/{agent_id}" for agent_id in ids.iterator(chunk_size=10_000)]

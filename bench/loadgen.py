@@ -1,0 +1,232 @@
+"""Load generators: wrk when it is installed, else closed-loop Python clients in processes.
+
+Also the sequential client used for discovery queries. Only the standard library here: the
+Python generator's processes are spawned and import this module alone.
+"""
+
+import http.client
+import json
+import math
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+
+WRK_SCRIPT = r"""
+-- Each thread reads the request paths from the file named after "--" and picks at random.
+local paths = {}
+local counter = 0
+
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+end
+
+function init(args)
+  for line in io.lines(args[1]) do
+    if line ~= "" then paths[#paths + 1] = line end
+  end
+  math.randomseed(id * 7919 + os.time())
+end
+
+function request()
+  return wrk.format("GET", paths[math.random(#paths)])
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "BENCH_JSON {\"requests\": %d, \"duration_us\": %d, \"p50_us\": %d, \"p99_us\": %d, " ..
+    "\"max_us\": %d, \"connect_errors\": %d, \"read_errors\": %d, \"write_errors\": %d, " ..
+    "\"timeouts\": %d, \"status_errors\": %d}\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    latency.max, e.connect, e.read, e.write, e.timeout, e.status))
+end
+"""
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+@dataclass
+class Throughput:
+    generator: str
+    connections: int
+    seconds: float
+    requests: int
+    errors: int
+    p50_ms: float
+    p99_ms: float
+    requests_per_second: float = field(init=False)
+
+    def __post_init__(self):
+        self.requests_per_second = round(self.requests / self.seconds, 1) if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def wrk_path() -> str | None:
+    return shutil.which("wrk")
+
+
+def wrk_version() -> str:
+    # wrk -v prints its version and usage, and exits non-zero.
+    run = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
+    found = re.search(r"wrk \S*?(\d+\.\d+\.\d+)", run.stdout + run.stderr)
+    return f"wrk {found.group(1)}" if found else "wrk"
+
+
+def throughput_wrk(
+    *, port: int, paths_file: Path, duration: float, connections: int, workdir: Path
+) -> Throughput:
+    script = workdir / "bench.lua"
+    script.write_text(WRK_SCRIPT)
+    threads = max(1, min(connections, os.cpu_count() or 1))
+    command = [
+        "wrk",
+        f"--threads={threads}",
+        f"--connections={connections}",
+        f"--duration={max(1, round(duration))}s",
+        "--timeout=30s",
+        "--latency",
+        f"--script={script}",
+        f"http://{HOST}:{port}",
+        "--",
+        str(paths_file),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    found = re.search(r"^BENCH_JSON (.*)$", run.stdout, re.MULTILINE)
+    if run.returncode != 0 or not found:
+        raise RuntimeError(f"wrk failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+    data = json.loads(found.group(1))
+    errors = sum(
+        data[k]
+        for k in ("connect_errors", "read_errors", "write_errors", "timeouts", "status_errors")
+    )
+    return Throughput(
+        generator="wrk",
+        connections=connections,
+        seconds=round(data["duration_us"] / 1e6, 3),
+        requests=data["requests"],
+        errors=errors,
+        p50_ms=round(data["p50_us"] / 1000, 3),
+        p99_ms=round(data["p99_us"] / 1000, 3),
+    )
+
+
+def _client_thread(
+    port: int, paths: list[str], deadline: float, seed: int, latencies: list, errors: list
+) -> None:
+    rng = random.Random(seed)
+    connection = http.client.HTTPConnection(HOST, port, timeout=30)
+    failed = 0
+    while time.monotonic() < deadline:
+        path = paths[rng.randrange(len(paths))]
+        began = time.perf_counter()
+        try:
+            # gunicorn's sync workers close after each answer; http.client reconnects.
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            ok = 200 <= response.status < 300
+        except (OSError, http.client.HTTPException):
+            connection.close()
+            ok = False
+        latencies.append(time.perf_counter() - began)
+        failed += not ok
+    connection.close()
+    errors.append(failed)
+
+
+def _client_process(
+    port: int, paths: list[str], duration: float, threads: int, seed: int, barrier, results
+) -> None:
+    latencies: list[float] = []
+    errors: list[int] = []
+    barrier.wait()
+    began = time.monotonic()
+    workers = [
+        threading.Thread(
+            target=_client_thread,
+            args=(port, paths, began + duration, seed * 1000 + n, latencies, errors),
+        )
+        for n in range(threads)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    results.put((latencies, sum(errors), time.monotonic() - began))
+
+
+def throughput_python(
+    *, port: int, paths: list[str], duration: float, connections: int, seed: int = 1
+) -> Throughput:
+    """Closed loop: `connections` clients, each sending its next request on an answer."""
+    context = multiprocessing.get_context("spawn")
+    processes = max(1, min(connections, os.cpu_count() or 1))
+    shares = [connections // processes + (n < connections % processes) for n in range(processes)]
+    barrier = context.Barrier(processes)
+    results = context.Queue()
+    children = [
+        context.Process(
+            target=_client_process,
+            args=(port, paths, duration, share, seed + n, barrier, results),
+            daemon=True,
+        )
+        for n, share in enumerate(shares)
+    ]
+    for child in children:
+        child.start()
+    gathered = [results.get(timeout=duration + 120) for _ in children]
+    for child in children:
+        child.join()
+    latencies = sorted(lat for part in gathered for lat in part[0])
+    seconds = max(part[2] for part in gathered)
+    return Throughput(
+        generator="python",
+        connections=connections,
+        seconds=round(seconds, 3),
+        requests=len(latencies),
+        errors=sum(part[1] for part in gathered),
+        p50_ms=round(percentile(latencies, 50) * 1000, 3),
+        p99_ms=round(percentile(latencies, 99) * 1000, 3),
+    )
+
+
+@dataclass
+class Answer:
+    status: int
+    seconds: float
+    body: bytes
+
+
+def requests_sequential(port: int, paths: list[str]) -> list[Answer]:
+    """One client, one request at a time: the latency a single user sees."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=120)
+    answers = []
+    try:
+        for path in paths:
+            began = time.perf_counter()
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            answers.append(Answer(response.status, time.perf_counter() - began, body))
+    finally:
+        connection.close()
+    return answers

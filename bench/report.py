@@ -1,0 +1,156 @@
+"""The results: targets checked, a table on the terminal, JSON and a Markdown summary."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+CARD_TO_BASELINE_MIN = 0.6
+DISCOVERY_P95_RATIO_MAX = 3.0
+# "Minutes, not hours": 100,000 agents within the hour, at the rate measured.
+LOAD_100K_SECONDS_MAX = 3600.0
+
+
+def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
+    targets = []
+    card = results["throughput"]["card"]["requests_per_second"]
+    baseline = results["throughput"]["baseline"]["requests_per_second"]
+    ratio = card / baseline if baseline else 0.0
+    targets.append(
+        {
+            "target": "card fetch throughput >= 0.6 x baseline",
+            "value": round(ratio, 3),
+            "limit": CARD_TO_BASELINE_MIN,
+            "holds": ratio >= CARD_TO_BASELINE_MIN,
+        }
+    )
+    small, full = results["discovery"]["small"], results["discovery"]["full"]
+    for kind, at_small in small["queries"].items():
+        at_full = full["queries"][kind]
+        name = f"discovery '{kind}' p95 at N={full['agents']} <= 3 x p95 at N={small['agents']}"
+        if not (at_small["supported"] and at_full["supported"]):
+            targets.append({"target": name, "value": None, "limit": 3.0, "holds": None})
+            continue
+        ratio = at_full["p95_ms"] / at_small["p95_ms"]
+        targets.append(
+            {
+                "target": name,
+                "value": round(ratio, 2),
+                "limit": DISCOVERY_P95_RATIO_MAX,
+                "holds": ratio <= DISCOVERY_P95_RATIO_MAX,
+            }
+        )
+    loaded = sum(phase["agents"] for phase in results["load"])
+    seconds = sum(phase["seconds"] for phase in results["load"])
+    projected = 100_000 * seconds / loaded
+    targets.append(
+        {
+            "target": "bulk load of 100,000 agents in minutes, not hours (< 3600 s)",
+            "value": round(projected, 1),
+            "limit": LOAD_100K_SECONDS_MAX,
+            "holds": projected < LOAD_100K_SECONDS_MAX,
+            "projected": loaded != 100_000,
+        }
+    )
+    return targets
+
+
+def _holds(value: bool | None) -> str:
+    return {True: "holds", False: "MISSED", None: "not measured"}[value]
+
+
+def _rows(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for phase in results["load"]:
+        rows.append(
+            [
+                f"load ({phase['phase']}, {phase['method']})",
+                str(phase["agents"]),
+                f"{phase['seconds']:.1f} s",
+                "",
+                f"{phase['agents_per_second']:.0f} agents/s",
+            ]
+        )
+    for size in ("small", "full"):
+        block = results["discovery"][size]
+        for kind, figures in block["queries"].items():
+            if not figures["supported"]:
+                rows.append([f"discover {kind}", str(block["agents"]), "unsupported", "", ""])
+                continue
+            rows.append(
+                [
+                    f"discover {kind}",
+                    str(block["agents"]),
+                    f"{figures['p50_ms']:.1f} ms",
+                    f"p95 {figures['p95_ms']:.1f} ms",
+                    "",
+                ]
+            )
+    agents = results["discovery"]["full"]["agents"]
+    for name, label in (("card", "GET /a2a/agents/<id>"), ("baseline", "GET /healthz")):
+        figures = results["throughput"][name]
+        rows.append(
+            [
+                label,
+                str(agents),
+                f"{figures['p50_ms']:.1f} ms",
+                f"p99 {figures['p99_ms']:.1f} ms",
+                f"{figures['requests_per_second']:.0f} req/s",
+            ]
+        )
+    return rows
+
+
+HEADER = ["measurement", "N", "p50 / time", "p95 / p99", "throughput"]
+
+
+def table_text(results: dict[str, Any]) -> str:
+    rows = [HEADER, *_rows(results)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    for target in results["targets"]:
+        lines.append(f"{_holds(target['holds']):>12}  {target['target']}: {target['value']}")
+    return "\n".join(lines)
+
+
+def markdown(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    db = meta["database"]
+    files = meta["commit"]["changed_files"]
+    changed = f" with changes to {', '.join(files)}" if files else ""
+    lines = [
+        "# Benchmark results",
+        "",
+        f"{meta['started_at']}, commit `{meta['commit']['head']}`{changed}. "
+        f"{meta['machine']['cores']} cores "
+        f"({meta['machine']['cpu']}), Python {meta['machine']['python']}, "
+        f"{db['vendor']} {db['version']}, gunicorn {meta['server']['workers']} sync workers, "
+        f"load generator {meta['generator']['name']} ({meta['generator']['version']}), "
+        f"{meta['options']['connections']} connections for {meta['options']['duration']} s; "
+        f"{meta['options']['requests']} sequential requests per discovery query.",
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "---|" * len(HEADER),
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in _rows(results)]
+    lines += ["", "| target | value | holds |", "|---|---|---|"]
+    for target in results["targets"]:
+        lines.append(f"| {target['target']} | {target['value']} | {_holds(target['holds'])} |")
+    notes = [
+        f"- discover {kind} at N={results['discovery'][size]['agents']}: {figures['note']}"
+        for size in ("small", "full")
+        for kind, figures in results["discovery"][size]["queries"].items()
+        if not figures["supported"]
+    ]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def results_write(results: dict[str, Any], out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    summary = out.parent / "RESULTS.md"
+    summary.write_text(markdown(results))
+    return summary

@@ -1,0 +1,107 @@
+"""The production server under test: gunicorn with two sync workers, started and stopped here."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.database import BenchError
+from bench.load import ROOT
+
+WORKERS = 2
+# Settings that would change what is measured are set here, whatever the caller's shell has.
+_REGISTRY_VARIABLES = ("DATABASE_URL", "REDIS_URL", "DEBUG", "DB_CONN_MAX_AGE")
+
+
+def port_free() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    def __init__(self, *, port: int, database_url: str, redis_url: str, log_path: Path):
+        self.port = port
+        self.database_url = database_url
+        self.redis_url = redis_url
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _REGISTRY_VARIABLES}
+        env.update(
+            DATABASE_URL=self.database_url,
+            DEBUG="0",
+            ALLOWED_HOSTS="127.0.0.1,localhost",
+            RATE_LIMIT_READ="100000000/sec",
+            RATE_LIMIT_WRITE="100000000/sec",
+            SECRET_KEY="bench",
+            LOG_LEVEL="WARNING",
+        )
+        if self.redis_url:
+            env["REDIS_URL"] = self.redis_url
+        return env
+
+    def start(self, timeout: float = 60.0) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "registry.wsgi",
+            "--workers",
+            str(WORKERS),
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--log-level",
+            "warning",
+        ]
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=self.environment(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BenchError(f"gunicorn exited with {self.process.returncode}:\n{self.log()}")
+            if self._healthy():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise BenchError(f"gunicorn did not answer /healthz within {timeout:.0f}s:\n{self.log()}")
+
+    def _healthy(self) -> bool:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+        try:
+            connection.request("GET", "/healthz")
+            return connection.getresponse().status == 200
+        except OSError:
+            return False
+        finally:
+            connection.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """TERM the master (it stops its workers); KILL the session it leads if it lingers."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def log(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])

@@ -1,0 +1,69 @@
+"""The benchmark runs end to end at a tiny size: load, gunicorn, discovery, card fetch, report.
+
+No timing is asserted here; the figures belong to bench/README.md.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("generator", ["python", "wrk"])
+def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
+    if generator == "wrk" and shutil.which("wrk") is None:
+        pytest.skip("wrk is not installed")
+    out = tmp_path / "results.json"
+    # The bench chooses its own database; the suite's DATABASE_URL must not leak into it.
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--agents=60",
+            "--small=20",
+            "--duration=1",
+            "--connections=4",
+            "--requests=5",
+            f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
+            f"--out={out}",
+            f"--generator={generator}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(out.read_text())
+
+    assert results["meta"]["database"]["vendor"] == "sqlite"
+    assert results["meta"]["generator"]["name"] == generator
+    assert [p["agents"] for p in results["load"]] == [20, 40]
+    assert all(p["seconds"] > 0 and p["agents_per_second"] > 0 for p in results["load"])
+    for size, agents in (("small", 20), ("full", 60)):
+        block = results["discovery"][size]
+        assert block["agents"] == agents
+        assert set(block["queries"]) == {"text", "text+skill", "filter", "facets"}
+        for kind, figures in block["queries"].items():
+            if kind == "facets" and not figures["supported"]:
+                assert figures["note"]
+                continue
+            assert figures["requests"] == 5
+            assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
+    for name in ("card", "baseline"):
+        figures = results["throughput"][name]
+        assert figures["requests"] > 0 and figures["requests_per_second"] > 0
+        assert figures["p99_ms"] >= figures["p50_ms"] > 0
+    assert {t["holds"] for t in results["targets"]} <= {True, False, None}
+    assert len(results["targets"]) == 6
+    assert "GET /a2a/agents/<id>" in (tmp_path / "RESULTS.md").read_text()
+    assert "GET /healthz" in run.stdout
