@@ -124,6 +124,7 @@ class DealerListView(DiscoverAgentsView):
     """Compliant AAP v0.1 dealer agents (by their cards), with discovery's filters."""
 
     filterset_class = DealerFilter
+    prefiltered = True
 
     def get_queryset(self):
         dealers = AAPStatus.objects.filter(

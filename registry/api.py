@@ -63,6 +63,7 @@ class DiscoverAgentsView(APIView):
 
     filterset_class = AgentFilter
     filter_backends = [DjangoFilterBackend]  # for the OpenAPI schema's query parameters
+    prefiltered = False  # True when get_queryset is itself a selection of agents
 
     def get_queryset(self):
         return selectors.agent_queryset()
@@ -86,7 +87,10 @@ class DiscoverAgentsView(APIView):
             raise ValidationError(filterset.errors)
         queryset = filterset.qs
         page, sort, since = discovery.discover(
-            queryset, request.query_params, full_rows=selectors.agent_queryset()
+            queryset,
+            request.query_params,
+            full_rows=selectors.agent_queryset(),
+            prefiltered=self.prefiltered,
         )
         body = {
             "results": AgentSerializer(page.rows, many=True, context={"request": request}).data,

@@ -10,6 +10,7 @@ from registry.jsonutil import Problem
 from registry.models import Agent, AgentFacet, CapabilityTag, Endpoint, Tombstone
 from registry.pagination import SORTS, Page, keyset_page, limit_parse
 from registry.problems import ProblemError
+from registry.search import ranked_matches
 
 FACET_LIMIT = 20
 ENDPOINT_FACETS = {"protocol", "transport"}
@@ -118,14 +119,26 @@ def registry_last_change() -> datetime | None:
     return max(times) if times else None
 
 
+# Parameters that only shape the answer; any other one filters the agents.
+NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets"}
+
+
 def discover(
-    queryset: QuerySet, params, full_rows: QuerySet
+    queryset: QuerySet, params, full_rows: QuerySet, *, prefiltered: bool = False
 ) -> tuple[Page, str, datetime | None]:
-    """Sort and page an already filtered queryset; returns the page, sort and since time."""
+    """Sort and page an already filtered queryset; returns the page, sort and since time.
+
+    ``prefiltered``: the view's base queryset is itself a selection (e.g. dealers only).
+    """
     since = since_parse(params.get("updated_since"))
     sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=bool(since))
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
+    if sort == "relevance":
+        filtered = prefiltered or any(v for k, v in params.items() if k not in NOT_FILTERS)
+        ranked = ranked_matches(params["q"], queryset if filtered else None)
+        if ranked is not None:
+            queryset = ranked
     page = keyset_page(
         queryset,
         sort=sort,

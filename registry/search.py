@@ -8,7 +8,7 @@ FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
 import re
 
 from django.db import connection
-from django.db.models import FloatField, OuterRef, QuerySet, Subquery
+from django.db.models import BooleanField, FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 
 from registry.models import AgentSearchText
@@ -46,7 +46,9 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
             AgentSearchText.objects.filter(agent=OuterRef("pk"))
             .annotate(
                 score=RawSQL(
-                    "ts_rank(tsv, to_tsquery('simple', %s))", [query], output_field=FloatField()
+                    "ts_rank(tsv, to_tsquery('simple', %s))::float8",
+                    [query],
+                    output_field=FloatField(),
                 )
             )
             .values("score")[:1],
@@ -65,3 +67,27 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
         output_field=FloatField(),
     )
     return queryset.filter(pk__in=matches).annotate(rank=rank)
+
+
+def ranked_matches(text: str, agents: QuerySet | None) -> QuerySet | None:
+    """PostgreSQL: the matching search rows with their rank, for sorting by relevance.
+
+    The rank is computed on the row the GIN index found, once, instead of per agent (as
+    float8: a float4 does not survive the trip through a cursor exactly);
+    ``agents`` (a filtered agent queryset) restricts the rows when other filters apply.
+    None elsewhere (SQLite ranks through ``text_filter``).
+    """
+    terms = search_terms(text)
+    if connection.vendor != "postgresql" or not terms:
+        return None
+    query = " & ".join(f"{term}:*" for term in terms)
+    rows = AgentSearchText.objects.filter(
+        RawSQL("tsv @@ to_tsquery('simple', %s)", [query], output_field=BooleanField())
+    ).annotate(
+        rank=RawSQL(
+            "ts_rank(tsv, to_tsquery('simple', %s))::float8", [query], output_field=FloatField()
+        )
+    )
+    if agents is not None:
+        rows = rows.filter(agent__in=agents.order_by().values("pk"))
+    return rows

@@ -329,14 +329,23 @@ def test_impossible_or_extreme_since_times_are_400_or_empty(anon, value):
 
 
 def test_with_redis_cards_are_cached_and_writes_invalidate_them(
-    settings, alice, anon, make_card, django_assert_num_queries,
+    settings,
+    alice,
+    anon,
+    make_card,
+    django_assert_num_queries,
     django_capture_on_commit_callbacks,
 ):
     from django.core.cache import caches
 
     settings.REDIS_URL = "redis://127.0.0.1:6379/14"
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": settings.REDIS_URL, "KEY_PREFIX": "card-test"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": settings.REDIS_URL,
+            "KEY_PREFIX": "card-test",
+        }
+    }
     caches["default"].clear()
     try:
         with django_capture_on_commit_callbacks(execute=True):
@@ -346,11 +355,34 @@ def test_with_redis_cards_are_cached_and_writes_invalidate_them(
             cached = anon.get(f"/a2a/agents/{agent_id}")
         assert json.loads(cached.content)["name"] == "Weather Agent"
         with django_capture_on_commit_callbacks(execute=True):
-            alice.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Renamed")},
-                      format="json")
+            alice.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Renamed")}, format="json")
         assert json.loads(anon.get(f"/a2a/agents/{agent_id}").content)["name"] == "Renamed"
         with django_capture_on_commit_callbacks(execute=True):
             alice.delete(f"/agents/{agent_id}")
         assert anon.get(f"/a2a/agents/{agent_id}").status_code == 404
     finally:
         caches["default"].clear()
+
+
+@pytest.mark.parametrize("extra", [{}, {"tag": "logistics"}])
+def test_relevance_pages_walk_every_match_once(anon, population, extra):
+    params = {"q": "route", "limit": 1, **extra} if not extra else {"q": "a", "limit": 1, **extra}
+    expected = sorted(names(anon.get("/discover/agents", {**params, "limit": 100})))
+    assert expected
+    seen = []
+    response = anon.get("/discover/agents", params)
+    while True:
+        body = response.json()
+        seen += [a["name"] for a in body["results"]]
+        if not body["next"]:
+            break
+        response = anon.get(body["next"])
+    assert sorted(seen) == expected
+    assert len(seen) == len(set(seen))
+
+
+def test_relevance_with_a_filter_keeps_only_filtered_matches(anon, population):
+    found = names(anon.get("/discover/agents", {"q": "tracks", "tag": "maps"}))
+    assert found == []
+    found = names(anon.get("/discover/agents", {"q": "route", "tag": "logistics"}))
+    assert found == ["Atlas Router"]
