@@ -14,6 +14,7 @@ from registry import discovery, selectors, services
 from registry.auth import principal_may_change
 from registry.filters import AgentFilter
 from registry.jsonutil import Problem
+from registry.pagination import cursor_key
 from registry.problems import ProblemError
 from registry.serializers import (
     AgentInputSerializer,
@@ -101,9 +102,10 @@ class DiscoverAgentsView(APIView):
         if names:
             body["facets"] = discovery.facet_counts(queryset, names)
         if since is not None:
-            start = since
-            if request.query_params.get("cursor"):
-                start = min((a.updated_at for a in page.rows), default=since)
+            # Each page's span starts where the previous one ended (its cursor), so every
+            # tombstone is in exactly one page.
+            cursor = request.query_params.get("cursor")
+            start = cursor_key(cursor, "updated") if cursor else since
             end = page.rows[-1].updated_at if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
         response = Response(body)

@@ -71,6 +71,11 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
     return key, pk
 
 
+def cursor_key(cursor: str, sort: str) -> Any:
+    """The sort key a cursor continues after."""
+    return _decode(cursor, sort)[0]
+
+
 @dataclass
 class Page:
     rows: list

@@ -386,3 +386,25 @@ def test_relevance_with_a_filter_keeps_only_filtered_matches(anon, population):
     assert found == []
     found = names(anon.get("/discover/agents", {"q": "route", "tag": "logistics"}))
     assert found == ["Atlas Router"]
+
+
+def test_change_feed_pages_report_each_deletion_once(alice, anon, native_payload):
+    first = alice.post("/agents", native_payload(name="F0"), format="json").json()
+    since = first["createdAt"]
+    ids = [first["id"]] + [
+        alice.post("/agents", native_payload(name=f"F{i}"), format="json").json()["id"]
+        for i in range(1, 6)
+    ]
+    for agent_id in ids[1:5:2]:
+        alice.delete(f"/agents/{agent_id}")
+    alice.patch(f"/agents/{ids[0]}", {"description": "touched"}, format="json")
+    deleted, seen = [], []
+    body = anon.get("/discover/agents", {"updated_since": since, "limit": 1}).json()
+    while True:
+        seen += [a["id"] for a in body["results"]]
+        deleted += [d["id"] for d in body["deleted"]]
+        if not body["next"]:
+            break
+        body = anon.get(body["next"]).json()
+    assert sorted(deleted) == sorted(ids[1:5:2])
+    assert sorted(seen) == sorted(set(ids) - set(ids[1:5:2]))
