@@ -168,7 +168,13 @@ def _url_authority(url: str) -> str | None:
 
 
 def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
-    """Verify the card's signatures (network: the JWKS), outside any transaction."""
+    """Verify the card's signatures (network: the JWKS), outside any transaction.
+
+    Without ``domain``, keys are looked for on the host of the card's preferred interface;
+    an unsigned card is answered without parsing it again.
+    """
+    if not card.get("signatures"):
+        return SignatureResult("unsigned", "The card carries no signatures.")
     return card_signature_verify(card, domain=domain or _url_authority(card_preferred_url(card)))
 
 

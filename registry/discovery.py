@@ -6,10 +6,8 @@ from django.db.models import Count, DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
 
-from registry.jsonutil import Problem
 from registry.models import Agent, AgentFacet, CapabilityTag, Endpoint, Tombstone
-from registry.pagination import SORTS, Page, keyset_page, limit_parse
-from registry.problems import ProblemError
+from registry.pagination import SORTS, Page, bad_parameter, keyset_page, limit_parse
 from registry.search import ranked_matches
 
 FACET_LIMIT = 20
@@ -27,18 +25,14 @@ CARD_FACETS = {
 FACETS = {"tag"} | ENDPOINT_FACETS | CARD_FACETS | {"aap"}
 
 
-def _bad(name: str, message: str) -> ProblemError:
-    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
-
-
 def sort_choose(params, *, has_text: bool, syncing: bool) -> str:
     if syncing:
         return "updated"
     sort = params.get("sort") or ("relevance" if has_text else "recent")
     if sort not in SORTS or sort == "updated":
-        raise _bad("sort", "must be relevance, recent or name")
+        raise bad_parameter("sort", "must be relevance, recent or name")
     if sort == "relevance" and not has_text:
-        raise _bad("sort", "relevance needs a text query (q)")
+        raise bad_parameter("sort", "relevance needs a text query (q)")
     return sort
 
 
@@ -53,14 +47,16 @@ def since_parse(raw: str | None) -> datetime | None:
         # Databases take UTC offsets up to about ±16 h only; the instant is what counts.
         return value.astimezone(UTC)
     except (ValueError, OverflowError):
-        raise _bad("updated_since", message) from None
+        raise bad_parameter("updated_since", message) from None
 
 
 def facets_parse(raw: str | None) -> list[str]:
     names = [n.strip() for n in (raw or "").split(",") if n.strip()]
     unknown = [n for n in names if n not in FACETS]
     if unknown:
-        raise _bad("facets", f"knows {', '.join(sorted(FACETS))}; not {', '.join(unknown)}")
+        raise bad_parameter(
+            "facets", f"knows {', '.join(sorted(FACETS))}; not {', '.join(unknown)}"
+        )
     return list(dict.fromkeys(names))
 
 

@@ -32,7 +32,8 @@ SORTS = {
 }
 
 
-def _bad(name: str, message: str) -> ProblemError:
+def bad_parameter(name: str, message: str) -> ProblemError:
+    """A 400 problem naming one query parameter."""
     return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
 
 
@@ -44,7 +45,7 @@ def limit_parse(raw: str | None) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise _bad("limit", "must be a whole number from 1 to 100")
+        raise bad_parameter("limit", "must be a whole number from 1 to 100")
     return min(value, MAX_LIMIT)
 
 
@@ -61,13 +62,13 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
         cursor_sort, key, pk = json.loads(raw)
         pk = uuid.UUID(pk)
     except (binascii.Error, ValueError, TypeError):
-        raise _bad("cursor", "is not valid: use the next link as given") from None
+        raise bad_parameter("cursor", "is not valid: use the next link as given") from None
     if cursor_sort != sort:
-        raise _bad("cursor", f"belongs to another sort order ({cursor_sort})")
+        raise bad_parameter("cursor", f"belongs to another sort order ({cursor_sort})")
     if sort in {"recent", "updated"}:
         key = parse_datetime(key) if isinstance(key, str) else None
         if key is None:
-            raise _bad("cursor", "is not valid: use the next link as given")
+            raise bad_parameter("cursor", "is not valid: use the next link as given")
     return key, pk
 
 
