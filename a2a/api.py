@@ -1,10 +1,16 @@
 """The A2A-facing API: register by card, serve cards, the registry's own card."""
 
+import functools
 import uuid
+from datetime import UTC
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -184,6 +190,33 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
     return response
 
 
+_CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
+
+
+@functools.cache
+def _card_read_sql() -> str:
+    """The card read's SQL, compiled by the ORM once per process (the hottest query)."""
+    sql, params = _CARD_READ.filter(agent_id=uuid.UUID(int=0)).query.sql_with_params()
+    assert len(params) == 1, params
+    return sql
+
+
+def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
+    """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work."""
+    field = CardDocument._meta.pk
+    with connection.cursor() as cursor:
+        cursor.execute(_card_read_sql(), [field.get_db_prep_value(pk, connection)])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    body, sha256, updated_at = row
+    if isinstance(updated_at, str):  # SQLite without its converters
+        updated_at = parse_datetime(updated_at)
+    if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
+        updated_at = timezone.make_aware(updated_at, UTC)
+    return bytes(body), sha256, updated_at
+
+
 def card_cache_key(agent_id) -> str:
     return f"card:{agent_id}"
 
@@ -214,13 +247,9 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     cached = cache.get(card_cache_key(pk)) if shared else None
     if cached is not None:
         return card_response(*cached)
-    # values_list: no model instance to build on the hottest path.
-    found = list(
-        CardDocument.objects.filter(agent_id=pk).values_list("body", "sha256", "updated_at")[:1]
-    )
-    if found:
-        body, sha256, updated_at = found[0]
-        entry = (bytes(body), sha256, updated_at)
+    found = card_read(pk)
+    if found is not None:
+        entry = found
         if shared:
             cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
         return card_response(*entry)

@@ -14,7 +14,13 @@ from bench.load import ROOT
 
 WORKERS = 2
 # Settings that would change what is measured are set here, whatever the caller's shell has.
-_REGISTRY_VARIABLES = ("DATABASE_URL", "REDIS_URL", "DEBUG", "DB_CONN_MAX_AGE")
+_REGISTRY_VARIABLES = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DEBUG",
+    "DB_CONN_MAX_AGE",
+    "DB_CONN_HEALTH_CHECKS",
+)
 
 
 def port_free() -> int:

@@ -113,7 +113,10 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
+        # Off by default, as in Django: on, every request pays a "SELECT 1" round trip
+        # before its first query; off, a connection broken since its last use (a database
+        # restart) fails one request, and is then replaced.
+        conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", False),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
