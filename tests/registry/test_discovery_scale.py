@@ -7,7 +7,9 @@ import threading
 
 import pytest
 from django.core.management import call_command
+from django.utils.http import http_date
 
+from a2a.models import CardDocument
 from a2a.services import cards_bulk_import
 from registry.models import Agent, AuditEntry, Tombstone
 from tests.conftest import BASE_CARD
@@ -249,6 +251,10 @@ def test_cards_have_etag_last_modified_and_answer_304(alice, anon, make_card):
     agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
     first = anon.get(f"/a2a/agents/{agent_id}")
     assert first["ETag"] and first["Last-Modified"] and "max-age" in first["Cache-Control"]
+    stored = CardDocument.objects.get(agent_id=agent_id)
+    assert first["ETag"] == f'"{stored.sha256}"'
+    assert first["Last-Modified"] == http_date(stored.updated_at.timestamp())
+    assert first.content == bytes(stored.body)
     again = anon.get(f"/a2a/agents/{agent_id}", HTTP_IF_NONE_MATCH=first["ETag"])
     assert again.status_code == 304
     assert again.content == b""
