@@ -32,6 +32,11 @@ class AgentPageSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     sort = serializers.CharField()
     facets = serializers.DictField(required=False)
+    facetsExact = serializers.BooleanField(
+        required=False,
+        help_text="false: the facet counts are estimates from a uniform sample of the "
+        "matching agents (more matched than DISCOVERY_FACET_EXACT).",
+    )
     deleted = serializers.ListField(child=serializers.DictField(), required=False)
 
 
@@ -100,7 +105,7 @@ class DiscoverAgentsView(APIView):
         }
         names = discovery.facets_parse(request.query_params.get("facets"))
         if names:
-            body["facets"] = discovery.facet_counts(queryset, names)
+            body["facets"], body["facetsExact"] = discovery.facet_counts(queryset, names)
         if since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.

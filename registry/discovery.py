@@ -1,7 +1,10 @@
 """Discovery reads: filter, sort, page, count facets, and the change feed for mirrors."""
 
+import math
+import uuid
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db.models import Count, DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
@@ -11,6 +14,8 @@ from registry.pagination import SORTS, Page, bad_parameter, keyset_page, limit_p
 from registry.search import ranked_matches
 
 FACET_LIMIT = 20
+# The first probe of facet_sample: 1/2**10 of the id space.
+PROBE_SHIFT = 10
 ENDPOINT_FACETS = {"protocol", "transport"}
 CARD_FACETS = {
     "protocolBinding",
@@ -60,9 +65,43 @@ def facets_parse(raw: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def facet_counts(queryset: QuerySet, names: list[str]) -> dict[str, list[dict]]:
-    """Per facet, the most frequent values among the matching agents, with agent counts."""
-    ids = queryset.order_by().values("pk")
+def _id_bound(shift: int) -> uuid.UUID:
+    """The id below which lie the first 1/2**shift of all agents' ids."""
+    return uuid.UUID(int=1 << (128 - shift))
+
+
+def facet_sample(queryset: QuerySet) -> tuple[list, int]:
+    """The agents whose facets are counted, and what each one stands for.
+
+    Up to ``DISCOVERY_FACET_EXACT`` matching agents are all counted (scale 1). Beyond that
+    the work would grow with the registry, so the count is taken on a sample: agent ids are
+    random (uuid4), so the agents whose id lies in the first 1/2**k of the id space are a
+    uniform sample of the matches, each standing for 2**k agents. A small slice (1/1024)
+    first estimates how many agents match, to choose k so that the sample holds about
+    ``DISCOVERY_FACET_EXACT`` agents. Every query here reads at most twice that many rows.
+    """
+    limit = settings.DISCOVERY_FACET_EXACT
+    ids = queryset.order_by().values_list("pk", flat=True)
+    probe = ids.filter(pk__lt=_id_bound(PROBE_SHIFT))[: limit + 1].count()
+    estimate = probe << PROBE_SHIFT
+    if estimate <= 2 * limit:  # few enough matches to count them all, most likely
+        everyone = list(ids[: limit + 1])
+        if len(everyone) <= limit:
+            return everyone, 1
+    estimate = max(estimate, limit + 1)
+    shift = min(PROBE_SHIFT, math.ceil(math.log2(estimate / limit)))
+    while True:
+        sample = list(ids.filter(pk__lt=_id_bound(shift))[: 2 * limit])
+        # A full sample was cut short: the estimate was low; take a slice half as large.
+        if len(sample) < 2 * limit or shift == PROBE_SHIFT:
+            return sample, 1 << shift
+        shift += 1
+
+
+def facet_counts(queryset: QuerySet, names: list[str]) -> tuple[dict[str, list[dict]], bool]:
+    """Per facet, the most frequent values among the matching agents, with agent counts;
+    and whether the counts are exact (else estimates from a sample, see facet_sample)."""
+    ids, scale = facet_sample(queryset)
     counts: dict[str, list[dict]] = {}
     for name in names:
         if name == "tag":
@@ -83,8 +122,8 @@ def facet_counts(queryset: QuerySet, names: list[str]) -> dict[str, list[dict]]:
             rows = AgentFacet.objects.filter(agent__in=ids, kind=name).values_list("value")
             rows = rows.annotate(n=Count("agent", distinct=True))
         top = rows.order_by("-n", rows.query.values_select[0])[:FACET_LIMIT]
-        counts[name] = [{"value": _facet_value(value), "count": n} for value, n in top]
-    return counts
+        counts[name] = [{"value": _facet_value(value), "count": n * scale} for value, n in top]
+    return counts, scale == 1
 
 
 def _facet_value(value):

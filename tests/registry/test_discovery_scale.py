@@ -4,6 +4,8 @@ query counts, and the bulk import that loads large populations."""
 import copy
 import json
 import threading
+import uuid
+from collections import Counter
 
 import pytest
 from django.core.management import call_command
@@ -170,9 +172,49 @@ def test_facet_counts_follow_the_query(anon, population):
         "maps": 1,
         "tracking": 1,
     }
+    assert body["facetsExact"] is True and narrowed["facetsExact"] is True
     response = anon.get("/discover/agents", {"facets": "tag,colour"})
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "facets"
+    assert "facetsExact" not in anon.get("/discover/agents").json()
+
+
+def test_facet_counts_beyond_the_exact_limit_are_scaled_from_an_id_slice(
+    anon, settings, django_assert_max_num_queries
+):
+    """More matches than DISCOVERY_FACET_EXACT: the counts are those of the agents whose id
+    lies in the first 1/2**k of the id space, times 2**k, for the k the estimate chose."""
+    tags = ["alpha", "beta", "gamma"]
+    cards = [
+        card(
+            f"Sampled {i}",
+            url=f"https://sampled-{i}.example/a2a",
+            skills=[(f"s{i}", "Sampled skill", "Counted in samples.", [tags[i % 3]])],
+        )
+        for i in range(120)
+    ]
+    cards_bulk_import(owner="crawler", cards=cards, base_url="https://r.example")
+    settings.DISCOVERY_FACET_EXACT = 10
+    with django_assert_max_num_queries(16):
+        body = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
+    assert body["facetsExact"] is False
+    counted = {f["value"]: f["count"] for f in body["facets"]["tag"]}
+
+    agents = list(Agent.objects.filter(owner="crawler").values_list("id", "name"))
+    expected_by_shift = {}
+    for shift in range(1, 11):
+        bound = uuid.UUID(int=1 << (128 - shift))
+        counts = Counter(tags[int(name.split()[1]) % 3] for pk, name in agents if pk < bound)
+        if 0 < sum(counts.values()) <= 2 * 10:
+            expected_by_shift[shift] = {tag: n << shift for tag, n in counts.items()}
+    assert counted in expected_by_shift.values()
+    # Each estimate is the count in a uniform sample of the 120 agents, scaled up.
+    assert all(n % 2 == 0 for n in counted.values())
+
+    settings.DISCOVERY_FACET_EXACT = 1000
+    exact = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
+    assert exact["facetsExact"] is True
+    assert {f["value"]: f["count"] for f in exact["facets"]["tag"]} == {t: 40 for t in tags}
 
 
 def test_cursors_stay_correct_while_agents_are_added(alice, anon, native_payload):
@@ -286,8 +328,9 @@ def test_listing_queries_do_not_grow_with_results(
 ):
     for index in range(15):
         alice.post("/agents", native_payload(name=f"A{index}"), format="json")
-    # the page's keys, its rows, 2 prefetches, last change, one facet
-    with django_assert_max_num_queries(6):
+    # the page's keys, its rows, 2 prefetches, last change; for the facet: the id-slice
+    # probe, the matching ids, the count
+    with django_assert_max_num_queries(8):
         body = anon.get("/discover/agents", {"q": "summarize", "facets": "tag"}).json()
     assert len(body["results"]) == 15
 
