@@ -1,7 +1,7 @@
 """Full-text search over AgentSearchText, per database.
 
 Every query word must start a word of the agent's text (prefix match, no stemming), on
-PostgreSQL through the generated ``tsv`` column and its GIN index, on SQLite through the
+PostgreSQL through the ``tsv`` column of AgentSearchVector and its GIN index, on SQLite through the
 FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
 """
 
@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import BooleanField, FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 
-from registry.models import AgentSearchText
+from registry.models import AgentSearchVector
 
 MAX_TERMS = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -36,14 +36,14 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
     table = queryset.model._meta.db_table
     if connection.vendor == "postgresql":
         query = " & ".join(f"{term}:*" for term in terms)
-        # Only the inner queries name the tsv column (unqualified: only the search text table
-        # has one), so they stay valid when Django nests this queryset in another.
+        # Only the inner queries name the tsv column (unqualified: only the search vector
+        # table has one), so they stay valid when Django nests this queryset in another.
         matches = RawSQL(
-            "SELECT agent_id FROM registry_agentsearchtext WHERE tsv @@ to_tsquery('simple', %s)",
+            "SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ to_tsquery('simple', %s)",
             [query],
         )
         rank = Subquery(
-            AgentSearchText.objects.filter(agent=OuterRef("pk"))
+            AgentSearchVector.objects.filter(agent=OuterRef("pk"))
             .annotate(
                 score=RawSQL(
                     "ts_rank(tsv, to_tsquery('simple', %s))::float8",
@@ -81,7 +81,7 @@ def ranked_matches(text: str, agents: QuerySet | None) -> QuerySet | None:
     if connection.vendor != "postgresql" or not terms:
         return None
     query = " & ".join(f"{term}:*" for term in terms)
-    rows = AgentSearchText.objects.filter(
+    rows = AgentSearchVector.objects.filter(
         RawSQL("tsv @@ to_tsquery('simple', %s)", [query], output_field=BooleanField())
     ).annotate(
         rank=RawSQL(

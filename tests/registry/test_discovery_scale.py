@@ -9,11 +9,12 @@ from collections import Counter
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils.http import http_date
 
 from a2a.models import CardDocument
 from a2a.services import cards_bulk_import
-from registry.models import Agent, AuditEntry, Tombstone
+from registry.models import Agent, AgentSearchText, AgentSearchVector, AuditEntry, Tombstone
 from tests.conftest import BASE_CARD
 
 pytestmark = pytest.mark.django_db
@@ -457,3 +458,19 @@ def test_change_feed_pages_report_each_deletion_once(alice, anon, native_payload
         body = anon.get(body["next"]).json()
     assert sorted(deleted) == sorted(ids[1:5:2])
     assert sorted(seen) == sorted(set(ids) - set(ids[1:5:2]))
+
+
+def test_the_text_index_follows_renames_and_deletions(alice, anon, native_payload):
+    agent_id = alice.post("/agents", native_payload(name="Quokka Finder"), format="json").json()[
+        "id"
+    ]
+    assert names(anon.get("/discover/agents", {"q": "quokka"})) == ["Quokka Finder"]
+    alice.patch(f"/agents/{agent_id}", {"name": "Wombat Finder"}, format="json")
+    assert names(anon.get("/discover/agents", {"q": "quokka"})) == []
+    assert names(anon.get("/discover/agents", {"q": "wombat"})) == ["Wombat Finder"]
+    assert alice.delete(f"/agents/{agent_id}").status_code == 204
+    assert names(anon.get("/discover/agents", {"q": "wombat"})) == []
+    if connection.vendor == "postgresql":  # the narrow vector table is kept by triggers
+        assert not AgentSearchVector.objects.filter(agent_id=agent_id).exists()
+        alice.post("/agents", native_payload(name="Numbat"), format="json")
+        assert AgentSearchVector.objects.count() == AgentSearchText.objects.count() == 1
