@@ -10,7 +10,6 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -210,8 +209,6 @@ def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
     if row is None:
         return None
     body, sha256, updated_at = row
-    if isinstance(updated_at, str):  # SQLite without its converters
-        updated_at = parse_datetime(updated_at)
     if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
         updated_at = timezone.make_aware(updated_at, UTC)
     return bytes(body), sha256, updated_at
@@ -247,9 +244,8 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     cached = cache.get(card_cache_key(pk)) if shared else None
     if cached is not None:
         return card_response(*cached)
-    found = card_read(pk)
-    if found is not None:
-        entry = found
+    entry = card_read(pk)
+    if entry is not None:
         if shared:
             cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
         return card_response(*entry)
