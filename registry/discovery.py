@@ -5,7 +5,8 @@ import uuid
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db.models import Count, DateTimeField, Max, Q, QuerySet
+from django.db import connections
+from django.db.models import DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
 
@@ -14,7 +15,7 @@ from registry.pagination import SORTS, Page, bad_parameter, keyset_page, limit_p
 from registry.search import ranked_matches
 
 FACET_LIMIT = 20
-# The first probe of facet_sample: 1/2**10 of the id space.
+# The first probe of facet_counts: 1/2**10 of the id space.
 PROBE_SHIFT = 10
 ENDPOINT_FACETS = {"protocol", "transport"}
 CARD_FACETS = {
@@ -70,66 +71,93 @@ def _id_bound(shift: int) -> uuid.UUID:
     return uuid.UUID(int=1 << (128 - shift))
 
 
-def facet_sample(queryset: QuerySet) -> tuple[list, int]:
-    """The agents whose facets are counted, and what each one stands for.
+def facet_counts(queryset: QuerySet, names: list[str]) -> tuple[dict[str, list[dict]], bool]:
+    """Per facet, the most frequent values among the matching agents, with agent counts;
+    and whether the counts are exact, else estimates from a uniform sample.
 
-    Up to ``DISCOVERY_FACET_EXACT`` matching agents are all counted (scale 1). Beyond that
-    the work would grow with the registry, so the count is taken on a sample: agent ids are
-    random (uuid4), so the agents whose id lies in the first 1/2**k of the id space are a
-    uniform sample of the matches, each standing for 2**k agents. A small slice (1/1024)
-    first estimates how many agents match, to choose k so that the sample holds about
-    ``DISCOVERY_FACET_EXACT`` agents. Every query here reads at most twice that many rows.
+    Up to ``DISCOVERY_FACET_EXACT`` matching agents are all counted. Beyond that the work
+    would grow with the registry, so the counts are taken on a sample: agent ids are random
+    (uuid4), so the agents whose id lies in the first 1/2**k of the id space are a uniform
+    sample of the matches, each standing for 2**k agents. A small slice (1/1024) first
+    estimates how many agents match, to choose k so that the sample holds about
+    ``DISCOVERY_FACET_EXACT`` agents. Every facet is counted in one statement, over at most
+    twice that many agents.
     """
     limit = settings.DISCOVERY_FACET_EXACT
     ids = queryset.order_by().values_list("pk", flat=True)
     probe = ids.filter(pk__lt=_id_bound(PROBE_SHIFT))[: limit + 1].count()
     estimate = probe << PROBE_SHIFT
     if estimate <= 2 * limit:  # few enough matches to count them all, most likely
-        everyone = list(ids[: limit + 1])
-        if len(everyone) <= limit:
-            return everyone, 1
+        size, rows = _facets_count(ids[: limit + 1], names)
+        if size <= limit:
+            return _facets_top(rows, names, scale=1), True
     estimate = max(estimate, limit + 1)
     shift = min(PROBE_SHIFT, math.ceil(math.log2(estimate / limit)))
     while True:
-        sample = list(ids.filter(pk__lt=_id_bound(shift))[: 2 * limit])
+        size, rows = _facets_count(ids.filter(pk__lt=_id_bound(shift))[: 2 * limit], names)
         # A full sample was cut short: the estimate was low; take a slice half as large.
-        if len(sample) < 2 * limit or shift == PROBE_SHIFT:
-            return sample, 1 << shift
+        if size < 2 * limit or shift == PROBE_SHIFT:
+            return _facets_top(rows, names, scale=1 << shift), False
         shift += 1
 
 
-def facet_counts(queryset: QuerySet, names: list[str]) -> tuple[dict[str, list[dict]], bool]:
-    """Per facet, the most frequent values among the matching agents, with agent counts;
-    and whether the counts are exact (else estimates from a sample, see facet_sample)."""
-    ids, scale = facet_sample(queryset)
-    counts: dict[str, list[dict]] = {}
-    for name in names:
-        if name == "tag":
-            rows = CapabilityTag.objects.filter(agent__in=ids).values_list("value")
-            rows = rows.annotate(n=Count("agent", distinct=True))
-        elif name in ENDPOINT_FACETS:
-            rows = Endpoint.objects.filter(agent__in=ids).values_list(name)
-            rows = rows.annotate(n=Count("agent", distinct=True))
-        elif name == "aap":
-            from aap.models import AAPStatus
+def _facet_part(name: str) -> tuple[str, list]:
+    """The SQL counting one facet's values among the agents of ``facet_sample``: the top
+    FACET_LIMIT values with their agent counts, as (facet, value, n) rows."""
+    sample = "agent_id IN (SELECT id FROM facet_sample)"
+    if name == "tag":
+        table, value, where, params = CapabilityTag._meta.db_table, "value", sample, []
+    elif name in ENDPOINT_FACETS:
+        table, value, where, params = Endpoint._meta.db_table, name, sample, []
+    elif name == "aap":
+        from aap.models import AAPStatus
 
-            rows = (
-                AAPStatus.objects.filter(agent__in=ids, is_dealer_agent=True)
-                .values_list("compliant")
-                .annotate(n=Count("agent"))
-            )
-        else:
-            rows = AgentFacet.objects.filter(agent__in=ids, kind=name).values_list("value")
-            rows = rows.annotate(n=Count("agent", distinct=True))
-        top = rows.order_by("-n", rows.query.values_select[0])[:FACET_LIMIT]
-        counts[name] = [{"value": _facet_value(value), "count": n * scale} for value, n in top]
-    return counts, scale == 1
+        table = AAPStatus._meta.db_table
+        value = "CASE WHEN compliant THEN 'true' ELSE 'false' END"
+        where, params = f"is_dealer_agent AND {sample}", []
+    else:
+        table, value, where, params = (
+            AgentFacet._meta.db_table,
+            "value",
+            f"kind = %s AND {sample}",
+            [name],
+        )
+    counted = (
+        f"SELECT {value} AS v, COUNT(DISTINCT agent_id) AS n FROM {table} WHERE {where} "
+        f"GROUP BY {value} ORDER BY n DESC, v LIMIT {FACET_LIMIT}"
+    )
+    return f"SELECT %s, v, n FROM ({counted}) AS f", [name, *params]
 
 
-def _facet_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
+def _facets_count(sample: QuerySet, names: list[str]) -> tuple[int, list[tuple]]:
+    """Count every facet of ``names`` over the agents ``sample`` selects, in one statement:
+    the sample's size and the (facet, value, n) rows of each facet's top values."""
+    sample_sql, sample_params = sample.query.get_compiler(using=sample.db).as_sql()
+    parts = [_facet_part(name) for name in names]
+    sql = (
+        f"WITH facet_sample (id) AS ({sample_sql}) "
+        + " UNION ALL ".join(part for part, _ in parts)
+        + " UNION ALL SELECT '', NULL, COUNT(*) FROM facet_sample"
+    )
+    params = [*sample_params, *(p for _, part_params in parts for p in part_params)]
+    with connections[sample.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    size = next(n for facet, _, n in rows if facet == "")
+    return size, [row for row in rows if row[0] != ""]
+
+
+def _facets_top(rows: list[tuple], names: list[str], *, scale: int) -> dict[str, list[dict]]:
+    counted: dict[str, list[tuple]] = {name: [] for name in names}
+    for facet, value, n in rows:
+        counted[facet].append((value, n))
+    return {
+        name: [
+            {"value": value, "count": n * scale}
+            for value, n in sorted(values, key=lambda row: (-row[1], row[0]))
+        ]
+        for name, values in counted.items()
+    }
 
 
 def deleted_between(start: datetime, end: datetime | None) -> list[dict]:

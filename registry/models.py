@@ -145,11 +145,15 @@ class CapabilityTag(models.Model):
     """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering."""
 
     capability = models.ForeignKey(Capability, on_delete=models.CASCADE, related_name="tag_index")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    # Indexed by capability_tag_agent, which facet counts read alone (an index-only scan).
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
     value = models.CharField(max_length=200)
 
     class Meta:
-        indexes = [models.Index(fields=["value", "agent"], name="capability_tag_value")]
+        indexes = [
+            models.Index(fields=["value", "agent"], name="capability_tag_value"),
+            models.Index(fields=["agent", "value"], name="capability_tag_agent"),
+        ]
 
     def __str__(self) -> str:
         return self.value
@@ -184,14 +188,17 @@ class AgentFacet(models.Model):
     versions, provider, extensions, security schemes…), so reads never scan documents.
     """
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="facets")
+    # Indexed by agent_facet_agent, which facet counts read alone (an index-only scan).
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="facets", db_index=False
+    )
     kind = models.CharField(max_length=40)
     value = models.CharField(max_length=300)
 
     class Meta:
         indexes = [
             models.Index(fields=["kind", "value", "agent"], name="agent_facet_lookup"),
-            models.Index(fields=["agent", "kind"], name="agent_facet_agent"),
+            models.Index(fields=["agent", "kind", "value"], name="agent_facet_agent_value"),
         ]
 
     def __str__(self) -> str:
