@@ -123,7 +123,6 @@ def test_aap_true_lists_only_compliant_dealers_and_false_the_rest(agents, anon):
     ]
 
 
-
 def test_the_aap_facet_counts_dealers_by_compliance(agents, anon):
     # Two compliant dealers, one that is not; agents that are no dealers are not counted.
     body = anon.get("/discover/agents", {"facets": "aap"}).json()
@@ -133,6 +132,7 @@ def test_the_aap_facet_counts_dealers_by_compliance(agents, anon):
     ]
     narrowed = anon.get("/discover/agents", {"aap": "false", "facets": "aap"}).json()
     assert narrowed["facets"]["aap"] == [{"value": "false", "count": 1}]
+
 
 def test_aap_skill_filter_finds_agents_implementing_the_skill(agents, anon):
     lead_agents = names(anon.get("/discover/agents", {"aapSkill": "lead.submit"}))

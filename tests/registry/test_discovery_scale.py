@@ -180,10 +180,7 @@ def test_facet_counts_follow_the_query(anon, population):
     assert "facetsExact" not in anon.get("/discover/agents").json()
 
 
-
-def test_every_facet_is_counted_in_one_statement(
-    anon, population, django_assert_max_num_queries
-):
+def test_every_facet_is_counted_in_one_statement(anon, population, django_assert_max_num_queries):
     every = "tag,protocolBinding,protocolVersion,provider,transport,protocol,extension,"
     every += "securityScheme,streaming,pushNotifications,specVersion,aap"
     with django_assert_max_num_queries(7):  # the page (4), last change, probe, count
@@ -208,6 +205,7 @@ def test_every_facet_is_counted_in_one_statement(
     assert sum(counts["specVersion"].values()) == 4
     # Most frequent first, ties by value.
     assert [f["value"] for f in body["facets"]["tag"]][:3] == ["logistics", "maps", "nlp"]
+
 
 def test_facet_counts_beyond_the_exact_limit_are_scaled_from_an_id_slice(
     anon, settings, django_assert_max_num_queries

@@ -55,8 +55,9 @@ def test_limits_hold_on_a_shared_redis_cache(settings, anon):
 def test_card_reads_are_limited_per_ip_too(settings, alice, anon, make_card):
     agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
     settings.RATE_LIMIT_READ = "2/min"
-    statuses = [anon.get(f"/a2a/agents/{agent_id}", REMOTE_ADDR="192.0.2.9").status_code
-                for _ in range(3)]
+    statuses = [
+        anon.get(f"/a2a/agents/{agent_id}", REMOTE_ADDR="192.0.2.9").status_code for _ in range(3)
+    ]
     assert statuses == [200, 200, 429]
     response = anon.get(f"/a2a/agents/{agent_id}", REMOTE_ADDR="192.0.2.9")
     assert response["Content-Type"] == "application/problem+json"
