@@ -31,7 +31,7 @@ from registry.models import (
     Endpoint,
 )
 from registry.problems import ProblemError
-from registry.search import search_text_build
+from registry.search import search_keys_build, search_text_build
 from registry.selectors import agent_queryset
 from registry.signals import agent_changed
 
@@ -554,7 +554,9 @@ def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
         ]
         rows["texts"].append(
             AgentSearchText(
-                agent=agent, text=search_text_build(agent.name, agent.description, capabilities)
+                agent=agent,
+                text=search_text_build(agent.name, agent.description, capabilities),
+                keys=search_keys_build(capabilities),
             )
         )
         body = canonical_dumps(card)

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from registry.models import Agent, AgentFacet, CapabilityTag, Endpoint, Tombstone
 from registry.pagination import SORTS, Page, bad_parameter, keyset_page, limit_parse
-from registry.search import ranked_matches
+from registry.search import KEY_FILTERS, filter_keys, ranked_matches
 
 FACET_LIMIT = 20
 # The first probe of facet_counts: 1/2**10 of the id space.
@@ -198,8 +198,12 @@ def discover(
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
     if sort == "relevance":
-        filtered = prefiltered or any(v for k, v in params.items() if k not in NOT_FILTERS)
-        ranked = ranked_matches(params["q"], queryset if filtered else None)
+        # The capability and tag filters are keys of the full-text index; others (or a
+        # value too long to be a key) restrict the ranked rows to the filtered agents.
+        keys = filter_keys(params)
+        shaping = NOT_FILTERS | (set(KEY_FILTERS) if keys is not None else set())
+        filtered = prefiltered or any(v for k, v in params.items() if k not in shaping)
+        ranked = ranked_matches(params["q"], queryset if filtered else None, keys or [])
         if ranked is not None:
             queryset = ranked
     page = keyset_page(

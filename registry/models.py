@@ -208,12 +208,19 @@ class AgentFacet(models.Model):
 class AgentSearchText(models.Model):
     """The searchable text of an agent (name, description, capability names, descriptions
     and tags), kept at write time. PostgreSQL indexes it in AgentSearchVector, SQLite in an
-    FTS5 table; see registry/search.py."""
+    FTS5 table; see registry/search.py.
+
+    ``keys``: the agent's capability names and tags as exact filter keys
+    (``"~capability translate"``, ``"~tag travel"``, lower-cased). PostgreSQL indexes them
+    beside the words, so that a text query filtered by capability or tag is answered by the
+    full-text index alone; see ``search_keys_build``.
+    """
 
     agent = models.OneToOneField(
         Agent, on_delete=models.CASCADE, primary_key=True, related_name="search_text"
     )
     text = models.TextField()
+    keys = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
         return self.text[:80]

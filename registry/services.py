@@ -18,7 +18,7 @@ from registry.models import (
     Endpoint,
     Tombstone,
 )
-from registry.search import search_text_build
+from registry.search import search_keys_build, search_text_build
 from registry.signals import agent_changed
 
 
@@ -92,9 +92,10 @@ def _capability_key(external_id: str, name: str) -> tuple[str, str]:
 
 def _search_text_refresh(agent: Agent) -> None:
     # Read afresh: a prefetched agent.capabilities would be the list before this write.
-    capabilities = Capability.objects.filter(agent=agent).order_by("position")
+    capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
     text = search_text_build(agent.name, agent.description, capabilities)
-    AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text})
+    keys = search_keys_build(capabilities)
+    AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text, "keys": keys})
 
 
 def endpoint_build(agent: Agent, data: EndpointInput, position: int) -> Endpoint:

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
 from a2a.models import CardDocument
@@ -501,3 +502,65 @@ def test_the_text_index_follows_renames_and_deletions(alice, anon, native_payloa
         assert not AgentSearchVector.objects.filter(agent_id=agent_id).exists()
         alice.post("/agents", native_payload(name="Numbat"), format="json")
         assert AgentSearchVector.objects.count() == AgentSearchText.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"q": "route", "capability": "route planning"}, ["Atlas Router"]),
+        ({"q": "route", "capability": "  ROUTE Planning "}, ["Atlas Router"]),
+        ({"q": "route", "capability": "route"}, []),  # a name is matched whole
+        ({"q": "tracks", "tag": "LOGISTICS"}, ["Cargo Tracker"]),
+        ({"q": "a", "tag": "logistics"}, ["Atlas Router", "Cargo Tracker"]),
+        ({"q": "a", "tag": "logistics", "capability": "shipment tracking"}, ["Cargo Tracker"]),
+        ({"q": "a", "tag": "logistics", "provider": "Acme"}, ["Atlas Router", "Cargo Tracker"]),
+        ({"q": "a", "tag": "logistics", "streaming": "true"}, ["Atlas Router"]),
+        ({"q": "answers", "capability": "ask", "protocolVersion": "0.3"}, ["Dune Oracle"]),
+        ({"q": "route", "capability": "x" * 3000}, []),  # too long to be a key
+        ({"q": "capability"}, []),  # keys are no words
+        ({"q": "tag"}, []),
+    ],
+)
+def test_text_with_capability_and_tag_filters(anon, population, params, expected):
+    by_relevance = names(anon.get("/discover/agents", {**params, "sort": "relevance"}))
+    assert sorted(by_relevance) == expected
+    assert names(anon.get("/discover/agents", {**params, "sort": "name"})) == expected
+
+
+def test_capability_and_tag_filters_join_the_text_index_query(anon, population):
+    """PostgreSQL answers text + capability + tag from the GIN index alone: the ranked
+    query asks for the keys and checks no capability table."""
+    with CaptureQueriesContext(connection) as queries:
+        response = anon.get(
+            "/discover/agents", {"q": "route", "capability": "Route planning", "tag": "maps"}
+        )
+    assert names(response) == ["Atlas Router"]
+    if connection.vendor == "postgresql":
+        ranked = queries.captured_queries[0]["sql"]
+        assert "~capability route planning" in ranked and "~tag maps" in ranked
+        assert "registry_capability" not in ranked
+
+
+def test_the_filter_keys_follow_capability_changes(alice, anon, native_payload):
+    payload = native_payload(
+        name="Keyed", capabilities=[{"name": "Old Skill", "tags": ["Alpha", "beta"]}]
+    )
+    agent_id = alice.post("/agents", payload, format="json").json()["id"]
+    assert AgentSearchText.objects.get(agent_id=agent_id).keys == [
+        "~capability old skill",
+        "~tag alpha",
+        "~tag beta",
+    ]
+    assert names(anon.get("/discover/agents", {"q": "keyed", "tag": "alpha"})) == ["Keyed"]
+    changed = [{"name": "New Skill", "tags": ["gamma"]}]
+    assert (
+        alice.patch(f"/agents/{agent_id}", {"capabilities": changed}, format="json").status_code
+        == 200
+    )
+    for params, expected in [
+        ({"tag": "alpha"}, []),
+        ({"capability": "old skill"}, []),
+        ({"tag": "gamma"}, ["Keyed"]),
+        ({"capability": "new skill"}, ["Keyed"]),
+    ]:
+        assert names(anon.get("/discover/agents", {"q": "keyed", **params})) == expected
