@@ -556,7 +556,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict], base_url: str) -> int:
             AgentSearchText(
                 agent=agent,
                 text=search_text_build(agent.name, agent.description, capabilities),
-                keys=search_keys_build(capabilities),
+                keys=search_keys_build(agent.name, capabilities),
             )
         )
         body = canonical_dumps(card)

@@ -105,7 +105,10 @@ class DiscoverAgentsView(APIView):
         }
         names = discovery.facets_parse(request.query_params.get("facets"))
         if names:
-            body["facets"], body["facetsExact"] = discovery.facet_counts(queryset, names)
+            source = discovery.facet_source(
+                queryset, request.query_params, prefiltered=self.prefiltered
+            )
+            body["facets"], body["facetsExact"] = discovery.facet_counts(source, names)
         if since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.

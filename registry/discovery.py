@@ -11,8 +11,15 @@ from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
 
 from registry.models import Agent, AgentFacet, CapabilityTag, Endpoint, Tombstone
-from registry.pagination import SORTS, Page, bad_parameter, keyset_page, limit_parse
-from registry.search import KEY_FILTERS, filter_keys, ranked_matches
+from registry.pagination import (
+    SORTS,
+    Page,
+    bad_parameter,
+    keyset_page,
+    limit_parse,
+    tiered_page,
+)
+from registry.search import KEY_FILTERS, TIERS, filter_keys, text_matches
 
 FACET_LIMIT = 20
 # The first probe of facet_counts: 1/2**10 of the id space.
@@ -186,6 +193,42 @@ def registry_last_change() -> datetime | None:
 NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets"}
 
 
+def _text_scope(queryset: QuerySet, params, prefiltered: bool) -> tuple[QuerySet | None, list]:
+    """How the full-text index narrows a text query: the filtered agents to restrict its
+    rows to (None when no filter needs it), and the filter keys it matches itself.
+
+    The capability and tag filters are keys of the index; other filters (or a value too
+    long to be a key) restrict the rows to the filtered agents.
+    """
+    keys = filter_keys(params)
+    shaping = NOT_FILTERS | (set(KEY_FILTERS) if keys is not None else set())
+    filtered = prefiltered or any(v for k, v in params.items() if k not in shaping)
+    return (queryset if filtered else None), (keys or [])
+
+
+def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> QuerySet:
+    """What facet_counts samples: with a text query on PostgreSQL, the search rows of the
+    matching agents, so that an id slice of them is one bitmap AND of the text and id
+    indexes; otherwise the filtered agents. Both have the agent's id as pk."""
+    rows = text_matches(params.get("q") or "", *_text_scope(queryset, params, prefiltered))
+    return queryset if rows is None else rows
+
+
+def _relevance_tiers(
+    queryset: QuerySet, params, prefiltered: bool
+) -> list[tuple[int, QuerySet]] | None:
+    """PostgreSQL: the matching agents of each relevance tier (search.TIERS), best first,
+    each found by one GIN index query; None elsewhere (SQLite sorts by its bm25 rank)."""
+    agents, keys = _text_scope(queryset, params, prefiltered)
+    tiers = []
+    for tier in TIERS:
+        rows = text_matches(params.get("q") or "", agents, keys, tier)
+        if rows is None:
+            return None
+        tiers.append((tier, Agent.objects.filter(pk__in=rows.values("pk"))))
+    return tiers
+
+
 def discover(
     queryset: QuerySet, params, full_rows: QuerySet, *, prefiltered: bool = False
 ) -> tuple[Page, str, datetime | None]:
@@ -197,19 +240,16 @@ def discover(
     sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=bool(since))
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
+    limit = limit_parse(params.get("limit"))
     if sort == "relevance":
-        # The capability and tag filters are keys of the full-text index; others (or a
-        # value too long to be a key) restrict the ranked rows to the filtered agents.
-        keys = filter_keys(params)
-        shaping = NOT_FILTERS | (set(KEY_FILTERS) if keys is not None else set())
-        filtered = prefiltered or any(v for k, v in params.items() if k not in shaping)
-        ranked = ranked_matches(params["q"], queryset if filtered else None, keys or [])
-        if ranked is not None:
-            queryset = ranked
+        tiers = _relevance_tiers(queryset, params, prefiltered)
+        if tiers is not None:
+            page = tiered_page(tiers, limit=limit, cursor=params.get("cursor"), full_rows=full_rows)
+            return page, sort, since
     page = keyset_page(
         queryset,
         sort=sort,
-        limit=limit_parse(params.get("limit")),
+        limit=limit,
         cursor=params.get("cursor"),
         full_rows=full_rows,
     )

@@ -66,10 +66,22 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
     if cursor_sort != sort:
         raise bad_parameter("cursor", f"belongs to another sort order ({cursor_sort})")
     if sort in {"recent", "updated"}:
-        key = parse_datetime(key) if isinstance(key, str) else None
-        if key is None:
-            raise bad_parameter("cursor", "is not valid: use the next link as given")
+        key = _datetime(key)
+    # A name is a string; a relevance rank a number, or (PostgreSQL) a tier and a time.
+    elif isinstance(key, bool) or not isinstance(
+        key, str if sort == "name" else (int, float, list)
+    ):
+        key = None
+    if key is None:
+        raise bad_parameter("cursor", "is not valid: use the next link as given")
     return key, pk
+
+
+def _datetime(value: Any) -> datetime | None:
+    try:
+        return parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:  # well formed, but no such time
+        return None
 
 
 def cursor_key(cursor: str, sort: str) -> Any:
@@ -91,6 +103,8 @@ def keyset_page(
     queryset = queryset.annotate(sort_key=expression)
     if cursor:
         key, pk = _decode(cursor, sort)
+        if isinstance(key, list):  # a tiered relevance cursor, which tiered_page reads
+            raise bad_parameter("cursor", "is not valid: use the next link as given")
         after = Q(sort_key__lt=key) if descending else Q(sort_key__gt=key)
         queryset = queryset.filter(after | Q(sort_key=key, pk__gt=pk))
     order = "-sort_key" if descending else "sort_key"
@@ -108,3 +122,49 @@ def keyset_page(
     rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
     next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
     return Page(rows, next_cursor)
+
+
+def tiered_page(
+    tiers: list[tuple[int, QuerySet]], *, limit: int, cursor: str | None, full_rows: QuerySet
+) -> Page:
+    """A page of relevance tiers: each tier's agents newest first, the best tier first.
+
+    ``tiers``: (tier, agents) pairs, best first; the tiers hold disjoint agents. Each tier
+    is read in the "recent" order, which the created_at index gives without sorting every
+    match, until the page is full. The cursor holds the tier, created_at and id of the last
+    row served.
+    """
+    start, after = tiers[0][0], None
+    if cursor:
+        key, pk = _decode(cursor, "relevance")
+        start, created = _tier_key(key)
+        after = Q(created_at__lt=created) | Q(created_at=created, pk__gt=pk)
+    keys: list[tuple[uuid.UUID, list]] = []
+    for tier, queryset in tiers:
+        if tier > start:
+            continue
+        if after is not None and tier == start:
+            queryset = queryset.filter(after)
+        found = queryset.order_by("-created_at", "pk").values_list("pk", "created_at")
+        keys += [(pk, [tier, created]) for pk, created in found[: limit + 1 - len(keys)]]
+        if len(keys) > limit:
+            break
+    more = len(keys) > limit
+    keys = keys[:limit]
+    by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
+    rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
+    next_cursor = None
+    if more:
+        tier, created = keys[-1][1]
+        next_cursor = _encode("relevance", [tier, created.isoformat()], keys[-1][0])
+    return Page(rows, next_cursor)
+
+
+def _tier_key(key: Any) -> tuple[int, datetime]:
+    """The (tier, created_at) of a tiered relevance cursor."""
+    created = None
+    if isinstance(key, list) and len(key) == 2 and type(key[0]) is int:
+        created = _datetime(key[1])
+    if created is None:
+        raise bad_parameter("cursor", "is not valid: use the next link as given")
+    return key[0], created

@@ -8,7 +8,7 @@ FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
 import re
 
 from django.db import connection
-from django.db.models import BooleanField, FloatField, OuterRef, QuerySet, Subquery
+from django.db.models import BooleanField, FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from registry.models import AgentSearchVector
@@ -17,8 +17,12 @@ MAX_TERMS = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
 def search_terms(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)][:MAX_TERMS]
+    return _words(text)[:MAX_TERMS]
 
 
 def search_text_build(name: str, description: str, capabilities) -> str:
@@ -28,6 +32,10 @@ def search_text_build(name: str, description: str, capabilities) -> str:
     return "\n".join(p for p in parts if p)
 
 
+# Relevance tiers on PostgreSQL, best first: every query word starts a word of the agent's
+# name (2); of its name, capability names or tags (1); of any text searched (0).
+TIERS = (2, 1, 0)
+NAME_MARK, TITLE_MARK = "~n", "~t"
 # Filters that the PostgreSQL index also holds as exact keys: {parameter: key kind}.
 KEY_FILTERS = {"capability": "capability", "tag": "tag"}
 # A tsvector lexeme is at most 2 KB; a longer filter value cannot be a key (nor match one).
@@ -43,13 +51,21 @@ def search_key(kind: str, value: str) -> str:
     return f"~{kind} {value.lower()}"
 
 
-def search_keys_build(capabilities) -> list[str]:
-    """The keys of the capability and tag filters: each capability's lower-cased name (as
-    the capability filter compares it) and each tag (as CapabilityTag stores it)."""
-    keys = set()
+def search_keys_build(name: str, capabilities) -> list[str]:
+    """The lexemes the PostgreSQL index holds beside the text's words.
+
+    The keys of the capability and tag filters: each capability's lower-cased name (as
+    the capability filter compares it) and each tag (as CapabilityTag stores it). And, for
+    the relevance tiers, the words of the agent's name (``"~n word"``) and of its titles:
+    the name, capability names and tags (``"~t word"``).
+    """
+    keys = {f"{NAME_MARK} {word}" for word in _words(name)}
+    titles = [name]
     for cap in capabilities:
         keys.add(search_key("capability", cap.name))
         keys.update(search_key("tag", tag) for tag in cap.tags)
+        titles += [cap.name, *cap.tags]
+    keys.update(f"{TITLE_MARK} {word}" for title in titles for word in _words(title))
     return sorted(keys)
 
 
@@ -73,32 +89,24 @@ def _tsquery_literal(lexeme: str) -> str:
 
 
 def text_filter(queryset: QuerySet, text: str) -> QuerySet:
-    """Agents whose text matches every word of ``text``, annotated with ``rank``."""
+    """Agents whose text matches every word of ``text``, annotated with ``rank`` (higher is
+    better). On PostgreSQL the rank is 0: relevance pages there go by tiers, through
+    ``text_matches`` (see discovery.discover)."""
     terms = search_terms(text)
+    if not terms or connection.vendor == "postgresql":
+        queryset = queryset.annotate(rank=RawSQL("0.0", [], output_field=FloatField()))
     if not terms:
-        return queryset.annotate(rank=RawSQL("0.0", [], output_field=FloatField()))
+        return queryset
     table = queryset.model._meta.db_table
     if connection.vendor == "postgresql":
         query = " & ".join(f"{term}:*" for term in terms)
-        # Only the inner queries name the tsv column (unqualified: only the search vector
-        # table has one), so they stay valid when Django nests this queryset in another.
+        # Only the inner query names the tsv column (unqualified: only the search vector
+        # table has one), so it stays valid when Django nests this queryset in another.
         matches = RawSQL(
             "SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ to_tsquery('simple', %s)",
             [query],
         )
-        rank = Subquery(
-            AgentSearchVector.objects.filter(agent=OuterRef("pk"))
-            .annotate(
-                score=RawSQL(
-                    "ts_rank(tsv, to_tsquery('simple', %s))::float8",
-                    [query],
-                    output_field=FloatField(),
-                )
-            )
-            .values("score")[:1],
-            output_field=FloatField(),
-        )
-        return queryset.filter(pk__in=matches).annotate(rank=rank)
+        return queryset.filter(pk__in=matches)
     query = " AND ".join(f'"{term}"*' for term in terms)
     matches = RawSQL(
         "SELECT agent_id FROM registry_agent_fts WHERE registry_agent_fts MATCH %s", [query]
@@ -113,34 +121,44 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
     return queryset.filter(pk__in=matches).annotate(rank=rank)
 
 
-def ranked_matches(text: str, agents: QuerySet | None, keys: list[str] = ()) -> QuerySet | None:
-    """PostgreSQL: the matching search rows with their rank, for sorting by relevance.
+def _marked(terms: list[str], mark: str) -> str:
+    """Every term as a prefix of a marked word: ``'~n route':* & '~n plan':*``."""
+    return " & ".join(f"{_tsquery_literal(f'{mark} {term}')}:*" for term in terms)
 
-    The rank is computed on the row the GIN index found, once, instead of per agent (as
-    float8: a float4 does not survive the trip through a cursor exactly). ``keys`` (from
-    ``filter_keys``) join the words in the index query, so the index finds the agents that
-    match both and only those are ranked; ``agents`` (a filtered agent queryset) restricts
-    the rows when filters apply that are not keys. None elsewhere (SQLite ranks through
-    ``text_filter``).
+
+def _tier_query(terms: list[str], tier: int) -> str:
+    in_name, in_titles = _marked(terms, NAME_MARK), _marked(terms, TITLE_MARK)
+    return {2: in_name, 1: f"{in_titles} & !({in_name})", 0: f"!({in_titles})"}[tier]
+
+
+def text_matches(
+    text: str, agents: QuerySet | None, keys: list[str] = (), tier: int | None = None
+) -> QuerySet | None:
+    """PostgreSQL: the search rows (AgentSearchVector, whose pk is the agent's id) of the
+    agents whose text matches ``text``, found by the GIN index.
+
+    ``keys`` (from ``filter_keys``) join the words in the index query, so the index finds
+    only the agents that match both; so does ``tier`` (one of TIERS), to find the matches
+    of one relevance tier. ``agents`` (a filtered agent queryset) restricts the rows when
+    filters apply that are not keys. None elsewhere, or without words (SQLite searches
+    through ``text_filter``).
     """
     terms = search_terms(text)
     if connection.vendor != "postgresql" or not terms:
         return None
     query = " & ".join(f"{term}:*" for term in terms)
-    if keys:
+    exact = [_tsquery_literal(key) for key in keys]
+    if tier is not None:
+        exact.append(f"({_tier_query(terms, tier)})")
+    if exact:
         found = RawSQL(
             "tsv @@ (to_tsquery('simple', %s) && %s::tsquery)",
-            [query, " & ".join(_tsquery_literal(key) for key in keys)],
+            [query, " & ".join(exact)],
             output_field=BooleanField(),
         )
     else:
         found = RawSQL("tsv @@ to_tsquery('simple', %s)", [query], output_field=BooleanField())
-    # Ranked by the words alone: the keys, which every row found has, leave the order as is.
-    rows = AgentSearchVector.objects.filter(found).annotate(
-        rank=RawSQL(
-            "ts_rank(tsv, to_tsquery('simple', %s))::float8", [query], output_field=FloatField()
-        )
-    )
+    rows = AgentSearchVector.objects.filter(found)
     if agents is not None:
         rows = rows.filter(agent__in=agents.order_by().values("pk"))
     return rows

@@ -94,7 +94,7 @@ def _search_text_refresh(agent: Agent) -> None:
     # Read afresh: a prefetched agent.capabilities would be the list before this write.
     capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
     text = search_text_build(agent.name, agent.description, capabilities)
-    keys = search_keys_build(capabilities)
+    keys = search_keys_build(agent.name, capabilities)
     AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text, "keys": keys})
 
 

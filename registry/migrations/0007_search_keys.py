@@ -1,12 +1,15 @@
-"""AgentSearchText.keys: each agent's capability names and tags as exact filter keys
-("~capability translate", "~tag travel"). On PostgreSQL the search vector holds them as
-lexemes beside the words, so a text query filtered by capability or tag is one GIN index
-lookup that finds only the agents matching both, instead of ranking every text match and
-then checking the filter. Existing agents get their keys here (which, on PostgreSQL, the
-trigger carries into the vector). SQLite stores the keys and does not index them.
+"""AgentSearchText.keys: lexemes that PostgreSQL's search vector holds beside the words.
+
+Each agent's capability names and tags as exact filter keys ("~capability translate",
+"~tag travel"), so a text query filtered by capability or tag is one GIN index lookup
+that finds only the agents matching both; and the words of its name ("~n word") and of its
+titles, the name, capability names and tags ("~t word"), so each relevance tier is one
+GIN index lookup too (registry/search.py). Existing agents get their keys here (which, on
+PostgreSQL, the trigger carries into the vector). SQLite stores the keys, unindexed.
 """
 
 import itertools
+import re
 
 from django.db import migrations, models
 
@@ -77,22 +80,33 @@ def _postgres(statements):
     return run
 
 
+def _words(text):
+    return [word.lower() for word in re.findall(r"\w+", text)]
+
+
 def keys_fill(apps, schema_editor):
-    """The keys of every agent with capabilities, as search_keys_build makes them."""
+    """The keys of every agent, as registry.search.search_keys_build makes them."""
+    agents = apps.get_model("registry", "Agent")
     texts = apps.get_model("registry", "AgentSearchText")
     capabilities = apps.get_model("registry", "Capability")
-    rows = capabilities.objects.order_by("agent_id").values_list("agent_id", "name", "tags")
-    batch = []
-    for agent_id, caps in itertools.groupby(rows.iterator(chunk_size=2000), lambda r: r[0]):
-        keys = set()
-        for _, name, tags in caps:
-            keys.add(f"~capability {name.lower()}")
-            keys.update(f"~tag {tag.lower()}" for tag in tags)
-        batch.append(texts(agent_id=agent_id, keys=sorted(keys)))
-        if len(batch) == 500:
-            texts.objects.bulk_update(batch, ["keys"])
-            batch = []
-    texts.objects.bulk_update(batch, ["keys"])
+    rows = agents.objects.order_by("pk").values_list("pk", "name").iterator(chunk_size=500)
+    while chunk := list(itertools.islice(rows, 500)):
+        caps = {}
+        for agent_id, name, tags in capabilities.objects.filter(
+            agent_id__in=[pk for pk, _ in chunk]
+        ).values_list("agent_id", "name", "tags"):
+            caps.setdefault(agent_id, []).append((name, tags))
+        batch = []
+        for pk, name in chunk:
+            keys = {f"~n {word}" for word in _words(name)}
+            titles = [name]
+            for cap_name, tags in caps.get(pk, []):
+                keys.add(f"~capability {cap_name.lower()}")
+                keys.update(f"~tag {tag.lower()}" for tag in tags)
+                titles += [cap_name, *tags]
+            keys.update(f"~t {word}" for title in titles for word in _words(title))
+            batch.append(texts(agent_id=pk, keys=sorted(keys)))
+        texts.objects.bulk_update(batch, ["keys"])
 
 
 class Migration(migrations.Migration):

@@ -134,6 +134,13 @@ def test_the_aap_facet_counts_dealers_by_compliance(agents, anon):
     assert narrowed["facets"]["aap"] == [{"value": "false", "count": 1}]
 
 
+def test_dealer_listing_facets_count_only_dealers(agents, anon):
+    # With a text query too: the text index's rows are narrowed to the listing's dealers.
+    for params in ({"facets": "aap"}, {"q": "dealer", "facets": "aap"}):
+        body = anon.get("/aap/dealers", params).json()
+        assert body["facets"]["aap"] == [{"value": "true", "count": 2}], params
+
+
 def test_aap_skill_filter_finds_agents_implementing_the_skill(agents, anon):
     lead_agents = names(anon.get("/discover/agents", {"aapSkill": "lead.submit"}))
     assert lead_agents == ["Broken Dealer", "Demo Toyota Dealer Agent"]

@@ -1,6 +1,7 @@
 """Discovery at scale: search semantics, facets, sorting, cursors, sync, caching headers,
 query counts, and the bulk import that loads large populations."""
 
+import base64
 import copy
 import json
 import threading
@@ -208,6 +209,20 @@ def test_every_facet_is_counted_in_one_statement(anon, population, django_assert
     assert [f["value"] for f in body["facets"]["tag"]][:3] == ["logistics", "maps", "nlp"]
 
 
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"q": "a", "tag": "logistics"}, {"logistics": 2, "maps": 1, "tracking": 1}),
+        ({"q": "a", "tag": "logistics", "streaming": "true"}, {"logistics": 1, "maps": 1}),
+        ({"q": "a", "capability": "poetry"}, {"writing": 1, "nlp": 1}),
+        ({"q": "route", "sort": "name"}, {"logistics": 1, "maps": 1, "qa": 1}),
+    ],
+)
+def test_facet_counts_of_text_queries_with_filters(anon, population, params, expected):
+    body = anon.get("/discover/agents", {**params, "facets": "tag"}).json()
+    assert {f["value"]: f["count"] for f in body["facets"]["tag"]} == expected
+
+
 def test_facet_counts_beyond_the_exact_limit_are_scaled_from_an_id_slice(
     anon, settings, django_assert_max_num_queries
 ):
@@ -357,9 +372,9 @@ def test_listing_queries_do_not_grow_with_results(
 ):
     for index in range(15):
         alice.post("/agents", native_payload(name=f"A{index}"), format="json")
-    # the page's keys, its rows, 2 prefetches, last change; for the facets: the id-slice
-    # probe and one statement counting every facet
-    with django_assert_max_num_queries(7):
+    # the page's keys (on PostgreSQL, one query per relevance tier: 3), its rows, 2
+    # prefetches, last change; for the facets: the id-slice probe and one statement
+    with django_assert_max_num_queries(9):
         body = anon.get("/discover/agents", {"q": "summarize", "facets": "tag"}).json()
     assert len(body["results"]) == 15
 
@@ -548,6 +563,12 @@ def test_the_filter_keys_follow_capability_changes(alice, anon, native_payload):
     agent_id = alice.post("/agents", payload, format="json").json()["id"]
     assert AgentSearchText.objects.get(agent_id=agent_id).keys == [
         "~capability old skill",
+        "~n keyed",
+        "~t alpha",
+        "~t beta",
+        "~t keyed",
+        "~t old",
+        "~t skill",
         "~tag alpha",
         "~tag beta",
     ]
@@ -564,3 +585,64 @@ def test_the_filter_keys_follow_capability_changes(alice, anon, native_payload):
         ({"capability": "new skill"}, ["Keyed"]),
     ]:
         assert names(anon.get("/discover/agents", {"q": "keyed", **params})) == expected
+
+
+def test_relevance_tiers_name_then_titles_then_the_rest(alice, anon, native_payload):
+    """PostgreSQL: agents whose name has every query word first, then those whose name,
+    capability names or tags have them, then the rest; newest first within a tier. SQLite
+    ranks the same agents by bm25."""
+
+    def register(name, description="", capability="other", tags=()):
+        payload = native_payload(
+            name=name,
+            description=description,
+            capabilities=[{"name": capability, "tags": list(tags)}],
+        )
+        assert alice.post("/agents", payload, format="json").status_code == 201
+
+    register("Zephyr Agent")
+    register("Wind One", capability="Zephyr routing")
+    register("Wind Two", description="Handles zephyr winds.")
+    register("Wind Three", description="Zephyr, zephyr and zephyr again.")
+    register("Wind Four", tags=["zephyrs"])
+    register("Calm", description="No wind at all.")
+    expected = ["Zephyr Agent", "Wind Four", "Wind One", "Wind Three", "Wind Two"]
+    found = names(anon.get("/discover/agents", {"q": "zephyr"}))
+    walked, response = [], anon.get("/discover/agents", {"q": "zephyr", "limit": 2})
+    while True:
+        body = response.json()
+        walked += [a["name"] for a in body["results"]]
+        if not body["next"]:
+            break
+        response = anon.get(body["next"])
+    if connection.vendor == "postgresql":
+        assert found == expected
+        assert walked == expected
+    else:
+        assert sorted(found) == sorted(expected)
+        assert sorted(walked) == sorted(expected)
+    # Every word counts: none of these names has both; two agents' titles do.
+    both = names(anon.get("/discover/agents", {"q": "zephyr wind"}))
+    expected = ["Wind Four", "Wind One", "Wind Three", "Wind Two"]
+    assert both == expected if connection.vendor == "postgresql" else sorted(both) == expected
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        ["relevance", [5, "not a time"], "00000000-0000-0000-0000-000000000000"],
+        ["relevance", [1, "2026-02-30T00:00:00Z"], "00000000-0000-0000-0000-000000000000"],
+        ["relevance", {"a": 1}, "00000000-0000-0000-0000-000000000000"],
+        ["relevance", True, "00000000-0000-0000-0000-000000000000"],
+        ["name", 3, "00000000-0000-0000-0000-000000000000"],
+        ["recent", "2026-02-30T00:00:00Z", "00000000-0000-0000-0000-000000000000"],
+    ],
+)
+def test_a_forged_cursor_is_a_400(anon, population, cursor):
+    raw = json.dumps(cursor).encode()
+    token = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    sort = cursor[0]
+    params = {"q": "route", "cursor": token, "sort": sort}
+    response = anon.get("/discover/agents", params)
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"][0]["path"] == "cursor"
