@@ -1,6 +1,5 @@
 """Discovery reads: filter, sort, page, count facets, and the change feed for mirrors."""
 
-import math
 import uuid
 from datetime import UTC, datetime
 
@@ -22,8 +21,6 @@ from registry.pagination import (
 from registry.search import KEY_FILTERS, TIERS, filter_keys, text_matches
 
 FACET_LIMIT = 20
-# The first probe of facet_counts: 1/2**10 of the id space.
-PROBE_SHIFT = 10
 ENDPOINT_FACETS = {"protocol", "transport"}
 CARD_FACETS = {
     "protocolBinding",
@@ -73,94 +70,84 @@ def facets_parse(raw: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _id_bound(shift: int) -> uuid.UUID:
-    """The id below which lie the first 1/2**shift of all agents' ids."""
-    return uuid.UUID(int=1 << (128 - shift))
-
-
 def facet_counts(queryset: QuerySet, names: list[str]) -> tuple[dict[str, list[dict]], bool]:
     """Per facet, the most frequent values among the matching agents, with agent counts;
     and whether the counts are exact, else estimates from a uniform sample.
 
-    Up to ``DISCOVERY_FACET_EXACT`` matching agents are all counted. Beyond that the work
-    would grow with the registry, so the counts are taken on a sample: agent ids are random
-    (uuid4), so the agents whose id lies in the first 1/2**k of the id space are a uniform
-    sample of the matches, each standing for 2**k agents. A small slice (1/1024) first
-    estimates how many agents match, to choose k so that the sample holds about
-    ``DISCOVERY_FACET_EXACT`` agents. Every facet is counted in one statement, over at most
-    twice that many agents.
+    Every facet is counted in one statement over the first ``DISCOVERY_FACET_EXACT`` + 1
+    matching agents in id order. When that is all of them the counts are exact. Otherwise
+    they are a uniform sample, for agent ids are random (uuid4): the k agents with the
+    smallest ids among the matches, the largest of which lies at a fraction u of the id
+    space. Each value's count in the sample times (k - 1) / (k u) estimates its count among
+    all matches (the k-minimum-values estimator). The work is the same whatever the size
+    of the registry.
     """
     limit = settings.DISCOVERY_FACET_EXACT
-    ids = queryset.order_by().values_list("pk", flat=True)
-    probe = ids.filter(pk__lt=_id_bound(PROBE_SHIFT))[: limit + 1].count()
-    estimate = probe << PROBE_SHIFT
-    if estimate <= 2 * limit:  # few enough matches to count them all, most likely
-        size, rows = _facets_count(ids[: limit + 1], names)
-        if size <= limit:
-            return _facets_top(rows, names, scale=1), True
-    estimate = max(estimate, limit + 1)
-    shift = min(PROBE_SHIFT, math.ceil(math.log2(estimate / limit)))
-    while True:
-        size, rows = _facets_count(ids.filter(pk__lt=_id_bound(shift))[: 2 * limit], names)
-        # A full sample was cut short: the estimate was low; take a slice half as large.
-        if size < 2 * limit or shift == PROBE_SHIFT:
-            return _facets_top(rows, names, scale=1 << shift), False
-        shift += 1
+    sample = queryset.order_by("pk").values_list("pk", flat=True)[: limit + 1]
+    size, last_id, rows = _facets_count(sample, names)
+    if size <= limit:
+        return _facets_top(rows, names, scale=1.0), True
+    share = uuid.UUID(last_id).int / 2**128
+    return _facets_top(rows, names, scale=(size - 1) / (size * share)), False
 
 
 def _facet_part(name: str) -> tuple[str, list]:
     """The SQL counting one facet's values among the agents of ``facet_sample``: the top
-    FACET_LIMIT values with their agent counts, as (facet, value, n) rows."""
-    sample = "agent_id IN (SELECT id FROM facet_sample)"
+    FACET_LIMIT values with their agent counts, as (facet, value, n) rows. Each agent
+    counts once per value (distinct pairs first: hashed, where COUNT(DISTINCT) sorts)."""
+    where, params = "", []
     if name == "tag":
-        table, value, where, params = CapabilityTag._meta.db_table, "value", sample, []
+        table, value = CapabilityTag._meta.db_table, "t.value"
     elif name in ENDPOINT_FACETS:
-        table, value, where, params = Endpoint._meta.db_table, name, sample, []
+        table, value = Endpoint._meta.db_table, f"t.{name}"
     elif name == "aap":
         from aap.models import AAPStatus
 
         table = AAPStatus._meta.db_table
-        value = "CASE WHEN compliant THEN 'true' ELSE 'false' END"
-        where, params = f"is_dealer_agent AND {sample}", []
+        value = "CASE WHEN t.compliant THEN 'true' ELSE 'false' END"
+        where = " WHERE t.is_dealer_agent"
     else:
-        table, value, where, params = (
-            AgentFacet._meta.db_table,
-            "value",
-            f"kind = %s AND {sample}",
-            [name],
-        )
+        table, value = AgentFacet._meta.db_table, "t.value"
+        where, params = " WHERE t.kind = %s", [name]
+    pairs = (
+        f"SELECT DISTINCT t.agent_id, {value} AS v FROM facet_sample s "
+        f"JOIN {table} t ON t.agent_id = s.id{where}"
+    )
     counted = (
-        f"SELECT {value} AS v, COUNT(DISTINCT agent_id) AS n FROM {table} WHERE {where} "
-        f"GROUP BY {value} ORDER BY n DESC, v LIMIT {FACET_LIMIT}"
+        f"SELECT v, COUNT(*) AS n FROM ({pairs}) AS d "
+        f"GROUP BY v ORDER BY n DESC, v LIMIT {FACET_LIMIT}"
     )
     return f"SELECT %s, v, n FROM ({counted}) AS f", [name, *params]
 
 
-def _facets_count(sample: QuerySet, names: list[str]) -> tuple[int, list[tuple]]:
+def _facets_count(sample: QuerySet, names: list[str]) -> tuple[int, str | None, list[tuple]]:
     """Count every facet of ``names`` over the agents ``sample`` selects, in one statement:
-    the sample's size and the (facet, value, n) rows of each facet's top values."""
+    the sample's size, its largest id, and the (facet, value, n) rows of each facet's top
+    values."""
     sample_sql, sample_params = sample.query.get_compiler(using=sample.db).as_sql()
     parts = [_facet_part(name) for name in names]
     sql = (
         f"WITH facet_sample (id) AS ({sample_sql}) "
         + " UNION ALL ".join(part for part, _ in parts)
-        + " UNION ALL SELECT '', NULL, COUNT(*) FROM facet_sample"
+        # (PostgreSQL 15 has no max(uuid).)
+        + " UNION ALL SELECT '', (SELECT CAST(id AS TEXT) FROM facet_sample ORDER BY id DESC"
+        " LIMIT 1), COUNT(*) FROM facet_sample"
     )
     params = [*sample_params, *(p for _, part_params in parts for p in part_params)]
     with connections[sample.db].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    size = next(n for facet, _, n in rows if facet == "")
-    return size, [row for row in rows if row[0] != ""]
+    _, last_id, size = next(row for row in rows if row[0] == "")
+    return size, last_id, [row for row in rows if row[0] != ""]
 
 
-def _facets_top(rows: list[tuple], names: list[str], *, scale: int) -> dict[str, list[dict]]:
+def _facets_top(rows: list[tuple], names: list[str], *, scale: float) -> dict[str, list[dict]]:
     counted: dict[str, list[tuple]] = {name: [] for name in names}
     for facet, value, n in rows:
         counted[facet].append((value, n))
     return {
         name: [
-            {"value": value, "count": n * scale}
+            {"value": value, "count": round(n * scale)}
             for value, n in sorted(values, key=lambda row: (-row[1], row[0]))
         ]
         for name, values in counted.items()
@@ -217,15 +204,15 @@ def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> Qu
 def _relevance_tiers(
     queryset: QuerySet, params, prefiltered: bool
 ) -> list[tuple[int, QuerySet]] | None:
-    """PostgreSQL: the matching agents of each relevance tier (search.TIERS), best first,
-    each found by one GIN index query; None elsewhere (SQLite sorts by its bm25 rank)."""
+    """PostgreSQL: the search rows of each relevance tier's agents (search.TIERS), best
+    first, each found by one GIN index query; None elsewhere (SQLite sorts by bm25)."""
     agents, keys = _text_scope(queryset, params, prefiltered)
     tiers = []
     for tier in TIERS:
         rows = text_matches(params.get("q") or "", agents, keys, tier)
         if rows is None:
             return None
-        tiers.append((tier, Agent.objects.filter(pk__in=rows.values("pk"))))
+        tiers.append((tier, rows))
     return tiers
 
 

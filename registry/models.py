@@ -230,7 +230,12 @@ class AgentSearchVector(models.Model):
     """PostgreSQL's full-text index of AgentSearchText: the text's tsvector alone, in a narrow
     table (GIN-indexed) kept by triggers on the text table (migration 0005), so that ranking
     many matches reads half the pages it would with the text beside it. Empty on SQLite,
-    which searches its FTS5 table; see registry/search.py."""
+    which searches its FTS5 table; see registry/search.py.
+
+    ``created_at``: the agent's, copied by the trigger (migration 0008), so that a relevance
+    tier is read newest first from this table alone: sorting a few matches, or walking the
+    ``search_vector_created`` index while most rows match.
+    """
 
     agent = models.OneToOneField(
         Agent,
@@ -240,6 +245,10 @@ class AgentSearchVector(models.Model):
         related_name="+",
     )
     tsv = SearchVectorField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["-created_at", "agent"], name="search_vector_created")]
 
     def __str__(self) -> str:
         return str(self.agent_id)

@@ -129,10 +129,10 @@ def tiered_page(
 ) -> Page:
     """A page of relevance tiers: each tier's agents newest first, the best tier first.
 
-    ``tiers``: (tier, agents) pairs, best first; the tiers hold disjoint agents. Each tier
-    is read in the "recent" order, which the created_at index gives without sorting every
-    match, until the page is full. The cursor holds the tier, created_at and id of the last
-    row served.
+    ``tiers``: (tier, rows) pairs, best first, of disjoint rows with the agent's id as pk
+    and its ``created_at``. Each tier is read in the "recent" order, which a created_at
+    index gives without sorting every match, until the page is full. The cursor holds the
+    tier, created_at and id of the last row served.
     """
     start, after = tiers[0][0], None
     if cursor:

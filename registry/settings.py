@@ -226,12 +226,13 @@ FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")
 FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
 FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
+# Facet counts are exact for up to this many matching agents; beyond, they are estimated
+# from a uniform sample of as many, whose work does not grow with the registry
+# (registry/discovery.py; README: about 6% off, typically, at 500).
+DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/discovery.py): DNS servers for the _agent TXT lookup
 # (empty: the system's), its timeout, and what an interface on another host means:
 # "flag" (stored and shown) or "reject" (the registration fails).
-# Facet counts are exact for up to this many matching agents, estimated from a sample of
-# about as many beyond (registry/discovery.py).
-DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 1000)
 DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")
 DISCOVERY_DNS_PORT = env_int("DISCOVERY_DNS_PORT", 53)
 DISCOVERY_DNS_TIMEOUT = float(os.environ.get("DISCOVERY_DNS_TIMEOUT", "3"))
