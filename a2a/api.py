@@ -200,10 +200,29 @@ def _card_read_sql() -> str:
     return sql
 
 
+def _card_cursor():
+    """A cursor for the card read. On PostgreSQL one that binds parameters on the server,
+    so psycopg prepares the statement after its fifth run on a connection and PostgreSQL
+    no longer parses and plans it every request (the other queries keep Django's default,
+    client-side binding). Wrapped by Django as any cursor: query counts and logs see it."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = ServerBindingCursor(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(cursor)
+    return connection.make_cursor(cursor)
+
+
 def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
     """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work."""
     field = CardDocument._meta.pk
-    with connection.cursor() as cursor:
+    with _card_cursor() as cursor:
         cursor.execute(_card_read_sql(), [field.get_db_prep_value(pk, connection)])
         row = cursor.fetchone()
     if row is None:

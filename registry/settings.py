@@ -123,6 +123,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # JIT compilation costs tens of milliseconds and pays off only for long analytic
     # queries; the registry's are short.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
+    # The card read (a2a/api.py) binds its parameter on the server, and psycopg prepares
+    # it after this many runs on a connection (PostgreSQL then no longer plans it every
+    # request); every other query binds on the client and is never prepared. 0: never (for
+    # a transaction-pooling PgBouncer older than 1.21).
+    _prepare = env_int("DB_PREPARE_THRESHOLD", 5)
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", _prepare or None)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several writers (gunicorn workers, tests with threads) wait for the lock
     # instead of failing at once.

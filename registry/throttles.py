@@ -4,6 +4,7 @@ Fixed windows counted with one atomic ``incr`` per request: constant work whatev
 rate (DRF's default keeps and re-stores the timestamp of every request in the window).
 """
 
+import functools
 import time
 
 from django.conf import settings
@@ -16,18 +17,21 @@ from registry.auth import Principal
 _parse_rate = SimpleRateThrottle.parse_rate
 
 
+@functools.lru_cache(maxsize=32)
+def _rate(rate: str) -> tuple[int, int]:
+    return _parse_rate(None, rate)
+
+
 def window_allows(scope: str, ident: str, rate: str) -> float | None:
     """Count one request; None if allowed, else the seconds until the window ends."""
-    limit, duration = _parse_rate(None, rate)
+    limit, duration = _rate(rate)
     now = time.time()
     window = int(now // duration)
     key = f"throttle:{scope}:{ident}:{window}"
-    cache.add(key, 0, timeout=duration + 1)
-    try:
+    try:  # one cache operation for every request of a window but its first
         count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=duration + 1)
-        count = 1
+    except ValueError:  # the window's first request (or its key expired)
+        count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
     if count <= limit:
         return None
     return max(1.0, (window + 1) * duration - now)

@@ -361,6 +361,20 @@ def test_serving_a_card_is_one_query(alice, anon, make_card, django_assert_num_q
         assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements")
+def test_the_card_read_is_prepared_on_postgresql(alice, anon, make_card, settings):
+    agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+    threshold = connection.connection.prepare_threshold
+    assert threshold == settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] == 5
+    for _ in range(threshold + 1):
+        assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    # Only the card read: every other query binds on the client and is never prepared.
+    assert len(prepared) == 1 and "a2a_carddocument" in prepared[0]
+
+
 def test_listing_queries_do_not_grow_with_results(
     alice, anon, native_payload, django_assert_max_num_queries
 ):
