@@ -21,6 +21,8 @@ from registry.pagination import (
 from registry.search import KEY_FILTERS, TIERS, filter_keys, text_matches
 
 FACET_LIMIT = 20
+# facet_counts: the probe counts the matches in the first 1/2**6 of the id space.
+PROBE_SHIFT = 6
 ENDPOINT_FACETS = {"protocol", "transport"}
 CARD_FACETS = {
     "protocolBinding",
@@ -70,25 +72,44 @@ def facets_parse(raw: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _id_bound(shift: int) -> uuid.UUID:
+    """The id below which lie the first 1/2**shift of all agents' ids."""
+    return uuid.UUID(int=1 << (128 - shift))
+
+
 def facet_counts(queryset: QuerySet, names: list[str]) -> tuple[dict[str, list[dict]], bool]:
     """Per facet, the most frequent values among the matching agents, with agent counts;
     and whether the counts are exact, else estimates from a uniform sample.
 
-    Every facet is counted in one statement over the first ``DISCOVERY_FACET_EXACT`` + 1
-    matching agents in id order. When that is all of them the counts are exact. Otherwise
-    they are a uniform sample, for agent ids are random (uuid4): the k agents with the
-    smallest ids among the matches, the largest of which lies at a fraction u of the id
-    space. Each value's count in the sample times (k - 1) / (k u) estimates its count among
-    all matches (the k-minimum-values estimator). The work is the same whatever the size
-    of the registry.
+    Agent ids are random (uuid4), so the matches whose id lies in a slice of the id space
+    are a uniform sample of them. A probe counts the matches in the first 1/64 of it, up
+    to k = ``DISCOVERY_FACET_EXACT`` + 1. The sample slice is that one if it holds k; else
+    the first 1/2**s, chosen by the probe to hold two to four times k matches (the whole
+    space when fewer match). One statement takes the k smallest ids of the matches in the
+    slice and counts every facet over them:
+    - fewer than k in the whole space: every match, exact counts;
+    - k of them: the k smallest ids of all matches, the largest at a fraction u of the id
+      space; each count times (k - 1) / (k u) estimates it among all matches (the
+      k-minimum-values estimator);
+    - fewer than k in a slice (the probe overestimated): each count times 2**s.
+    The work is the same whatever the size of the registry, up to some 64 k matches for
+    the probed slice to hold (32,000 at the default), beyond which that slice grows.
     """
-    limit = settings.DISCOVERY_FACET_EXACT
-    sample = queryset.order_by("pk").values_list("pk", flat=True)[: limit + 1]
-    size, last_id, rows = _facets_count(sample, names)
-    if size <= limit:
-        return _facets_top(rows, names, scale=1.0), True
+    k = settings.DISCOVERY_FACET_EXACT + 1
+    ids = queryset.order_by().values_list("pk", flat=True)
+    probe = ids.filter(pk__lt=_id_bound(PROBE_SHIFT))[:k].count()
+    if probe == k:  # the k smallest ids of all matches lie in the probed slice
+        shift = PROBE_SHIFT
+    else:
+        shift = 0
+        while (probe << PROBE_SHIFT) >> (shift + 1) >= 2 * k:
+            shift += 1
+    matches = ids.filter(pk__lt=_id_bound(shift)) if shift else ids
+    size, last_id, rows = _facets_count(matches, k, names)
+    if size < k:
+        return _facets_top(rows, names, scale=float(1 << shift)), shift == 0
     share = uuid.UUID(last_id).int / 2**128
-    return _facets_top(rows, names, scale=(size - 1) / (size * share)), False
+    return _facets_top(rows, names, scale=(k - 1) / (k * share)), False
 
 
 def _facet_part(name: str) -> tuple[str, list]:
@@ -120,21 +141,25 @@ def _facet_part(name: str) -> tuple[str, list]:
     return f"SELECT %s, v, n FROM ({counted}) AS f", [name, *params]
 
 
-def _facets_count(sample: QuerySet, names: list[str]) -> tuple[int, str | None, list[tuple]]:
-    """Count every facet of ``names`` over the agents ``sample`` selects, in one statement:
-    the sample's size, its largest id, and the (facet, value, n) rows of each facet's top
-    values."""
-    sample_sql, sample_params = sample.query.get_compiler(using=sample.db).as_sql()
+def _facets_count(
+    matches: QuerySet, k: int, names: list[str]
+) -> tuple[int, str | None, list[tuple]]:
+    """Count every facet of ``names`` over the k matches with the smallest ids, in one
+    statement: the sample's size, its largest id, and the (facet, value, n) rows of each
+    facet's top values. The matches are materialized first, so that the database finds them
+    through the indexes (a bitmap), not by walking the id index in order."""
+    matches_sql, matches_params = matches.query.get_compiler(using=matches.db).as_sql()
     parts = [_facet_part(name) for name in names]
     sql = (
-        f"WITH facet_sample (id) AS ({sample_sql}) "
+        f"WITH facet_matches (id) AS MATERIALIZED ({matches_sql}), "
+        f"facet_sample (id) AS (SELECT id FROM facet_matches ORDER BY id LIMIT {int(k)}) "
         + " UNION ALL ".join(part for part, _ in parts)
         # (PostgreSQL 15 has no max(uuid).)
         + " UNION ALL SELECT '', (SELECT CAST(id AS TEXT) FROM facet_sample ORDER BY id DESC"
         " LIMIT 1), COUNT(*) FROM facet_sample"
     )
-    params = [*sample_params, *(p for _, part_params in parts for p in part_params)]
-    with connections[sample.db].cursor() as cursor:
+    params = [*matches_params, *(p for _, part_params in parts for p in part_params)]
+    with connections[matches.db].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     _, last_id, size = next(row for row in rows if row[0] == "")

@@ -1,8 +1,10 @@
 """Full-text search over AgentSearchText, per database.
 
 Every query word must start a word of the agent's text (prefix match, no stemming), on
-PostgreSQL through the ``tsv`` column of AgentSearchVector and its GIN index, on SQLite through the
-FTS5 table ``registry_agent_fts`` (migration 0004). Both give a relevance score.
+PostgreSQL through the ``tsv`` column of AgentSearchVector and its GIN index, on SQLite through
+the FTS5 table ``registry_agent_fts`` (migration 0004). PostgreSQL's vector also holds the
+``keys`` lexemes (filter keys, name and title words), so that capability and tag filters and
+each relevance tier are GIN lookups too; SQLite ranks by bm25.
 """
 
 import re

@@ -234,7 +234,7 @@ FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
 # Facet counts are exact for up to this many matching agents; beyond, they are estimated
 # from a uniform sample of as many, whose work does not grow with the registry
-# (registry/discovery.py; README: about 6% off, typically, at 500).
+# (registry/discovery.py; the README says how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/discovery.py): DNS servers for the _agent TXT lookup
 # (empty: the system's), its timeout, and what an interface on another host means:

@@ -184,7 +184,7 @@ def test_facet_counts_follow_the_query(anon, population):
 def test_every_facet_is_counted_in_one_statement(anon, population, django_assert_max_num_queries):
     every = "tag,protocolBinding,protocolVersion,provider,transport,protocol,extension,"
     every += "securityScheme,streaming,pushNotifications,specVersion,aap"
-    with django_assert_max_num_queries(6):  # the page (4), last change, the facets
+    with django_assert_max_num_queries(7):  # the page (4), last change, probe, the facets
         body = anon.get("/discover/agents", {"facets": every}).json()
     counts = {
         name: {f["value"]: f["count"] for f in values} for name, values in body["facets"].items()
@@ -222,12 +222,14 @@ def test_facet_counts_of_text_queries_with_filters(anon, population, params, exp
     assert {f["value"]: f["count"] for f in body["facets"]["tag"]} == expected
 
 
-def test_facet_counts_beyond_the_exact_limit_are_estimated_from_the_smallest_ids(
+def test_facet_counts_beyond_the_exact_limit_are_estimated_from_a_uniform_sample(
     anon, settings, django_assert_max_num_queries
 ):
-    """More matches than DISCOVERY_FACET_EXACT (k - 1): the counts are those of the k
-    matching agents with the smallest ids, times (k - 1) / (k u), u being the largest of
-    those ids as a fraction of the id space."""
+    """More matches than DISCOVERY_FACET_EXACT (k - 1): a probe of the first 1/64 of the id
+    space picks a slice, 1/2**s of it (that one if it holds k), and the counts are those of
+    the k matches with the smallest ids times (k - 1) / (k u), u being the largest of them
+    as a fraction of the id space; or, when the slice holds fewer than k, those of the
+    slice times 2**s."""
     tags = ["alpha", "beta", "gamma"]
     cards = [
         card(
@@ -235,24 +237,32 @@ def test_facet_counts_beyond_the_exact_limit_are_estimated_from_the_smallest_ids
             url=f"https://sampled-{i}.example/a2a",
             skills=[(f"s{i}", "Sampled skill", "Counted in samples.", [tags[i % 3]])],
         )
-        for i in range(120)
+        for i in range(600)
     ]
     cards_bulk_import(owner="crawler", cards=cards, base_url="https://r.example")
     settings.DISCOVERY_FACET_EXACT = 10
-    with django_assert_max_num_queries(9):  # the page (up to 7), last change, the facets
+    with django_assert_max_num_queries(10):  # the page (up to 7), last change, probe, count
         body = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
     assert body["facetsExact"] is False
     counted = {f["value"]: f["count"] for f in body["facets"]["tag"]}
 
-    smallest = sorted(Agent.objects.filter(owner="crawler").values_list("id", "name"))[:11]
-    share = smallest[-1][0].int / 2**128
-    in_sample = Counter(tags[int(name.split()[1]) % 3] for _, name in smallest)
-    assert counted == {tag: round(n * 10 / (11 * share)) for tag, n in in_sample.items()}
+    k = 11
+    agents = sorted(Agent.objects.filter(owner="crawler").values_list("id", "name"))
+    probe = min(k, sum(1 for pk, _ in agents if pk.int < 1 << 122))
+    shift = 0 if probe < k else 6
+    while probe < k and (probe << 6) >> (shift + 1) >= 2 * k:
+        shift += 1
+    in_slice = [(pk, name) for pk, name in agents if pk.int < 1 << (128 - shift)]
+    sample = in_slice[:k]
+    in_sample = Counter(tags[int(name.split()[1]) % 3] for _, name in sample)
+    kmv = (k - 1) / (k * (sample[-1][0].int / 2**128))
+    scale = kmv if len(sample) == k else 1 << shift
+    assert counted == {tag: round(n * scale) for tag, n in in_sample.items()}
 
     settings.DISCOVERY_FACET_EXACT = 1000
     exact = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
     assert exact["facetsExact"] is True
-    assert {f["value"]: f["count"] for f in exact["facets"]["tag"]} == {t: 40 for t in tags}
+    assert {f["value"]: f["count"] for f in exact["facets"]["tag"]} == {t: 200 for t in tags}
 
 
 def test_cursors_stay_correct_while_agents_are_added(alice, anon, native_payload):
@@ -381,8 +391,8 @@ def test_listing_queries_do_not_grow_with_results(
     for index in range(15):
         alice.post("/agents", native_payload(name=f"A{index}"), format="json")
     # the page's keys (on PostgreSQL, one query per relevance tier: 3), its rows, 2
-    # prefetches, last change; one statement for the facets
-    with django_assert_max_num_queries(8):
+    # prefetches, last change; for the facets: the id-slice probe and one statement
+    with django_assert_max_num_queries(9):
         body = anon.get("/discover/agents", {"q": "summarize", "facets": "tag"}).json()
     assert len(body["results"]) == 15
 
