@@ -13,6 +13,8 @@ def healthz(request) -> JsonResponse:
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # First: card reads (/a2a/agents/<id>) are the most frequent requests.
+    path("", include("a2a.urls")),
     path("agents", api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
     path("agents/<str:agent_id>/endpoints", api.EndpointListView.as_view(), name="endpoints"),
@@ -22,7 +24,6 @@ urlpatterns = [
         name="endpoint",
     ),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
-    path("", include("a2a.urls")),
     path("", include("aap.urls")),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
