@@ -204,16 +204,20 @@ def _card_cursor():
     """A cursor for the card read. On PostgreSQL one that binds parameters on the server,
     so psycopg prepares the statement after its fifth run on a connection and PostgreSQL
     no longer parses and plans it every request (the other queries keep Django's default,
-    client-side binding). Wrapped by Django as any cursor: query counts and logs see it."""
+    client-side binding), and that reads results in binary: the body arrives as its bytes,
+    not as hex text to decode. Wrapped by Django as any cursor: query counts and logs see
+    it."""
     if connection.vendor != "postgresql":
         return connection.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
+    from psycopg.pq import Format
 
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
         cursor = ServerBindingCursor(connection.connection)
+        cursor.format = Format.BINARY
     if connection.queries_logged:
         return connection.make_debug_cursor(cursor)
     return connection.make_cursor(cursor)
