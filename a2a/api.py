@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.utils.http import http_date
@@ -200,34 +200,33 @@ def _card_read_sql() -> str:
     return sql
 
 
-def _card_cursor():
-    """A cursor for the card read. On PostgreSQL one that binds parameters on the server,
-    so psycopg prepares the statement after its fifth run on a connection and PostgreSQL
-    no longer parses and plans it every request (the other queries keep Django's default,
-    client-side binding), and that reads results in binary: the body arrives as its bytes,
-    not as hex text to decode. Wrapped by Django as any cursor: query counts and logs see
-    it."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
+def _card_cursor(db):
+    """A cursor for the card read on ``db`` (a connection, not the ``connection`` proxy,
+    whose every attribute is a lookup). On PostgreSQL one that binds parameters on the
+    server, so psycopg prepares the statement after its fifth run on a connection and
+    PostgreSQL no longer parses and plans it every request (the other queries keep
+    Django's default, client-side binding), and that reads results in binary: the body
+    arrives as its bytes, not as hex text to decode. Wrapped by Django as any cursor:
+    query counts and logs see it."""
+    if db.vendor != "postgresql":
+        return db.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
     from psycopg.pq import Format
 
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(connection.connection)
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    with db.wrap_database_errors:
+        cursor = ServerBindingCursor(db.connection)
         cursor.format = Format.BINARY
-    if connection.queries_logged:
-        return connection.make_debug_cursor(cursor)
-    return connection.make_cursor(cursor)
+    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
 
 
 def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
     """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work."""
-    field = CardDocument._meta.pk
-    with _card_cursor() as cursor:
-        cursor.execute(_card_read_sql(), [field.get_db_prep_value(pk, connection)])
+    db = connections[DEFAULT_DB_ALIAS]
+    with _card_cursor(db) as cursor:
+        cursor.execute(_card_read_sql(), [CardDocument._meta.pk.get_db_prep_value(pk, db)])
         row = cursor.fetchone()
     if row is None:
         return None
