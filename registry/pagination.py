@@ -50,8 +50,10 @@ def limit_parse(raw: str | None) -> int:
 
 
 def _encode(sort: str, key: Any, pk: uuid.UUID) -> str:
-    if isinstance(key, datetime):
-        key = key.isoformat()
+    def plain(value):
+        return value.isoformat() if isinstance(value, datetime) else value
+
+    key = [plain(part) for part in key] if isinstance(key, list) else plain(key)
     raw = json.dumps([sort, key, str(pk)], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -116,12 +118,7 @@ def keyset_page(
         .order_by(order, "pk")
         .values_list("pk", "sort_key")[: limit + 1]
     )
-    more = len(keys) > limit
-    keys = keys[:limit]
-    by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
-    rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
-    next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
-    return Page(rows, next_cursor)
+    return _page(sort, keys, limit, full_rows)
 
 
 def tiered_page(
@@ -149,14 +146,17 @@ def tiered_page(
         keys += [(pk, [tier, created]) for pk, created in found[: limit + 1 - len(keys)]]
         if len(keys) > limit:
             break
+    return _page("relevance", keys, limit, full_rows)
+
+
+def _page(sort: str, keys: list[tuple[uuid.UUID, Any]], limit: int, full_rows: QuerySet) -> Page:
+    """The page of up to ``limit + 1`` (pk, sort key) pairs: the rows of the first
+    ``limit``, read from ``full_rows``, and a cursor after the last when there are more."""
     more = len(keys) > limit
     keys = keys[:limit]
     by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
     rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
-    next_cursor = None
-    if more:
-        tier, created = keys[-1][1]
-        next_cursor = _encode("relevance", [tier, created.isoformat()], keys[-1][0])
+    next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
     return Page(rows, next_cursor)
 
 

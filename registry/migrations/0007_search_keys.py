@@ -62,18 +62,9 @@ SQLITE_TRIGGERS = [
 ]
 
 
-def _sqlite(statements):
+def _on(vendor, statements):
     def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "sqlite":
-            for statement in statements:
-                schema_editor.execute(statement)
-
-    return run
-
-
-def _postgres(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
+        if schema_editor.connection.vendor == vendor:
             for statement in statements:
                 schema_editor.execute(statement)
 
@@ -114,15 +105,16 @@ class Migration(migrations.Migration):
 
     operations = [
         # Backward, after the column is gone again.
-        migrations.RunPython(migrations.RunPython.noop, _sqlite(SQLITE_TRIGGERS)),
+        migrations.RunPython(migrations.RunPython.noop, _on("sqlite", SQLITE_TRIGGERS)),
         migrations.AddField(
             model_name="agentsearchtext",
             name="keys",
             field=models.JSONField(blank=True, default=list),
         ),
-        migrations.RunPython(_sqlite(SQLITE_TRIGGERS), migrations.RunPython.noop),
+        migrations.RunPython(_on("sqlite", SQLITE_TRIGGERS), migrations.RunPython.noop),
         migrations.RunPython(
-            _postgres([KEEP_WITH_KEYS]), _postgres([KEEP_WITHOUT_KEYS, VECTORS_WITHOUT_KEYS])
+            _on("postgresql", [KEEP_WITH_KEYS]),
+            _on("postgresql", [KEEP_WITHOUT_KEYS, VECTORS_WITHOUT_KEYS]),
         ),
         migrations.RunPython(keys_fill, migrations.RunPython.noop),
     ]
