@@ -99,6 +99,15 @@ def names(response):
     return [a["name"] for a in response.json()["results"]]
 
 
+def names_of_every_page(anon, response):
+    """The names on this page and on every page its next links lead to, in order."""
+    seen = names(response)
+    while next_link := response.json()["next"]:
+        response = anon.get(next_link)
+        seen += names(response)
+    return seen
+
+
 def test_text_search_covers_skill_names_descriptions_and_tags(anon, population):
     assert names(anon.get("/discover/agents", {"q": "sonnets"})) == ["Bard Writer"]
     assert names(anon.get("/discover/agents", {"q": "poetry"})) == ["Bard Writer"]
@@ -272,13 +281,7 @@ def test_cursors_stay_correct_while_agents_are_added(alice, anon, native_payload
     seen = [a["name"] for a in first["results"]]
     for index in range(6):  # newer agents sort before the cursor: never served on later pages
         alice.post("/agents", native_payload(name=f"New {index}"), format="json")
-    response = anon.get(first["next"])
-    while True:
-        body = response.json()
-        seen += [a["name"] for a in body["results"]]
-        if not body["next"]:
-            break
-        response = anon.get(body["next"])
+    seen += names_of_every_page(anon, anon.get(first["next"]))
     assert sorted(seen) == [f"Old {index:02d}" for index in range(12)]
 
 
@@ -480,14 +483,7 @@ def test_relevance_pages_walk_every_match_once(anon, population, extra):
     params = {"q": "route", "limit": 1, **extra} if not extra else {"q": "a", "limit": 1, **extra}
     expected = sorted(names(anon.get("/discover/agents", {**params, "limit": 100})))
     assert expected
-    seen = []
-    response = anon.get("/discover/agents", params)
-    while True:
-        body = response.json()
-        seen += [a["name"] for a in body["results"]]
-        if not body["next"]:
-            break
-        response = anon.get(body["next"])
+    seen = names_of_every_page(anon, anon.get("/discover/agents", params))
     assert sorted(seen) == expected
     assert len(seen) == len(set(seen))
 
@@ -626,13 +622,7 @@ def test_relevance_tiers_name_then_titles_then_the_rest(alice, anon, native_payl
     register("Calm", description="No wind at all.")
     expected = ["Zephyr Agent", "Wind Four", "Wind One", "Wind Three", "Wind Two"]
     found = names(anon.get("/discover/agents", {"q": "zephyr"}))
-    walked, response = [], anon.get("/discover/agents", {"q": "zephyr", "limit": 2})
-    while True:
-        body = response.json()
-        walked += [a["name"] for a in body["results"]]
-        if not body["next"]:
-            break
-        response = anon.get(body["next"])
+    walked = names_of_every_page(anon, anon.get("/discover/agents", {"q": "zephyr", "limit": 2}))
     if connection.vendor == "postgresql":
         assert found == expected
         assert walked == expected
@@ -664,3 +654,26 @@ def test_a_forged_cursor_is_a_400(anon, population, cursor):
     response = anon.get("/discover/agents", params)
     assert response.status_code == 400, response.content
     assert response.json()["errors"][0]["path"] == "cursor"
+
+
+def test_the_migration_fills_the_keys_as_writes_do(alice, native_payload, make_card):
+    """Migration 0007 fills existing agents' keys with its own copy of the rule (a
+    migration may not import code that changes later); it must agree with the code's."""
+    import importlib
+
+    from django.apps import apps
+
+    from registry.search import search_keys_build
+
+    alice.post("/agents", native_payload(name="Ünïcode Agent 2"), format="json")
+    alice.post("/agents", native_payload(name="Bare", capabilities=[]), format="json")
+    alice.post("/a2a/agents", {"card": make_card()}, format="json")
+    written = dict(AgentSearchText.objects.values_list("agent_id", "keys"))
+    assert len(written) == 3 and all(written.values())
+    AgentSearchText.objects.update(keys=[])
+    migration = importlib.import_module("registry.migrations.0007_search_keys")
+    migration.keys_fill(apps, None)
+    assert dict(AgentSearchText.objects.values_list("agent_id", "keys")) == written
+    for agent in Agent.objects.prefetch_related("capabilities"):
+        expected = search_keys_build(agent.name, agent.capabilities.all())
+        assert written[agent.pk] == expected
