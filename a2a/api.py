@@ -25,7 +25,7 @@ from registry.auth import principal_may_change
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError, problem_response
-from registry.serializers import AgentSerializer, base_url
+from registry.serializers import AgentSerializer
 from registry.throttles import client_ip, window_allows
 
 CARD_CONTENT_TYPE = "application/json"
@@ -149,13 +149,10 @@ class A2AAgentListView(APIView):
         payload.is_valid(raise_exception=True)
         owner = owner_for(request, payload.validated_data.get("owner"))
         if given == ["card"]:
-            registration = services.agent_register_card(
-                owner=owner, card=body["card"], base_url=base_url(request)
-            )
+            registration = services.agent_register_card(owner=owner, card=body["card"])
         else:
             registration = services.agent_register_from_domain(
                 owner=owner,
-                base_url=base_url(request),
                 domain=payload.validated_data.get("domain"),
                 url=payload.validated_data.get("url"),
             )
@@ -297,9 +294,7 @@ class A2AAgentCardView(APIView):
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
         card = card_from_body(request)
-        registration = services.agent_replace_card(
-            agent=agent, card=card, base_url=base_url(request)
-        )
+        registration = services.agent_replace_card(agent=agent, card=card)
         return registration_response(request, registration, 200)
 
 
@@ -369,10 +364,8 @@ def registry_card(base: str) -> dict:
 
 
 def registry_card_view(request) -> JsonResponse:
-    from registry.serializers import base_url as request_base
-
     response = JsonResponse(
-        registry_card(request_base(request)), json_dumps_params={"ensure_ascii": False}
+        registry_card(settings.REGISTRY_BASE_URL), json_dumps_params={"ensure_ascii": False}
     )
     response["Cache-Control"] = "public, max-age=300"
     return response

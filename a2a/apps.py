@@ -7,4 +7,6 @@ class A2AConfig(AppConfig):
     verbose_name = "A2A"
 
     def ready(self) -> None:
-        from a2a import services  # noqa: F401  (connects the card-document receiver)
+        from a2a import extensions, receivers  # noqa: F401  (receivers: connects them)
+
+        extensions.register()

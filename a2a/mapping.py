@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 
-from a2a.validation import card_index_view
+from a2a.validation import card_classify, card_get, card_index_view
 from registry.models import Agent, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput
 
@@ -166,3 +166,40 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         if overlay.get(key):
             card[key] = overlay[key]
     return card
+
+
+# 1.0 security scheme wrappers and the scheme types they stand for (0.3 ``type`` values).
+SCHEME_TYPES = {
+    "apiKeySecurityScheme": "apiKey",
+    "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2",
+    "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+
+
+def card_facts(card: dict, view: dict | None = None) -> set[tuple[str, str]]:
+    """The indexed facts of a card (kinds: CARD_FACT_KINDS) that discovery filters and
+    counts by."""
+    view = view if view is not None else card_index_view(card)
+    facts: set[tuple[str, str]] = {("specVersion", card_classify(card) or "")}
+    for iface in view.get("supportedInterfaces", []):
+        facts.add(("protocolBinding", iface.get("protocolBinding", "")))
+        facts.add(("protocolVersion", iface.get("protocolVersion", "")))
+    organization = (view.get("provider") or {}).get("organization")
+    if organization:
+        facts.add(("provider", organization))
+    capabilities = view.get("capabilities") or {}
+    facts.add(("streaming", "true" if capabilities.get("streaming") else "false"))
+    facts.add(("pushNotifications", "true" if capabilities.get("pushNotifications") else "false"))
+    for extension in capabilities.get("extensions", []):
+        if extension.get("uri"):
+            facts.add(("extension", extension["uri"]))
+    raw_schemes = card_get(card, "securitySchemes") or {}
+    for name, scheme in (view.get("securitySchemes") or {}).items():
+        kinds = [SCHEME_TYPES[k] for k in scheme if k in SCHEME_TYPES]
+        raw = raw_schemes.get(name) if isinstance(raw_schemes, dict) else None
+        if not kinds and isinstance(raw, dict) and isinstance(raw.get("type"), str):
+            kinds = [raw["type"]]
+        facts.update(("securityScheme", kind) for kind in kinds)
+    return {(kind, value) for kind, value in facts if value}

@@ -11,7 +11,6 @@ from rest_framework.views import APIView
 
 from aap import views
 from aap.checker import AAPReport, aap_check
-from aap.filters import DealerFilter
 from aap.models import AAPStatus
 from aap.services import InvalidDomain, aap_check_domain
 from registry import selectors
@@ -123,7 +122,7 @@ class CheckView(APIView):
 class DealerListView(DiscoverAgentsView):
     """Compliant AAP v0.1 dealer agents (by their cards), with discovery's filters."""
 
-    filterset_class = DealerFilter
+    filters_left_out = frozenset({"aap"})  # every dealer listed is compliant
     prefiltered = True
 
     def get_queryset(self):

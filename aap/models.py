@@ -35,19 +35,3 @@ class AAPStatus(models.Model):
     def __str__(self) -> str:
         state = "compliant" if self.compliant else "not compliant"
         return f"AAP status of {self.agent_id} ({state})"
-
-
-class AAPSkill(models.Model):
-    """One AAP skill an agent's card implements: a row per skill, for indexed filtering."""
-
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="aap_skills")
-    skill_id = models.CharField(max_length=100, db_index=True)
-
-    class Meta:
-        verbose_name = "AAP skill"
-        constraints = [
-            models.UniqueConstraint(fields=["agent", "skill_id"], name="aap_skill_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return self.skill_id

@@ -1,7 +1,9 @@
-"""Writes and orchestration of the AAP app: stored card status, checks of a live domain."""
+"""Writes and orchestration of the AAP app: the stored status of each agent's card (kept
+by a2a's ``card_stored``, see aap.receivers), checks of a live domain."""
 
 import dataclasses
 import ipaddress
+import json
 import re
 from typing import Any
 from urllib.parse import urljoin
@@ -9,6 +11,8 @@ from urllib.parse import urljoin
 from django.db import transaction
 from django.utils import timezone
 
+from a2a.models import CardDocument
+from a2a.signals import StoredCard
 from aap.checker import (
     CARD_ROOT,
     FAIL,
@@ -24,12 +28,15 @@ from aap.checker import (
     aap_manifest_url,
     report_with_results,
 )
-from aap.models import AAPSkill, AAPStatus
+from aap.models import AAPStatus
 from registry.fetch import FetchError, fetch_json
-from registry.models import Agent
+from registry.models import Agent, AgentFacet
+from registry.services import facts_rows
 
 CARD_PATH = "/.well-known/agent-card.json"
 MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
+# Fact kinds (registry.extensions) this app writes.
+FACT_KINDS = ("aap", "aapSkill")
 
 _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
 _HOST_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
@@ -143,7 +150,6 @@ def aap_check_domain(domain: str) -> AAPReport:
     return report_with_results(aap_check(card, manifest), [card_fetched, manifest_fetched])
 
 
-@transaction.atomic
 def aap_status_of(card: Any) -> dict[str, Any]:
     """The AAP v0.1 card check of a card (no network), as AAPStatus field values."""
     summary = aap_card_summary(card)
@@ -162,20 +168,44 @@ def aap_status_of(card: Any) -> dict[str, Any]:
     }
 
 
-def aap_status_refresh(*, agent: Agent, card: Any) -> AAPStatus:
-    """Store the AAP v0.1 card check of the agent's current card (no network)."""
-    values = aap_status_of(card)
-    skills = values["implemented_skills"]
-    status, _ = AAPStatus.objects.update_or_create(agent=agent, defaults=values)
-    AAPSkill.objects.filter(agent=agent).exclude(skill_id__in=skills).delete()
-    stored = set(AAPSkill.objects.filter(agent=agent).values_list("skill_id", flat=True))
-    AAPSkill.objects.bulk_create(
-        [AAPSkill(agent=agent, skill_id=skill) for skill in skills if skill not in stored]
-    )
-    return status
+def aap_facts(status: dict[str, Any]) -> set[tuple[str, str]]:
+    """The facts (registry.extensions) of an AAP status: a dealer's compliance, its skills."""
+    if not status["is_dealer_agent"]:
+        return set()
+    facts = {("aap", "true" if status["compliant"] else "false")}
+    facts.update(("aapSkill", skill) for skill in status["implemented_skills"])
+    return facts
 
 
-def aap_status_clear(*, agent: Agent) -> None:
-    """Forget the AAP status of an agent that no longer has a card."""
-    AAPStatus.objects.filter(agent=agent).delete()
-    AAPSkill.objects.filter(agent=agent).delete()
+def aap_statuses_store(cards: list[StoredCard]) -> None:
+    """Store the AAP v0.1 card check of each agent's current card (no network), in bulk;
+    an agent without a card has no status."""
+    earlier = [stored.agent.pk for stored in cards if not stored.created]
+    if earlier:
+        AAPStatus.objects.filter(agent_id__in=earlier).delete()
+        AgentFacet.objects.filter(agent_id__in=earlier, kind__in=FACT_KINDS).delete()
+    statuses, facts = [], []
+    for stored in cards:
+        if stored.card is None:
+            continue
+        values = aap_status_of(stored.card)
+        statuses.append(AAPStatus(agent=stored.agent, **values))
+        facts += facts_rows(stored.agent, aap_facts(values))
+    AAPStatus.objects.bulk_create(statuses, batch_size=1000)
+    AgentFacet.objects.bulk_create(facts, batch_size=1000)
+
+
+@transaction.atomic
+def aap_statuses_refresh(*, chunk: int = 500) -> int:
+    """Recompute every stored AAP status from the agents' stored cards (after the rules
+    change); returns how many agents were rechecked."""
+    count = 0
+    documents = CardDocument.objects.only("agent_id", "body").order_by("agent_id")
+    batch: list[StoredCard] = []
+    for document in documents.iterator(chunk_size=chunk):
+        batch.append(StoredCard(Agent(pk=document.agent_id), json.loads(bytes(document.body))))
+        if len(batch) == chunk:
+            aap_statuses_store(batch)
+            count, batch = count + len(batch), []
+    aap_statuses_store(batch)
+    return count + len(batch)

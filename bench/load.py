@@ -89,10 +89,10 @@ def cards_check(seed: int, total: int, sample: int = 300) -> int:
 
 
 def _bulk_importer():
-    """The registry's bulk import, or None while the product has none."""
-    from a2a import services
+    """The registry's bulk import."""
+    from a2a.bulk import cards_bulk_import
 
-    return getattr(services, "cards_bulk_import", None)
+    return cards_bulk_import
 
 
 def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int) -> LoadPhase:
@@ -108,10 +108,10 @@ def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int
         cards = list(cards_generate(seed, batch_start, batch_stop))
         began = time.perf_counter()
         if bulk_import is not None:
-            created += bulk_import(owner=OWNER, cards=cards, base_url=BASE_URL)
+            created += bulk_import(owner=OWNER, cards=cards)
         else:
             for card in cards:
-                services.agent_register_card(owner=OWNER, card=card, base_url=BASE_URL)
+                services.agent_register_card(owner=OWNER, card=card)
                 created += 1
         seconds += time.perf_counter() - began
         rate = created / seconds if seconds else 0.0

@@ -3,7 +3,6 @@ from django.contrib import admin
 from registry import services
 from registry.audit import audit_actor, audit_record
 from registry.models import Agent, ApiKey, AuditEntry, Capability, Endpoint
-from registry.serializers import base_url
 
 
 def _as_admin_user(request) -> None:
@@ -48,7 +47,7 @@ class AgentAdmin(admin.ModelAdmin):
         _as_admin_user(request)
         if change and "owner" in form.changed_data:
             agent = Agent.objects.get(pk=obj.pk)
-            services.agent_update(agent=agent, base_url=base_url(request), owner=obj.owner)
+            services.agent_update(agent=agent, owner=obj.owner)
 
     def delete_model(self, request, obj):
         _as_admin_user(request)

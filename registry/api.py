@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import discovery, selectors, services
+from registry import discovery, facets, selectors, services
 from registry.auth import principal_may_change
-from registry.filters import AgentFilter
+from registry.filters import agent_filterset
 from registry.jsonutil import Problem
 from registry.pagination import cursor_key
 from registry.problems import ProblemError
@@ -21,7 +21,6 @@ from registry.serializers import (
     AgentSerializer,
     EndpointInputSerializer,
     EndpointSerializer,
-    base_url,
     capability_input,
     endpoint_input,
 )
@@ -67,9 +66,13 @@ class DiscoverAgentsView(APIView):
     then, oldest change first, and ``deleted``: the agents deleted in the same span.
     """
 
-    filterset_class = AgentFilter
     filter_backends = [DjangoFilterBackend]  # for the OpenAPI schema's query parameters
     prefiltered = False  # True when get_queryset is itself a selection of agents
+    filters_left_out: frozenset[str] = frozenset()  # filters that mean nothing here
+
+    @property
+    def filterset_class(self):
+        return agent_filterset(self.filters_left_out)
 
     def get_queryset(self):
         return selectors.agent_queryset()
@@ -103,12 +106,12 @@ class DiscoverAgentsView(APIView):
             "next": self._next_link(request, page.next_cursor),
             "sort": sort,
         }
-        names = discovery.facets_parse(request.query_params.get("facets"))
+        names = facets.facets_parse(request.query_params.get("facets"))
         if names:
             source = discovery.facet_source(
                 queryset, request.query_params, prefiltered=self.prefiltered
             )
-            body["facets"], body["facetsExact"] = discovery.facet_counts(source, names)
+            body["facets"], body["facetsExact"] = facets.facet_counts(source, names)
         if since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.
@@ -141,7 +144,6 @@ class AgentListView(DiscoverAgentsView):
         agent = services.agent_create(
             owner=owner_for(request, payload.validated_data.get("owner")),
             data=payload.to_input(),
-            base_url=base_url(request),
         )
         return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")
 
@@ -195,7 +197,7 @@ class AgentDetailView(APIView):
                 "capabilities": full.capabilities,
                 "endpoints": full.endpoints,
             }
-        services.agent_update(agent=agent, base_url=base_url(request), owner=owner, **changes)
+        services.agent_update(agent=agent, owner=owner, **changes)
         return agent_response(request, agent.id)
 
 
@@ -214,7 +216,7 @@ class EndpointListView(APIView):
                 f"Agent {agent.id} already has an endpoint '{data.name}'.",
                 [Problem("name", "an endpoint of this agent already has this name")],
             )
-        endpoint = services.endpoint_add(agent=agent, data=data, base_url=base_url(request))
+        endpoint = services.endpoint_add(agent=agent, data=data)
         body = EndpointSerializer(endpoint, context={"request": request}).data
         return Response(
             body, status=201, headers={"Location": f"/agents/{agent.id}/endpoints/{endpoint.id}"}
@@ -233,5 +235,5 @@ class EndpointDetailView(APIView):
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
         endpoint = selectors.endpoint_get(agent, endpoint_id)
-        services.endpoint_remove(endpoint=endpoint, base_url=base_url(request))
+        services.endpoint_remove(endpoint=endpoint)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -6,4 +6,9 @@ class RegistryConfig(AppConfig):
     verbose_name = "Registry"
 
     def ready(self) -> None:
-        from registry import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from registry import extensions, schema  # noqa: F401  (schema: OpenAPI extensions)
+        from registry.demo import native_demo_load
+        from registry.models import NATIVE_SOURCE
+
+        extensions.register_source(NATIVE_SOURCE, "Native registration")
+        extensions.register_demo_loader("native", native_demo_load)

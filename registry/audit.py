@@ -44,8 +44,24 @@ def audit_record(
     before: dict | None = None,
     after: dict | None = None,
 ) -> AuditEntry:
+    entry = audit_entry(
+        action, agent_id=agent_id, object_repr=object_repr, before=before, after=after
+    )
+    entry.save()
+    return entry
+
+
+def audit_entry(
+    action: str,
+    *,
+    agent_id: Any = None,
+    object_repr: str = "",
+    before: dict | None = None,
+    after: dict | None = None,
+) -> AuditEntry:
+    """An unsaved entry for the current actor (bulk writes save many at once)."""
     actor, key_prefix = audit_actor.get() or ("system", "")
-    return AuditEntry.objects.create(
+    return AuditEntry(
         actor=actor,
         key_prefix=key_prefix,
         action=action,

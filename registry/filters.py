@@ -1,34 +1,34 @@
-"""Discovery filters for /discover/agents."""
+"""Discovery filters for /discover/agents: the core's, and one per registered fact kind."""
 
 import contextlib
+import functools
 import uuid
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Lower
 
+from registry import extensions
 from registry.models import Agent, AgentFacet, Capability, CapabilityTag, Endpoint
 from registry.search import text_filter
 
 BOOLEAN = [("true", "true"), ("false", "false")]
 
 
-def _facet(kind: str, help_text: str, lookup: str = "value") -> django_filters.CharFilter:
+def _fact_filter(kind: extensions.FactKind) -> django_filters.Filter:
+    """The discovery filter of a fact kind (see registry.extensions.FactFilter)."""
+
     def method(queryset, name, value):
-        facts = AgentFacet.objects.filter(
-            agent=OuterRef("pk"), kind=kind, **{lookup: value.strip()}
-        )
-        return queryset.filter(Exists(facts))
+        facts = AgentFacet.objects.filter(agent=OuterRef("pk"), kind=kind.name)
+        if kind.filter == "present":
+            facts = facts.filter(value="true")
+            return queryset.filter(Exists(facts) if value == "true" else ~Exists(facts))
+        lookup = "value__iexact" if kind.filter == "iexact" else "value"
+        return queryset.filter(Exists(facts.filter(**{lookup: value.strip()})))
 
-    return django_filters.CharFilter(method=method, help_text=help_text)
-
-
-def _flag(kind: str, help_text: str) -> django_filters.ChoiceFilter:
-    def method(queryset, name, value):
-        facts = AgentFacet.objects.filter(agent=OuterRef("pk"), kind=kind, value=value)
-        return queryset.filter(Exists(facts))
-
-    return django_filters.ChoiceFilter(choices=BOOLEAN, method=method, help_text=help_text)
+    if kind.filter in ("flag", "present"):
+        return django_filters.ChoiceFilter(choices=BOOLEAN, method=method, help_text=kind.help_text)
+    return django_filters.CharFilter(method=method, help_text=kind.help_text)
 
 
 class AgentFilter(django_filters.FilterSet):
@@ -54,70 +54,11 @@ class AgentFilter(django_filters.FilterSet):
     skill = django_filters.CharFilter(
         method="filter_skill", help_text="Skill id (an A2A skill id, or a capability id)."
     )
-    protocolBinding = _facet("protocolBinding", "An A2A interface binding: JSONRPC, GRPC, …")
-    protocolVersion = _facet("protocolVersion", "An A2A interface protocol version: 1.0, 0.3 …")
-    provider = _facet("provider", "Provider organization (case-insensitive).", "value__iexact")
-    extension = _facet("extension", "An A2A extension URI the card declares.")
-    securityScheme = _facet(
-        "securityScheme", "A security scheme type: apiKey, http, oauth2, openIdConnect, mutualTLS."
-    )
-    streaming = _flag("streaming", "The card declares streaming.")
-    pushNotifications = _flag("pushNotifications", "The card declares push notifications.")
     owner = django_filters.CharFilter(field_name="owner")
-    aap = django_filters.ChoiceFilter(
-        choices=[("true", "true"), ("false", "false")],
-        method="filter_aap",
-        help_text="true: compliant AAP v0.1 dealer agents (by their card); false: all others.",
-    )
-    aapSkill = django_filters.CharFilter(
-        method="filter_aap_skill", help_text="Implements this AAP skill (e.g. lead.submit)."
-    )
-
-    verified = django_filters.ChoiceFilter(
-        choices=[("true", "true"), ("false", "false")],
-        method="filter_verified",
-        help_text="true: the agent's domain served its card (registered by domain, or verified).",
-    )
-    signed = django_filters.ChoiceFilter(
-        choices=[("true", "true"), ("false", "false")],
-        method="filter_signed",
-        help_text="true: the card's signature verified; false: unsigned or invalid.",
-    )
 
     class Meta:
         model = Agent
-        fields = [
-            "capability",
-            "tag",
-            "protocol",
-            "transport",
-            "q",
-            "owner",
-            "aap",
-            "aapSkill",
-            "verified",
-            "signed",
-            "skill",
-            "protocolBinding",
-            "protocolVersion",
-            "provider",
-            "extension",
-            "securityScheme",
-            "streaming",
-            "pushNotifications",
-        ]
-
-    def filter_verified(self, queryset, name, value):
-        from a2a.models import CardProvenance
-
-        verified = CardProvenance.objects.filter(agent=OuterRef("pk")).exclude(verified_domain="")
-        return queryset.filter(Exists(verified) if value == "true" else ~Exists(verified))
-
-    def filter_signed(self, queryset, name, value):
-        from a2a.models import CardProvenance
-
-        signed = CardProvenance.objects.filter(agent=OuterRef("pk"), signature="verified")
-        return queryset.filter(Exists(signed) if value == "true" else ~Exists(signed))
+        fields = ["capability", "tag", "protocol", "transport", "q", "owner", "skill"]
 
     def filter_capability(self, queryset, name, value):
         # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).
@@ -150,18 +91,14 @@ class AgentFilter(django_filters.FilterSet):
             match |= Q(pk=uuid.UUID(value), external_id="")
         return queryset.filter(Exists(Capability.objects.filter(match, agent=OuterRef("pk"))))
 
-    # The AAP filters live here so /discover/agents has one FilterSet; the import is
-    # lazy so the core does not depend on the aap app at import time.
-    def filter_aap(self, queryset, name, value):
-        from aap.models import AAPStatus
 
-        dealers = AAPStatus.objects.filter(
-            agent=OuterRef("pk"), is_dealer_agent=True, compliant=True
-        )
-        return queryset.filter(Exists(dealers) if value == "true" else ~Exists(dealers))
-
-    def filter_aap_skill(self, queryset, name, value):
-        from aap.models import AAPSkill
-
-        skills = AAPSkill.objects.filter(agent=OuterRef("pk"), skill_id=value.strip())
-        return queryset.filter(Exists(skills))
+@functools.cache
+def agent_filterset(without: frozenset[str] = frozenset()) -> type[AgentFilter]:
+    """The discovery FilterSet: the core's filters and one per fact kind the protocol apps
+    registered (registry.extensions), less the names in ``without``."""
+    filters = {
+        kind.name: _fact_filter(kind)
+        for kind in extensions.fact_kinds.read()
+        if kind.filter is not None and kind.name not in without
+    }
+    return type("AgentFilter", (AgentFilter,), filters)

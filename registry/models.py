@@ -1,7 +1,8 @@
 """The protocol-agnostic registry model: agents, their endpoints and capabilities.
 
 Protocol-specific fields never widen these tables: they live in
-``Endpoint.protocol_metadata`` (and, for A2A cards, in the ``a2a`` app).
+``Endpoint.protocol_metadata``, in ``AgentFacet`` facts, and in the protocol apps' own
+tables (see registry/extensions.py).
 """
 
 import uuid
@@ -42,17 +43,18 @@ class ApiKey(models.Model):
         return self.scope == self.Scope.ADMIN
 
 
-class Agent(models.Model):
-    class Source(models.TextChoices):
-        NATIVE = "native", "Native registration"
-        A2A_CARD = "a2a-card", "A2A agent card"
+# How an agent came to be registered: natively through the API here; protocol apps
+# register their own values (registry.extensions.register_source).
+NATIVE_SOURCE = "native"
 
+
+class Agent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     owner = models.CharField(max_length=200, db_index=True)
     version = models.CharField(max_length=100, blank=True)
-    source = models.CharField(max_length=10, choices=Source.choices, default=Source.NATIVE)
+    source = models.CharField(max_length=40, default=NATIVE_SOURCE)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 

@@ -9,6 +9,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from registry import extensions
 from registry.jsonutil import Problem
 
 logger = logging.getLogger(__name__)
@@ -16,29 +17,25 @@ logger = logging.getLogger(__name__)
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_BASE = "/problems/"
 
-# Problem types the registry uses, with the sentence that documents each at /problems/<slug>.
+# The core's problem types, with the sentence that documents each at /problems/<slug>;
+# protocol apps register theirs (registry.extensions.register_problem_type).
 PROBLEM_TYPES = {
     "validation-error": "The request was understood but a field is invalid; see errors[].",
-    "invalid-card": "The A2A agent card is invalid; errors[] names each problem by its path.",
     "malformed-request": "The body is not a JSON object the endpoint can read.",
     "not-authenticated": "The request needs an API key: Authorization: Bearer <key>.",
     "forbidden": "The API key may not change this resource.",
     "not-found": "There is no such resource.",
-    "no-a2a-endpoint": "The agent exists but has no A2A endpoint, so it has no agent card.",
-    "card-managed": "The agent's card is authoritative: change it with PUT /a2a/agents/<id>.",
     "payload-too-large": "The request body is larger than the registry accepts.",
     "method-not-allowed": "The endpoint does not support this HTTP method.",
     "unsupported-media-type": "The endpoint reads JSON bodies only.",
     "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
     "fetch-failed": "The registry could not fetch a document from the given address.",
-    "discovery-failed": "No valid A2A card was found at the domain or URL; errors[] lists "
-    "each address tried and why it failed.",
-    "origin-mismatch": "The card's interfaces are on other hosts than the domain that served it.",
-    "card-mismatch": "The card the domain serves differs from the registered card.",
-    "not-verifiable": "Only agents registered by card can be verified against their domain.",
-    "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
     "server-error": "The registry failed to handle the request.",
 }
+
+
+def problem_description(slug: str) -> str | None:
+    return PROBLEM_TYPES.get(slug) or extensions.problem_types.get(slug)
 
 
 class ProblemError(exceptions.APIException):
@@ -164,9 +161,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 
 
 def problem_type_view(request, slug: str) -> JsonResponse:
-    if slug not in PROBLEM_TYPES:
+    description = problem_description(slug)
+    if description is None:
         return problem_response(404, "not-found", f"There is no problem type '{slug}'.")
-    return JsonResponse({"type": f"{PROBLEM_BASE}{slug}", "description": PROBLEM_TYPES[slug]})
+    return JsonResponse({"type": f"{PROBLEM_BASE}{slug}", "description": description})
 
 
 def handler404(request, exception=None) -> JsonResponse:

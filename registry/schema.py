@@ -1,6 +1,9 @@
 """OpenAPI schema details drf-spectacular cannot infer."""
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.openapi import AutoSchema
 
 
@@ -22,3 +25,12 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "description": "An API key (`manage.py create_api_key`), as "
             "`Authorization: Bearer <key>` or `X-Api-Key: <key>`. Reads need none.",
         }
+
+
+class MemberFieldExtension(OpenApiSerializerFieldExtension):
+    """A member a protocol app added to the agent or endpoint JSON documents itself."""
+
+    target_class = "registry.serializers.MemberField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return dict(self.target.member.schema)

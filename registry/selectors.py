@@ -4,14 +4,14 @@ import uuid
 
 from django.db.models import Prefetch, QuerySet
 
+from registry import extensions
 from registry.models import Agent, Capability, Endpoint
 from registry.problems import ProblemError
 
 
 def agent_queryset() -> QuerySet[Agent]:
-    # aap_status: the AAP app's per-agent row, shown in every agent's "aap" member.
-    # a2a_provenance: where the card came from, shown in every agent's "trust" member.
-    return Agent.objects.select_related("aap_status", "a2a_provenance").prefetch_related(
+    # The protocol apps' one-to-one rows that their members of the agent JSON show.
+    return Agent.objects.select_related(*extensions.related.read()).prefetch_related(
         Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
         Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
     )

@@ -3,9 +3,9 @@
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from registry import extensions
 from registry.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
@@ -137,6 +137,24 @@ class CapabilitySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "tags"]
 
 
+class MemberField(serializers.Field):
+    """A member of the agent or endpoint JSON that a protocol app registered
+    (registry.extensions): read-only, read from the instance by the member's function."""
+
+    def __init__(self, member: extensions.Member, **kwargs):
+        self.member = member
+        super().__init__(source="*", read_only=True, help_text=member.help_text or None, **kwargs)
+
+    def to_representation(self, instance):
+        return self.member.value(instance)
+
+
+def _with_members(fields: dict, members: list[extensions.Member]) -> dict:
+    for member in members:
+        fields[member.name] = MemberField(member)
+    return fields
+
+
 class EndpointSerializer(serializers.ModelSerializer):
     livenessModel = serializers.CharField(source="liveness_model")
     heartbeatIntervalSeconds = serializers.IntegerField(
@@ -145,7 +163,6 @@ class EndpointSerializer(serializers.ModelSerializer):
     ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True)
     protocolMetadata = serializers.JSONField(source="protocol_metadata")
     lastAliveAt = serializers.DateTimeField(source="last_alive_at", allow_null=True)
-    queueUrl = serializers.SerializerMethodField()
 
     class Meta:
         model = Endpoint
@@ -160,29 +177,18 @@ class EndpointSerializer(serializers.ModelSerializer):
             "ttlSeconds",
             "protocolMetadata",
             "lastAliveAt",
-            "queueUrl",
         ]
 
-    def get_queueUrl(self, endpoint: Endpoint) -> str | None:
-        if not endpoint.is_queue or endpoint.protocol != Endpoint.Protocol.A2A:
-            return None
-        return absolute_url(self.context.get("request"), f"/a2a/queue/{endpoint.id}")
+    def get_fields(self):
+        return _with_members(super().get_fields(), extensions.endpoint_members.read())
 
 
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+    source = serializers.ChoiceField(choices=[], required=False)
     capabilities = CapabilitySerializer(many=True)
     endpoints = EndpointSerializer(many=True)
-    cardUrl = serializers.SerializerMethodField(
-        help_text="Where the agent's A2A card is served; null without an A2A endpoint."
-    )
-    trust = serializers.SerializerMethodField(
-        help_text="verified: the agent's domain served this card; signature: of the card."
-    )
-    aap = serializers.SerializerMethodField(
-        help_text="Auto Agent Protocol status from the agent's card; null without a card."
-    )
 
     class Meta:
         model = Agent
@@ -197,68 +203,14 @@ class AgentSerializer(serializers.ModelSerializer):
             "updatedAt",
             "capabilities",
             "endpoints",
-            "cardUrl",
-            "trust",
-            "aap",
         ]
 
-    def get_cardUrl(self, agent: Agent) -> str | None:
-        if not any(e.protocol == Endpoint.Protocol.A2A for e in agent.endpoints.all()):
-            return None
-        return absolute_url(self.context.get("request"), f"/a2a/agents/{agent.id}")
-
-    @extend_schema_field(
-        {
-            "type": "object",
-            "nullable": True,
-            "properties": {
-                "dealer": {"type": "boolean"},
-                "compliant": {"type": "boolean"},
-                "version": {"type": "string", "nullable": True},
-                "implementedSkills": {"type": "array", "items": {"type": "string"}},
-            },
-        }
-    )
-    @extend_schema_field(
-        {
-            "type": "object",
-            "properties": {
-                "verified": {"type": "boolean"},
-                "verifiedDomain": {"type": "string", "nullable": True},
-                "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
-            },
-        }
-    )
-    def get_trust(self, agent: Agent) -> dict:
-        provenance = getattr(agent, "a2a_provenance", None)  # select_related by agent_queryset
-        if provenance is None:
-            return {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
-        return {
-            "verified": provenance.verified,
-            "verifiedDomain": provenance.verified_domain or None,
-            "signature": provenance.signature,
-        }
-
-    def get_aap(self, agent: Agent) -> dict | None:
-        status = getattr(agent, "aap_status", None)  # select_related by agent_queryset
-        if status is None:
-            return None
-        return {
-            "dealer": status.is_dealer_agent,
-            "compliant": status.compliant,
-            "version": status.aap_version or None,
-            "implementedSkills": list(status.implemented_skills),
-        }
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["source"].choices = extensions.sources.read()
+        return _with_members(fields, extensions.agent_members.read())
 
 
-def base_url(request) -> str:
-    """The registry's public base URL: the setting, else the request's own origin."""
-    if settings.REGISTRY_BASE_URL:
-        return settings.REGISTRY_BASE_URL
-    if request is None:
-        return "http://127.0.0.1:8000"
-    return request.build_absolute_uri("/").rstrip("/")
-
-
-def absolute_url(request, path: str) -> str:
-    return base_url(request) + path
+def registry_url(path: str) -> str:
+    """An absolute URL of the registry (REGISTRY_BASE_URL): in cards, links and answers."""
+    return settings.REGISTRY_BASE_URL + path

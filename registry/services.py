@@ -8,18 +8,21 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from registry.audit import agent_summary, audit_record
+from registry.audit import agent_summary, audit_entry, audit_record
 from registry.models import (
+    NATIVE_SOURCE,
     Agent,
+    AgentFacet,
     AgentSearchText,
     ApiKey,
+    AuditEntry,
     Capability,
     CapabilityTag,
     Endpoint,
     Tombstone,
 )
 from registry.search import search_keys_build, search_text_build
-from registry.signals import agent_changed
+from registry.signals import NATIVE_WRITER, agent_changed
 
 
 @dataclass
@@ -51,10 +54,34 @@ class AgentInput:
     endpoints: list[EndpointInput] = field(default_factory=list)
 
 
-def _notify(agent: Agent, changed: set[str], *, via_card: bool, base_url: str) -> None:
-    agent_changed.send(
-        sender=Agent, agent=agent, changed=changed, via_card=via_card, base_url=base_url
-    )
+def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = False) -> None:
+    agent_changed.send(sender=Agent, agent=agent, changed=changed, writer=writer, created=created)
+
+
+def _capability_rows(
+    agent: Agent, capabilities: list[CapabilityInput]
+) -> tuple[list[Capability], list[CapabilityTag]]:
+    """Unsaved capability and tag rows of a new agent (bulk writes save them at once)."""
+    caps = [
+        Capability(
+            agent=agent,
+            name=c.name,
+            description=c.description,
+            tags=list(c.tags),
+            external_id=c.external_id,
+            position=position,
+        )
+        for position, c in enumerate(capabilities)
+    ]
+    return caps, _tag_rows(agent, caps)
+
+
+def _tag_rows(agent: Agent, capabilities: list[Capability]) -> list[CapabilityTag]:
+    return [
+        CapabilityTag(capability=cap, agent=agent, value=tag.lower())
+        for cap in capabilities
+        for tag in dict.fromkeys(cap.tags)
+    ]
 
 
 def _capabilities_set(agent: Agent, capabilities: list[CapabilityInput]) -> None:
@@ -78,11 +105,7 @@ def _capabilities_set(agent: Agent, capabilities: list[CapabilityInput]) -> None
     for cap in kept:
         cap.save()
     CapabilityTag.objects.filter(agent=agent).delete()
-    CapabilityTag.objects.bulk_create(
-        CapabilityTag(capability=cap, agent=agent, value=tag.lower())
-        for cap in kept
-        for tag in dict.fromkeys(cap.tags)
-    )
+    CapabilityTag.objects.bulk_create(_tag_rows(agent, kept))
 
 
 def _capability_key(external_id: str, name: str) -> tuple[str, str]:
@@ -90,12 +113,21 @@ def _capability_key(external_id: str, name: str) -> tuple[str, str]:
     return (external_id, "" if external_id else name)
 
 
+def _search_text(agent: Agent, capabilities: list[Capability]) -> AgentSearchText:
+    return AgentSearchText(
+        agent=agent,
+        text=search_text_build(agent.name, agent.description, capabilities),
+        keys=search_keys_build(agent.name, capabilities),
+    )
+
+
 def _search_text_refresh(agent: Agent) -> None:
     # Read afresh: a prefetched agent.capabilities would be the list before this write.
     capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
-    text = search_text_build(agent.name, agent.description, capabilities)
-    keys = search_keys_build(agent.name, capabilities)
-    AgentSearchText.objects.update_or_create(agent=agent, defaults={"text": text, "keys": keys})
+    row = _search_text(agent, capabilities)
+    AgentSearchText.objects.update_or_create(
+        agent=agent, defaults={"text": row.text, "keys": row.keys}
+    )
 
 
 def endpoint_build(agent: Agent, data: EndpointInput, position: int) -> Endpoint:
@@ -116,10 +148,11 @@ def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
     endpoint.protocol_metadata = data.protocol_metadata
 
 
-def _endpoints_set(agent: Agent, endpoints: list[EndpointInput]) -> bool:
-    """Replace the agent's endpoints (ids kept by name); True if an A2A endpoint changed."""
+def _endpoints_set(agent: Agent, endpoints: list[EndpointInput]) -> set[str]:
+    """Replace the agent's endpoints (ids kept by name); the protocols whose endpoints
+    changed, as "endpoints:<protocol>" change names."""
     existing = {e.name: e for e in agent.endpoints.all()}
-    before = {e.name: _endpoint_state(e) for e in existing.values() if e.protocol == "A2A"}
+    before = {e.name: _endpoint_state(e) for e in existing.values()}
     kept = []
     for position, data in enumerate(endpoints):
         endpoint = existing.pop(data.name, None) or Endpoint(agent=agent)
@@ -129,12 +162,22 @@ def _endpoints_set(agent: Agent, endpoints: list[EndpointInput]) -> bool:
     Endpoint.objects.filter(pk__in=[e.pk for e in existing.values()]).delete()
     for endpoint in kept:
         endpoint.save()
-    after = {e.name: _endpoint_state(e) for e in kept if e.protocol == "A2A"}
-    return before != after
+    after = {e.name: _endpoint_state(e) for e in kept}
+    return {
+        f"endpoints:{state[0]}"
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+        for state in (before.get(name), after.get(name))
+        if state is not None
+    }
 
 
 def _endpoint_state(e: Endpoint) -> tuple:
-    return (e.position, e.transport, e.address, e.protocol_metadata)
+    return (e.protocol, e.position, e.transport, e.address, e.protocol_metadata)
+
+
+# What a new agent's agent_changed names as changed (besides its endpoints' protocols).
+CREATED = frozenset({"name", "description", "version", "owner", "capabilities", "endpoints"})
 
 
 @transaction.atomic
@@ -142,8 +185,8 @@ def agent_create(
     *,
     owner: str,
     data: AgentInput,
-    source: str = Agent.Source.NATIVE,
-    base_url: str,
+    source: str = NATIVE_SOURCE,
+    writer: str = NATIVE_WRITER,
     agent_id: uuid.UUID | None = None,
 ) -> Agent:
     agent = Agent(
@@ -157,14 +200,9 @@ def agent_create(
         agent.id = agent_id
     agent.save()
     _capabilities_set(agent, data.capabilities)
-    _endpoints_set(agent, data.endpoints)
+    protocols = _endpoints_set(agent, data.endpoints)
     _search_text_refresh(agent)
-    _notify(
-        agent,
-        {"name", "description", "version", "capabilities", "endpoints", "a2a-endpoints"},
-        via_card=source == Agent.Source.A2A_CARD,
-        base_url=base_url,
-    )
+    _notify(agent, CREATED | protocols, writer=writer, created=True)
     audit_record(
         "agent.create", agent_id=agent.id, object_repr=agent.name, after=agent_summary(agent)
     )
@@ -175,7 +213,6 @@ def agent_create(
 def agent_update(
     *,
     agent: Agent,
-    base_url: str,
     name: str | None = None,
     description: str | None = None,
     version: str | None = None,
@@ -183,17 +220,23 @@ def agent_update(
     capabilities: list[CapabilityInput] | None = None,
     endpoints: list[EndpointInput] | None = None,
     source: str | None = None,
-    via_card: bool = False,
+    writer: str = NATIVE_WRITER,
+    audit_action: str = "agent.update",
 ) -> Agent:
-    """Change the given parts of an agent; parts left as None stay as they are."""
+    """Change the given parts of an agent; parts left as None stay as they are.
+
+    ``writer`` and ``audit_action`` say who writes (see registry.signals) and how the
+    audit log names the write.
+    """
     before = agent_summary(agent)
     changed: set[str] = set()
     for attr, value in (("name", name), ("description", description), ("version", version)):
         if value is not None and getattr(agent, attr) != value:
             setattr(agent, attr, value)
             changed.add(attr)
-    if owner is not None:
+    if owner is not None and owner != agent.owner:
         agent.owner = owner
+        changed.add("owner")
     if source is not None:
         agent.source = source
     agent.save()
@@ -205,14 +248,13 @@ def agent_update(
             changed.add("capabilities")
     if endpoints is not None:
         changed.add("endpoints")
-        if _endpoints_set(agent, endpoints):
-            changed.add("a2a-endpoints")
+        changed |= _endpoints_set(agent, endpoints)
     if changed & {"name", "description", "capabilities"}:
         _search_text_refresh(agent)
-    _notify(agent, changed, via_card=via_card, base_url=base_url)
+    _notify(agent, changed, writer=writer)
     fresh = Agent.objects.prefetch_related("capabilities", "endpoints").get(pk=agent.pk)
     audit_record(
-        "agent.replace-card" if via_card else "agent.update",
+        audit_action,
         agent_id=agent.id,
         object_repr=agent.name,
         before=before,
@@ -233,15 +275,14 @@ def agent_delete(*, agent: Agent) -> None:
 
 
 @transaction.atomic
-def endpoint_add(*, agent: Agent, data: EndpointInput, base_url: str) -> Endpoint:
+def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint:
     endpoint = Endpoint(agent=agent)
     _endpoint_fill(endpoint, data)
     last = agent.endpoints.order_by("-position").values_list("position", flat=True).first()
     endpoint.position = 0 if last is None else last + 1
     endpoint.save()
     agent.save(update_fields=["updated_at"])
-    changed = {"endpoints"} | ({"a2a-endpoints"} if endpoint.protocol == "A2A" else set())
-    _notify(agent, changed, via_card=False, base_url=base_url)
+    _notify(agent, {"endpoints", f"endpoints:{endpoint.protocol}"}, writer=NATIVE_WRITER)
     audit_record(
         "endpoint.add",
         agent_id=agent.id,
@@ -252,14 +293,12 @@ def endpoint_add(*, agent: Agent, data: EndpointInput, base_url: str) -> Endpoin
 
 
 @transaction.atomic
-def endpoint_remove(*, endpoint: Endpoint, base_url: str) -> None:
+def endpoint_remove(*, endpoint: Endpoint) -> None:
     agent = endpoint.agent
-    was_a2a = endpoint.protocol == "A2A"
     line = _endpoint_line(endpoint)
     endpoint.delete()
     agent.save(update_fields=["updated_at"])
-    changed = {"endpoints"} | ({"a2a-endpoints"} if was_a2a else set())
-    _notify(agent, changed, via_card=False, base_url=base_url)
+    _notify(agent, {"endpoints", f"endpoints:{endpoint.protocol}"}, writer=NATIVE_WRITER)
     audit_record(
         "endpoint.remove",
         agent_id=agent.id,
@@ -294,3 +333,69 @@ def api_key_create(*, owner: str, admin: bool = False, label: str = "") -> tuple
 
 def tags_clean(tags: Iterable[str]) -> list[str]:
     return [t.strip() for t in tags if t and t.strip()]
+
+
+@transaction.atomic
+def agents_bulk_create(
+    *,
+    owner: str,
+    items: list[AgentInput],
+    source: str = NATIVE_SOURCE,
+    writer: str = NATIVE_WRITER,
+) -> list[Agent]:
+    """Create many agents with bulk inserts (imports, crawls, benchmarks): the same rows,
+    change signals (one per agent, after every row is in) and audit entries as
+    ``agent_create`` would write one by one."""
+    agents, capabilities, tags, endpoints, texts = [], [], [], [], []
+    for data in items:
+        agent = Agent(
+            name=data.name,
+            description=data.description,
+            version=data.version,
+            owner=owner,
+            source=source,
+        )
+        caps, cap_tags = _capability_rows(agent, data.capabilities)
+        ends = [endpoint_build(agent, e, position) for position, e in enumerate(data.endpoints)]
+        agent._prefetched_objects_cache = {"capabilities": caps, "endpoints": ends}
+        agents.append(agent)
+        capabilities += caps
+        tags += cap_tags
+        endpoints += ends
+        texts.append(_search_text(agent, caps))
+    for model, rows in (
+        (Agent, agents),
+        (Capability, capabilities),
+        (CapabilityTag, tags),
+        (Endpoint, endpoints),
+        (AgentSearchText, texts),
+    ):
+        model.objects.bulk_create(rows, batch_size=1000)
+    entries = []
+    for agent in agents:
+        protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
+        _notify(agent, CREATED | protocols, writer=writer, created=True)
+        entries.append(
+            audit_entry(
+                "agent.create",
+                agent_id=agent.id,
+                object_repr=agent.name,
+                after=agent_summary(agent),
+            )
+        )
+    AuditEntry.objects.bulk_create(entries, batch_size=1000)
+    return agents
+
+
+def agent_facts_set(*, agent: Agent, kinds: Iterable[str], facts: Iterable[tuple[str, str]]):
+    """Replace the agent's facts of ``kinds`` (registry.extensions fact kinds) by ``facts``,
+    (kind, value) pairs; values are cut to the column's length."""
+    AgentFacet.objects.filter(agent=agent, kind__in=list(kinds)).delete()
+    AgentFacet.objects.bulk_create(facts_rows(agent, facts))
+
+
+def facts_rows(agent: Agent, facts: Iterable[tuple[str, str]]) -> list[AgentFacet]:
+    """Unsaved fact rows of an agent (bulk writes save them at once), one per distinct pair."""
+    limit = AgentFacet._meta.get_field("value").max_length
+    pairs = sorted({(kind, value[:limit]) for kind, value in facts if value})
+    return [AgentFacet(agent=agent, kind=kind, value=value) for kind, value in pairs]

@@ -3,6 +3,7 @@
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -45,9 +46,21 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
-# The registry's public base URL, used in its own card and in the synthetic
-# queue URLs of generated cards. Empty: taken from the request that writes.
+# The registry's public base URL (scheme, host, port; no path): every absolute URL the
+# registry writes (its own card, card URLs, the queue URLs of generated cards) starts with
+# it, whichever request or job writes. Required outside DEBUG.
 REGISTRY_BASE_URL = os.environ.get("REGISTRY_BASE_URL", "").rstrip("/")
+if not REGISTRY_BASE_URL:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "REGISTRY_BASE_URL must be set (the registry's public URL, e.g. "
+            "https://registry.example.com); only DEBUG defaults to http://127.0.0.1:8000"
+        )
+    REGISTRY_BASE_URL = "http://127.0.0.1:8000"
+if urlsplit(REGISTRY_BASE_URL).scheme not in ("http", "https") or urlsplit(REGISTRY_BASE_URL).path:
+    raise ImproperlyConfigured(
+        f"REGISTRY_BASE_URL must be an http(s) origin without a path, not {REGISTRY_BASE_URL!r}"
+    )
 REGISTRY_NAME = os.environ.get("REGISTRY_NAME", "A2A Agent Registry")
 REGISTRY_VERSION = "1.0.0"
 

@@ -77,8 +77,7 @@ def test_discovery_answers_match_the_snapshot(anon, capsys):
             "body": json.loads(_normalized(response.content.decode(), ids)),
         }
     dealer = next(
-        a["id"]
-        for a in json.loads(anon.get("/discover/agents?aap=true").content)["results"]
+        a["id"] for a in json.loads(anon.get("/discover/agents?aap=true").content)["results"]
     )
     for query in (f"/agents/{dealer}", f"/a2a/agents/{dealer}"):
         response = anon.get(query)

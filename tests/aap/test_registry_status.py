@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from aap.models import AAPSkill, AAPStatus
-from aap.services import aap_status_refresh
-from registry.models import Agent
+from a2a.signals import StoredCard
+from aap.models import AAPStatus
+from aap.services import aap_statuses_store
+from registry.models import Agent, AgentFacet
 
 pytestmark = pytest.mark.django_db
 
@@ -209,7 +210,7 @@ def test_replacing_the_card_with_a_non_aap_card_clears_the_status(agents, alice,
         "version": None,
         "implementedSkills": [],
     }
-    assert not AAPSkill.objects.filter(agent_id=agent_id).exists()
+    assert not skills_of(agent_id)
     assert "Weather Agent" not in names(anon.get("/aap/dealers"))
     assert names(anon.get("/discover/agents", {"aapSkill": "dealer.information"})) == [
         "Broken Dealer",
@@ -225,8 +226,7 @@ def test_replacing_a_card_updates_the_implemented_skills(agents, alice, anon):
 
     assert response.status_code == 200, response.content
     assert response.json()["aap"]["implementedSkills"] == ALL_SKILLS[:4]
-    stored = AAPSkill.objects.filter(agent_id=agent_id).values_list("skill_id", flat=True)
-    assert sorted(stored) == ALL_SKILLS[:4]
+    assert skills_of(agent_id) == ALL_SKILLS[:4]
     assert names(anon.get("/discover/agents", {"aapSkill": "lead.submit"})) == ["Broken Dealer"]
 
 
@@ -271,11 +271,11 @@ def test_a_native_agent_whose_metadata_declares_aap_is_a_dealer_of_its_generated
 def test_status_refresh_is_idempotent_and_keeps_one_skill_row_each(agents):
     agent = Agent.objects.get(pk=agents["dealer"])
 
-    aap_status_refresh(agent=agent, card=load("card-public.json"))
-    aap_status_refresh(agent=agent, card=load("card-public.json"))
+    aap_statuses_store([StoredCard(agent, load("card-public.json"))])
+    aap_statuses_store([StoredCard(agent, load("card-public.json"))])
 
-    skills = list(AAPSkill.objects.filter(agent=agent).values_list("skill_id", flat=True))
-    assert sorted(skills) == ALL_SKILLS
+    assert skills_of(agent.pk) == ALL_SKILLS
+    assert AgentFacet.objects.filter(agent=agent, kind="aap").count() == 1
     assert AAPStatus.objects.filter(agent=agent).count() == 1
 
 
@@ -314,9 +314,15 @@ def test_a_card_claiming_an_absurd_aap_version_registers_with_the_version_cut_sh
 
 def test_aap_refresh_recomputes_stored_statuses(agents, capsys):
     AAPStatus.objects.filter(agent_id=agents["dealer"]).update(compliant=False)
-    AAPSkill.objects.filter(agent_id=agents["dealer"]).delete()
+    AgentFacet.objects.filter(agent_id=agents["dealer"], kind="aapSkill").delete()
     call_command("aap_refresh")
     assert "Rechecked the AAP status of" in capsys.readouterr().out
     status = AAPStatus.objects.get(agent_id=agents["dealer"])
     assert status.compliant is True
-    assert AAPSkill.objects.filter(agent_id=agents["dealer"]).count() == 5
+    assert skills_of(agents["dealer"]) == ALL_SKILLS
+
+
+def skills_of(agent_id) -> list[str]:
+    """The AAP skills discovery filters the agent by (its aapSkill facts), sorted."""
+    facts = AgentFacet.objects.filter(agent_id=agent_id, kind="aapSkill")
+    return sorted(facts.values_list("value", flat=True))

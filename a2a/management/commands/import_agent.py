@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from a2a.services import agent_register_from_domain
@@ -22,7 +21,6 @@ class Command(BaseCommand):
         try:
             registration = agent_register_from_domain(
                 owner=owner,
-                base_url=settings.REGISTRY_BASE_URL or "http://127.0.0.1:8000",
                 domain=None if is_url else target,
                 url=target if is_url else None,
             )

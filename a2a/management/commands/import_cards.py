@@ -1,9 +1,8 @@
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from a2a.services import cards_bulk_import
+from a2a.bulk import cards_bulk_import
 from registry.audit import audit_actor
 from registry.problems import ProblemError
 
@@ -50,7 +49,6 @@ class Command(BaseCommand):
             return cards_bulk_import(
                 owner=owner,
                 cards=cards,
-                base_url=settings.REGISTRY_BASE_URL or "http://127.0.0.1:8000",
             )
         except ProblemError as exc:
             lines = [exc.problem_detail] + [f"  {p.path}: {p.message}" for p in exc.errors[:20]]

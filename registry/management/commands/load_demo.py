@@ -5,12 +5,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from a2a.services import agent_register_card
+from registry import extensions
 from registry.audit import audit_actor
-from registry.demo import CARD_AGENTS, DEMO_OWNER, NATIVE_AGENTS
+from registry.demo import DEMO_OWNER
 from registry.models import Agent
-from registry.serializers import AgentInputSerializer
-from registry.services import agent_create, api_key_create
+from registry.services import api_key_create
 
 
 class Command(BaseCommand):
@@ -22,23 +21,12 @@ class Command(BaseCommand):
     @transaction.atomic
     def handle(self, *args, **options):
         audit_actor.set(("cli:load_demo", ""))
-        base_url = settings.REGISTRY_BASE_URL or "http://127.0.0.1:8000"
         existing = set(Agent.objects.filter(owner=DEMO_OWNER).values_list("name", flat=True))
-        added = 0
-        for payload in NATIVE_AGENTS:
-            if payload["name"] in existing:
-                continue
-            serializer = AgentInputSerializer(data=payload)
-            serializer.is_valid(raise_exception=True)
-            agent_create(owner=DEMO_OWNER, data=serializer.to_input(), base_url=base_url)
-            added += 1
-        for card in CARD_AGENTS:
-            if card["name"] in existing:
-                continue
-            agent_register_card(owner=DEMO_OWNER, card=card, base_url=base_url)
-            added += 1
+        # Each app adds its demo agents (registry.extensions), the core's first.
+        added = sum(loader.load(DEMO_OWNER, existing) for loader in extensions.demo_loaders.read())
         self.stdout.write(f"Demo agents: {added} added, {len(existing)} already there.")
 
+        base_url = settings.REGISTRY_BASE_URL
         User = get_user_model()
         if not User.objects.filter(is_superuser=True).exists():
             password = secrets.token_urlsafe(12)

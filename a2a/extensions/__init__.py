@@ -1,0 +1,118 @@
+"""What the A2A app adds to the core (registry.extensions), registered at start-up.
+
+A package, not a module, because a2a-sdk has a package ``a2a.extensions`` too: as the
+app's ``__init__`` does for ``a2a``, ``extend_path`` adds the SDK's directory, so
+``a2a.extensions.common`` is still the SDK's (its own ``__init__`` is empty).
+"""
+
+from pkgutil import extend_path
+
+# First: the imports below reach SDK modules that import a2a.extensions.common.
+__path__ = extend_path(__path__, __name__)
+
+
+from a2a.demo import card_demo_load
+from a2a.services import CARD_SOURCE
+from registry import extensions
+from registry.extensions import FactKind, Member
+from registry.models import Agent, Endpoint
+from registry.serializers import registry_url
+
+FACT_KINDS = [
+    FactKind("protocolBinding", "An A2A interface binding: JSONRPC, GRPC, …"),
+    FactKind("protocolVersion", "An A2A interface protocol version: 1.0, 0.3 …"),
+    FactKind("provider", "Provider organization (case-insensitive).", filter="iexact"),
+    FactKind("extension", "An A2A extension URI the card declares."),
+    FactKind(
+        "securityScheme",
+        "A security scheme type: apiKey, http, oauth2, openIdConnect, mutualTLS.",
+    ),
+    FactKind("streaming", "The card declares streaming.", filter="flag"),
+    FactKind("pushNotifications", "The card declares push notifications.", filter="flag"),
+    FactKind("specVersion", "The card's A2A version: 1.0, 0.3 or hybrid.", filter=None),
+    FactKind(
+        "verified",
+        "true: the agent's domain served its card (registered by domain, or verified).",
+        filter="present",
+        facet=False,
+    ),
+    FactKind(
+        "signed",
+        "true: the card's signature verified; false: unsigned or invalid.",
+        filter="present",
+        facet=False,
+    ),
+]
+
+PROBLEM_TYPES = {
+    "invalid-card": "The A2A agent card is invalid; errors[] names each problem by its path.",
+    "no-a2a-endpoint": "The agent exists but has no A2A endpoint, so it has no agent card.",
+    "card-managed": "The agent's card is authoritative: change it with PUT /a2a/agents/<id>.",
+    "discovery-failed": "No valid A2A card was found at the domain or URL; errors[] lists "
+    "each address tried and why it failed.",
+    "origin-mismatch": "The card's interfaces are on other hosts than the domain that served it.",
+    "card-mismatch": "The card the domain serves differs from the registered card.",
+    "not-verifiable": "Only agents registered by card can be verified against their domain.",
+    "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
+}
+
+TRUST_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verified": {"type": "boolean"},
+        "verifiedDomain": {"type": "string", "nullable": True},
+        "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
+    },
+}
+
+
+def card_url(agent: Agent) -> str | None:
+    if not any(e.protocol == Endpoint.Protocol.A2A for e in agent.endpoints.all()):
+        return None
+    return registry_url(f"/a2a/agents/{agent.id}")
+
+
+def trust(agent: Agent) -> dict:
+    provenance = getattr(agent, "a2a_provenance", None)  # select_related (register_related)
+    if provenance is None:
+        return {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
+    return {
+        "verified": provenance.verified,
+        "verifiedDomain": provenance.verified_domain or None,
+        "signature": provenance.signature,
+    }
+
+
+def queue_url(endpoint: Endpoint) -> str | None:
+    if not endpoint.is_queue or endpoint.protocol != Endpoint.Protocol.A2A:
+        return None
+    return registry_url(f"/a2a/queue/{endpoint.id}")
+
+
+def register() -> None:
+    for kind in FACT_KINDS:
+        extensions.register_fact_kind(kind)
+    for slug, description in PROBLEM_TYPES.items():
+        extensions.register_problem_type(slug, description)
+    extensions.register_source(CARD_SOURCE, "A2A agent card")
+    extensions.register_related("a2a_provenance")
+    extensions.register_agent_member(
+        Member(
+            "cardUrl",
+            card_url,
+            {"type": "string", "nullable": True},
+            "Where the agent's A2A card is served; null without an A2A endpoint.",
+        )
+    )
+    extensions.register_agent_member(
+        Member(
+            "trust",
+            trust,
+            TRUST_SCHEMA,
+            "verified: the agent's domain served this card; signature: of the card.",
+        )
+    )
+    extensions.register_endpoint_member(
+        Member("queueUrl", queue_url, {"type": "string", "nullable": True}, "")
+    )
+    extensions.register_demo_loader("a2a", card_demo_load)

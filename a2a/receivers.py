@@ -1,0 +1,108 @@
+"""The A2A app's receivers: native writes keep card documents current.
+
+A native agent's card is generated at write time; a card-registered agent's card is
+authoritative, so native writes may only change its top-level text (if unsigned).
+"""
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.dispatch import receiver
+
+from a2a.mapping import card_generate
+from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.services import WRITER, card_facts_save, document_save, trust_facts_save
+from a2a.signals import StoredCard, cards_stored_send
+from a2a.validation import card_validate
+from registry.jsonutil import Problem, canonical_dumps
+from registry.models import Agent
+from registry.problems import ProblemError
+from registry.selectors import agent_queryset
+from registry.signals import agent_changed
+
+# Changes of a native write that touch what a card says.
+CARD_PARTS = {"name", "description", "version", "capabilities", "endpoints:A2A"}
+
+
+def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]) -> None:
+    """A native change to a card-registered agent: only top-level text, only if unsigned."""
+    if changed & {"capabilities", "endpoints:A2A"}:
+        raise ProblemError(
+            409,
+            "card-managed",
+            "This agent was registered by its A2A card: its skills and A2A interfaces come "
+            f"from the card. Send the new card with PUT /a2a/agents/{agent.id}.",
+        )
+    fields = changed & {"name", "description", "version"}
+    if not fields:
+        return
+    if document.signed:
+        raise ProblemError(
+            409,
+            "card-managed",
+            "This agent's card is signed, so the registry cannot change it. Sign and send the "
+            f"new card with PUT /a2a/agents/{agent.id}.",
+            [Problem(name, "is fixed by the signed card") for name in sorted(fields)],
+        )
+    card = json.loads(bytes(document.body))
+    for name in fields:
+        card[name] = getattr(agent, name)
+    document.body = canonical_dumps(card)
+    document.sha256 = hashlib.sha256(document.body).hexdigest()
+    document.save(update_fields=["body", "sha256", "updated_at"])
+    # The domain served the card as it was, not as it is now.
+    CardProvenance.objects.filter(agent=agent).update(verified_domain="", verified_at=None)
+    trust_facts_save(agent, CardProvenance.objects.filter(agent=agent).first())
+    cards_stored_send([StoredCard(agent, card)])
+
+
+def card_generated_refresh(agent: Agent) -> None:
+    """Store the generated card of a native agent, or remove it when it has no A2A endpoint."""
+    agent = agent_queryset().get(pk=agent.pk)
+    base_url = settings.REGISTRY_BASE_URL
+    card = card_generate(agent, base_url)
+    if card is None:
+        CardDocument.objects.filter(agent=agent).delete()
+        card_facts_save(agent, None)
+        cards_stored_send([StoredCard(agent, None)])
+        return
+    report = card_validate(card)
+    # The registry vouches for its own queue URLs, whatever its base URL's scheme.
+    own = {
+        f"supportedInterfaces[{index}].url"
+        for index, iface in enumerate(card["supportedInterfaces"])
+        if iface["url"].startswith(f"{base_url}/a2a/queue/")
+    }
+    errors = [p for p in report.errors if p.path not in own]
+    if errors:
+        raise ProblemError(
+            400,
+            "invalid-card",
+            "The A2A card built from this agent would be invalid; fix the A2A endpoint's "
+            "address or protocolMetadata.",
+            [Problem(f"generatedCard.{p.path}", p.message) for p in errors],
+        )
+    document_save(
+        agent,
+        canonical_dumps(card),
+        origin=CardDocument.Origin.GENERATED,
+        spec_version=report.spec_version or "1.0",
+        naming=report.naming,
+        signed=False,
+    )
+    cards_stored_send([StoredCard(agent, card)])
+
+
+@receiver(agent_changed, dispatch_uid="a2a-card-documents")
+def on_agent_changed(sender, agent: Agent, changed: set[str], writer: str, **kwargs) -> None:
+    if "owner" in changed:
+        # The card's identity (owner + preferred interface) moves with the agent.
+        AgentIdentity.objects.filter(agent=agent).update(owner=agent.owner)
+    if writer == WRITER or not changed & CARD_PARTS:
+        return  # this app's own writes store their documents themselves
+    document = CardDocument.objects.filter(agent=agent).first()
+    if document is not None and document.origin == CardDocument.Origin.SUBMITTED:
+        _card_managed_update(agent, document, changed)
+        return
+    card_generated_refresh(agent)

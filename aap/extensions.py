@@ -1,0 +1,53 @@
+"""What the AAP app adds to the core (registry.extensions), registered at start-up."""
+
+from aap.demo import dealer_demo_load
+from registry import extensions
+from registry.extensions import FactKind, Member
+from registry.models import Agent
+
+FACT_KINDS = [
+    FactKind(
+        "aap",
+        "true: compliant AAP v0.1 dealer agents (by their card); false: all others.",
+        filter="present",
+    ),
+    FactKind("aapSkill", "Implements this AAP skill (e.g. lead.submit).", facet=False),
+]
+
+AAP_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "dealer": {"type": "boolean"},
+        "compliant": {"type": "boolean"},
+        "version": {"type": "string", "nullable": True},
+        "implementedSkills": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+
+def aap_member(agent: Agent) -> dict | None:
+    status = getattr(agent, "aap_status", None)  # select_related (register_related)
+    if status is None:
+        return None
+    return {
+        "dealer": status.is_dealer_agent,
+        "compliant": status.compliant,
+        "version": status.aap_version or None,
+        "implementedSkills": list(status.implemented_skills),
+    }
+
+
+def register() -> None:
+    for kind in FACT_KINDS:
+        extensions.register_fact_kind(kind)
+    extensions.register_related("aap_status")
+    extensions.register_agent_member(
+        Member(
+            "aap",
+            aap_member,
+            AAP_SCHEMA,
+            "Auto Agent Protocol status from the agent's card; null without a card.",
+        )
+    )
+    extensions.register_demo_loader("aap", dealer_demo_load)

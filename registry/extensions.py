@@ -1,0 +1,129 @@
+"""Extension points: what a protocol app may add to the protocol-agnostic core.
+
+The core never names a protocol app. Each app (``a2a``, ``aap`` …) registers what it adds
+from its ``AppConfig.ready()`` through the ``register_*`` functions below, and the core
+reads the stores when it builds filters, facets, agent JSON and demo data. Once Django's
+app registry is ready, the stores are closed: registering later raises, so what a
+running registry serves cannot change under it.
+
+- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets
+  (read by ``filters``, ``facets``);
+- agent members and endpoint members: members of the agent and endpoint JSON, with their
+  OpenAPI schema (``serializers``);
+- related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
+- sources: values of ``Agent.source``, how an agent came to be registered;
+- problem types: problem ``type`` slugs with their documentation sentence (``problems``);
+- demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``).
+
+Apps send and receive change signals (``registry.signals``) for what happens at write
+time; the arrows point inward: a protocol app listens to the core, an extension of a
+protocol (AAP) to that protocol's app (A2A).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+
+# How a fact kind filters: "exact" / "iexact" match the value; "flag" takes true/false and
+# matches the stored "true"/"false"; "present" takes true/false and asks whether the
+# agent has the fact with value "true" (false: it has none, whatever else it has).
+FactFilter = Literal["exact", "iexact", "flag", "present"]
+
+
+@dataclass(frozen=True)
+class FactKind:
+    """A kind of ``AgentFacet(kind, value)`` fact: a discovery filter named ``name``,
+    and, with ``facet``, a facet whose counts are taken over the facts of this kind."""
+
+    name: str
+    help_text: str
+    filter: FactFilter | None = "exact"
+    facet: bool = True
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of the agent (or endpoint) JSON: ``value`` reads it from a model instance
+    (only from what the selectors fetched: no query per row), ``schema`` documents it."""
+
+    name: str
+    value: Callable[[Any], Any]
+    schema: dict[str, Any]
+    help_text: str
+
+
+@dataclass(frozen=True)
+class DemoLoader:
+    """Adds an app's demo agents for ``owner``, skipping the names in ``existing``;
+    returns how many it added."""
+
+    load: Callable[[str, set[str]], int]
+
+
+class ExtensionsClosed(ImproperlyConfigured):
+    """Something registered after start-up, when the extension points are closed."""
+
+
+class _Store(dict):
+    """A store of one extension point: names are unique, and registering ends at start-up."""
+
+    def __init__(self, label: str):
+        super().__init__()
+        self.label = label
+
+    def add(self, name: str, value: Any) -> None:
+        if apps.ready:
+            raise ExtensionsClosed(
+                f"{self.label} {name!r} registered after start-up: register from AppConfig.ready()."
+            )
+        if name in self:
+            raise ImproperlyConfigured(f"{self.label} {name!r} is registered twice.")
+        self[name] = value
+
+    def read(self) -> list:
+        if not apps.ready:
+            raise ImproperlyConfigured(
+                f"{self.label}s read before start-up ended: some apps have not registered yet."
+            )
+        return list(self.values())
+
+
+fact_kinds = _Store("fact kind")
+agent_members = _Store("agent member")
+endpoint_members = _Store("endpoint member")
+related = _Store("related name")
+sources = _Store("agent source")
+problem_types = _Store("problem type")
+demo_loaders = _Store("demo loader")
+
+
+def register_fact_kind(kind: FactKind) -> None:
+    fact_kinds.add(kind.name, kind)
+
+
+def register_agent_member(member: Member) -> None:
+    agent_members.add(member.name, member)
+
+
+def register_endpoint_member(member: Member) -> None:
+    endpoint_members.add(member.name, member)
+
+
+def register_related(name: str) -> None:
+    """A one-to-one relation of ``Agent`` (its related name) that every agent read joins."""
+    related.add(name, name)
+
+
+def register_source(value: str, label: str) -> None:
+    sources.add(value, (value, label))
+
+
+def register_problem_type(slug: str, description: str) -> None:
+    problem_types.add(slug, description)
+
+
+def register_demo_loader(name: str, load: Callable[[str, set[str]], int]) -> None:
+    demo_loaders.add(name, DemoLoader(load))
