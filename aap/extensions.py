@@ -51,3 +51,4 @@ def register() -> None:
         )
     )
     extensions.register_demo_loader("aap", dealer_demo_load)
+    extensions.register_urls("aap.urls")

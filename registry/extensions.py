@@ -13,7 +13,8 @@ running registry serves cannot change under it.
 - related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
 - sources: values of ``Agent.source``, how an agent came to be registered;
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
-- demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``).
+- demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
+- URLs: an app's URLconf module, included at the site root (``registry.urls``).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -63,6 +64,15 @@ class DemoLoader:
     load: Callable[[str, set[str]], int]
 
 
+@dataclass(frozen=True)
+class Routes:
+    """An app's URLconf module; ``first``: resolved before the core's routes (the most
+    frequent requests, such as card reads, should not walk the others first)."""
+
+    module: str
+    first: bool = False
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -98,6 +108,7 @@ related = _Store("related name")
 sources = _Store("agent source")
 problem_types = _Store("problem type")
 demo_loaders = _Store("demo loader")
+routes = _Store("URLconf")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -127,3 +138,7 @@ def register_problem_type(slug: str, description: str) -> None:
 
 def register_demo_loader(name: str, load: Callable[[str, set[str]], int]) -> None:
     demo_loaders.add(name, DemoLoader(load))
+
+
+def register_urls(module: str, *, first: bool = False) -> None:
+    routes.add(module, Routes(module, first))

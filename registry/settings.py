@@ -85,9 +85,18 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "registry",
-    "a2a",
-    "aap",
 ]
+# The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
+# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it.
+PROTOCOL_APPS = ["a2a", "aap"]
+REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
+if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
+    raise ImproperlyConfigured(
+        f"REGISTRY_PROTOCOL_APPS: unknown apps {sorted(unknown)}; known: {PROTOCOL_APPS}"
+    )
+if "aap" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
+    raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: aap extends a2a and needs it")
+INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

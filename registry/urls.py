@@ -3,7 +3,7 @@ from django.http import JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from registry import api, problems
+from registry import api, extensions, problems
 
 
 def healthz(request) -> JsonResponse:
@@ -11,10 +11,14 @@ def healthz(request) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+def app_routes(*, first: bool) -> list:
+    """The URLconfs the protocol apps registered (registry.extensions.register_urls)."""
+    return [path("", include(r.module)) for r in extensions.routes.read() if r.first == first]
+
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
-    # First: card reads (/a2a/agents/<id>) are the most frequent requests.
-    path("", include("a2a.urls")),
+    *app_routes(first=True),
     path("agents", api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
     path("agents/<str:agent_id>/endpoints", api.EndpointListView.as_view(), name="endpoints"),
@@ -24,7 +28,7 @@ urlpatterns = [
         name="endpoint",
     ),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
-    path("", include("aap.urls")),
+    *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

@@ -116,3 +116,5 @@ def register() -> None:
         Member("queueUrl", queue_url, {"type": "string", "nullable": True}, "")
     )
     extensions.register_demo_loader("a2a", card_demo_load)
+    # First: card reads (/a2a/agents/<id>) are the most frequent requests.
+    extensions.register_urls("a2a.urls", first=True)

@@ -7,6 +7,7 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.apps("a2a")
 def test_register_with_the_documented_payload_returns_201_with_ids_and_location(
     alice, native_payload
 ):

@@ -8,6 +8,7 @@ from registry.models import AuditEntry
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.apps("a2a")
 def test_every_api_write_is_logged_with_its_actor(alice, native_payload, make_card):
     agent = alice.post("/agents", native_payload(), format="json").json()
     alice.patch(f"/agents/{agent['id']}", {"name": "Renamed"}, format="json")

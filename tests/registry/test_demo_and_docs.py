@@ -9,6 +9,7 @@ from registry.models import Agent, ApiKey
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.apps("a2a", "aap")
 def test_load_demo_loads_agents_once_and_prints_a_working_admin_key(capsys, anon):
     call_command("load_demo")
     first = capsys.readouterr().out.strip().splitlines()
@@ -26,6 +27,7 @@ def test_load_demo_loads_agents_once_and_prints_a_working_admin_key(capsys, anon
             assert anon.get(f"/a2a/agents/{agent.id}").status_code == 200
 
 
+@pytest.mark.apps("a2a")
 def test_openapi_schema_describes_the_api(anon):
     response = anon.get("/api/schema", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
@@ -50,6 +52,7 @@ def test_interactive_docs_page_renders(anon):
     assert b"swagger" in response.content.lower()
 
 
+@pytest.mark.apps("a2a")
 def test_admin_lists_and_searches_agents(client, django_user_model, capsys):
     call_command("load_demo")
     admin = django_user_model.objects.create_superuser("root", "", "pw-123456789")
@@ -74,6 +77,7 @@ def test_unknown_paths_and_methods_answer_with_problems(anon):
     assert response["Content-Type"] == "application/problem+json"
 
 
+@pytest.mark.apps("a2a")
 def test_problem_types_are_documented(anon):
     body = anon.get("/problems/invalid-card").json()
     assert "agent card" in body["description"]

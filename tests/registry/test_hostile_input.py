@@ -13,7 +13,9 @@ def post_raw(client, path, body: bytes, content_type="application/json"):
     return client.generic("POST", path, body, content_type=content_type)
 
 
-@pytest.mark.parametrize("path", ["/agents", "/a2a/agents"])
+@pytest.mark.parametrize(
+    "path", ["/agents", pytest.param("/a2a/agents", marks=pytest.mark.apps("a2a"))]
+)
 def test_bodies_over_the_cap_are_413(settings, alice, path):
     settings.REGISTRY_MAX_BODY_BYTES = 2048
     body = json.dumps({"name": "x" * 4096}).encode()
@@ -24,12 +26,14 @@ def test_bodies_over_the_cap_are_413(settings, alice, path):
     assert Agent.objects.count() == 0
 
 
+@pytest.mark.apps("a2a")
 def test_the_default_cap_is_one_mebibyte(alice, make_card):
     card = make_card(description="d" * (1024 * 1024))
     response = post_raw(alice, "/a2a/agents", json.dumps({"card": card}).encode())
     assert response.status_code == 413
 
 
+@pytest.mark.apps("a2a")
 def test_deeply_nested_json_is_400(alice):
     body = b'{"card": ' + b'{"a": ' * 200 + b"1" + b"}" * 200 + b"}"
     response = post_raw(alice, "/a2a/agents", body)
@@ -62,6 +66,7 @@ def test_non_finite_numbers_are_400(alice, body):
     assert post_raw(alice, "/agents", body).status_code == 400
 
 
+@pytest.mark.apps("a2a")
 def test_an_empty_body_is_400(alice):
     response = post_raw(alice, "/a2a/agents", b"")
     assert response.status_code == 400
@@ -104,6 +109,7 @@ def test_text_that_cannot_be_stored_is_400_with_its_path(alice, metadata, path, 
     assert Agent.objects.count() == 0
 
 
+@pytest.mark.apps("a2a")
 def test_a_card_with_a_nul_character_is_400_not_a_database_error(alice, make_card):
     body = json.dumps({"card": make_card(description="Forecasts.\u0000")}).encode()
     response = post_raw(alice, "/a2a/agents", body)

@@ -52,6 +52,7 @@ def test_limits_hold_on_a_shared_redis_cache(settings, anon):
         caches["default"].clear()
 
 
+@pytest.mark.apps("a2a")
 def test_card_reads_are_limited_per_ip_too(settings, alice, anon, make_card):
     agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
     settings.RATE_LIMIT_READ = "2/min"

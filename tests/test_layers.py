@@ -1,0 +1,75 @@
+"""The layers hold: the core imports no protocol app, A2A imports no extension of it, the
+protocol apps share their module names, and no module grows past ~400 lines."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTOCOL_APPS = ["a2a", "aap"]
+# Module roles every protocol app has, so a reader finds each in the same place.
+SHARED_MODULES = ["apps", "models", "services", "api", "extensions", "receivers", "demo"]
+MAX_LINES = 450
+
+
+def imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def imports_of(package: str) -> dict[str, set[str]]:
+    return {
+        str(path.relative_to(ROOT)): imported_modules(path)
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def offending(package: str, forbidden: list[str]) -> list[str]:
+    return [
+        f"{path} imports {name}"
+        for path, names in imports_of(package).items()
+        for name in sorted(names)
+        if name.split(".")[0] in forbidden
+    ]
+
+
+def test_the_core_imports_no_protocol_app():
+    assert offending("registry", PROTOCOL_APPS) == []
+
+
+def test_a2a_imports_no_extension_of_it():
+    assert offending("a2a", ["aap"]) == []
+
+
+def test_the_check_sees_imports_in_functions_too(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from aap.models import AAPStatus\n    import a2a.services\n")
+    assert imported_modules(module) == {"aap.models", "a2a.services"}
+
+
+@pytest.mark.parametrize("app", PROTOCOL_APPS)
+def test_protocol_apps_use_the_same_module_names(app):
+    missing = [
+        name
+        for name in SHARED_MODULES
+        if not (ROOT / app / f"{name}.py").exists() and not (ROOT / app / name).is_dir()
+    ]
+    assert missing == []
+
+
+def test_no_module_is_longer_than_about_400_lines():
+    long = []
+    for package in ["registry", *PROTOCOL_APPS, "bench"]:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            lines = len(path.read_text().splitlines())
+            if lines > MAX_LINES:
+                long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    assert long == []
