@@ -225,6 +225,22 @@ def test_only_the_owner_or_an_admin_may_replace_a_card(alice, bob, admin_client,
     assert response.status_code == 200
 
 
+def test_after_an_owner_change_the_old_owner_cannot_rewrite_the_agent_by_card(
+    alice, bob, admin_client, make_card
+):
+    agent_id = register(alice, make_card()).json()["id"]
+    moved = admin_client.patch(f"/agents/{agent_id}", {"owner": "bob"}, format="json")
+    assert moved.status_code == 200, moved.content
+
+    again = register(alice, make_card(name="Hijack"))
+
+    assert again.status_code == 201  # a new agent of alice's, not bob's rewritten
+    assert again.json()["id"] != agent_id
+    assert Agent.objects.get(pk=agent_id).name == "Weather Agent"
+    assert register(bob, make_card(name="Bob's now")).status_code == 200
+    assert Agent.objects.get(pk=agent_id).name == "Bob's now"
+
+
 def test_native_rename_of_an_unsigned_card_agent_shows_in_its_card(alice, anon, make_card):
     card = make_card()
     agent_id = register(alice, card).json()["id"]
