@@ -12,7 +12,7 @@ from registry.signals import agent_changed
 
 
 def test_nothing_can_be_registered_after_start_up():
-    with pytest.raises(ExtensionsClosed, match="register from AppConfig.ready"):
+    with pytest.raises(ExtensionsClosed, match=r"register from AppConfig\.ready"):
         extensions.register_fact_kind(FactKind("late", "Registered too late."))
     assert "late" not in extensions.fact_kinds
 
