@@ -49,12 +49,14 @@ CARD_AGENTS = [
 
 
 def card_demo_load(owner: str, existing: set[str]) -> int:
-    """Register the demo cards not yet there; returns how many were added."""
+    return cards_demo_register(owner, existing, CARD_AGENTS)
+
+
+def cards_demo_register(owner: str, existing: set[str], cards: list[dict]) -> int:
+    """Register the demo cards whose names are not in ``existing``; returns how many."""
     from a2a.services import agent_register_card
 
-    added = 0
-    for card in CARD_AGENTS:
-        if card["name"] not in existing:
-            agent_register_card(owner=owner, card=card)
-            added += 1
-    return added
+    fresh = [card for card in cards if card["name"] not in existing]
+    for card in fresh:
+        agent_register_card(owner=owner, card=card)
+    return len(fresh)

@@ -1,5 +1,7 @@
 """The AAP app's demo agent for `make run`: a dealer whose card declares AAP v0.1."""
 
+from a2a.demo import cards_demo_register
+
 DEALER_CARD = {
     "name": "Demo Motors Dealer Agent",
     "description": "Dealer agent for Demo Motors: inventory, vehicle detail, dealer "
@@ -65,10 +67,4 @@ DEALER_CARD = {
 
 
 def dealer_demo_load(owner: str, existing: set[str]) -> int:
-    """Register the demo dealer's card unless it is there; returns how many were added."""
-    from a2a.services import agent_register_card
-
-    if DEALER_CARD["name"] in existing:
-        return 0
-    agent_register_card(owner=owner, card=DEALER_CARD)
-    return 1
+    return cards_demo_register(owner, existing, [DEALER_CARD])

@@ -36,17 +36,9 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
     }
 
 
-def audit_record(
-    action: str,
-    *,
-    agent_id: Any = None,
-    object_repr: str = "",
-    before: dict | None = None,
-    after: dict | None = None,
-) -> AuditEntry:
-    entry = audit_entry(
-        action, agent_id=agent_id, object_repr=object_repr, before=before, after=after
-    )
+def audit_record(action: str, **fields: Any) -> AuditEntry:
+    """Record a write (the fields of ``audit_entry``) for the current actor."""
+    entry = audit_entry(action, **fields)
     entry.save()
     return entry
 

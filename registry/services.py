@@ -176,6 +176,16 @@ def _endpoint_state(e: Endpoint) -> tuple:
     return (e.protocol, e.position, e.transport, e.address, e.protocol_metadata)
 
 
+def _agent_new(owner: str, data: AgentInput, source: str) -> Agent:
+    return Agent(
+        name=data.name,
+        description=data.description,
+        version=data.version,
+        owner=owner,
+        source=source,
+    )
+
+
 # What a new agent's agent_changed names as changed (besides its endpoints' protocols).
 CREATED = frozenset({"name", "description", "version", "owner", "capabilities", "endpoints"})
 
@@ -189,13 +199,7 @@ def agent_create(
     writer: str = NATIVE_WRITER,
     agent_id: uuid.UUID | None = None,
 ) -> Agent:
-    agent = Agent(
-        name=data.name,
-        description=data.description,
-        version=data.version,
-        owner=owner,
-        source=source,
-    )
+    agent = _agent_new(owner, data, source)
     if agent_id is not None:
         agent.id = agent_id
     agent.save()
@@ -348,13 +352,7 @@ def agents_bulk_create(
     ``agent_create`` would write one by one."""
     agents, capabilities, tags, endpoints, texts = [], [], [], [], []
     for data in items:
-        agent = Agent(
-            name=data.name,
-            description=data.description,
-            version=data.version,
-            owner=owner,
-            source=source,
-        )
+        agent = _agent_new(owner, data, source)
         caps, cap_tags = _capability_rows(agent, data.capabilities)
         ends = [endpoint_build(agent, e, position) for position, e in enumerate(data.endpoints)]
         agent._prefetched_objects_cache = {"capabilities": caps, "endpoints": ends}
