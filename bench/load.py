@@ -37,6 +37,7 @@ def django_start(database_url: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "registry.settings"
     os.environ["DATABASE_URL"] = database_url
     os.environ["DEBUG"] = "0"
+    os.environ["REGISTRY_BASE_URL"] = BASE_URL
     os.environ["SECRET_KEY"] = "bench"
     os.environ["LOG_LEVEL"] = "WARNING"
     import django

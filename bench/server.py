@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 
 from bench.database import BenchError
-from bench.load import ROOT
+from bench.load import BASE_URL, ROOT
 
 WORKERS = 2
 # Settings that would change what is measured are set here, whatever the caller's shell has.
 _REGISTRY_VARIABLES = (
     "DATABASE_URL",
+    "REGISTRY_BASE_URL",
     "REDIS_URL",
     "DEBUG",
     "DB_CONN_MAX_AGE",
@@ -43,6 +44,7 @@ class Server:
         env.update(
             DATABASE_URL=self.database_url,
             DEBUG="0",
+            REGISTRY_BASE_URL=BASE_URL,
             ALLOWED_HOSTS="127.0.0.1,localhost",
             RATE_LIMIT_READ="100000000/sec",
             RATE_LIMIT_WRITE="100000000/sec",
