@@ -11,7 +11,8 @@ from typing import Any
 
 from django.conf import settings
 
-from a2a.validation import card_classify, card_get, card_index_view
+from a2a.card_format import card_classify, card_get
+from a2a.validation import card_index_view
 from registry.models import Agent, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput
 

@@ -15,12 +15,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from a2a.card_format import CardReport
 from a2a.discovery import DiscoveryError, card_resolve
 from a2a.mapping import card_facts, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult, card_signature_verify
-from a2a.validation import CardReport, card_validate
+from a2a.validation import card_validate
 from registry import services as core
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import Agent, Endpoint

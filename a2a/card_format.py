@@ -1,0 +1,104 @@
+"""What format an A2A card is in (1.0, 0.3 or a hybrid of both; camelCase or snake_case),
+reading its members under either spelling, the URL rule for cards, and the report of a
+card's validation (a2a/validation.py)."""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from registry.jsonutil import Problem
+
+V1 = "1.0"
+V03 = "0.3"
+HYBRID = "hybrid"
+
+# Top-level members of a 0.3 card; in a 1.0 card they make it a hybrid.
+LEGACY_MEMBERS = (
+    "url",
+    "protocolVersion",
+    "preferredTransport",
+    "additionalInterfaces",
+    "supportsAuthenticatedExtendedCard",
+    "security",
+)
+_SNAKE_HINTS = {
+    "supported_interfaces",
+    "default_input_modes",
+    "default_output_modes",
+    "security_schemes",
+    "security_requirements",
+    "documentation_url",
+    "icon_url",
+    "protocol_version",
+    "preferred_transport",
+    "additional_interfaces",
+}
+
+
+# A media type (RFC 6838 type/subtype, parameters allowed): input and output modes.
+MEDIA_TYPE = re.compile(r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+*-]+(\s*;.*)?$")
+
+
+@dataclass
+class CardReport:
+    spec_version: str | None  # "1.0", "0.3", "hybrid"; None: not a card
+    naming: str  # "camelCase" or "snake_case"
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.signatures)
+
+    signatures: list[Any] = field(default_factory=list)
+    # The card as a2a-sdk reads it (1.0 camelCase), when valid: for mapping and indexing.
+    index_view: dict | None = None
+
+
+def card_get(doc: dict, camel: str, default: Any = None) -> Any:
+    """A member read under its camelCase name or its snake_case proto name."""
+    if camel in doc:
+        return doc[camel]
+    snake = re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()
+    return doc.get(snake, default)
+
+
+def card_classify(doc: dict) -> str | None:
+    """1.0, hybrid (1.0 with 0.3 mirrors, as a2a-sdk servers publish) or 0.3."""
+    if "supportedInterfaces" in doc or "supported_interfaces" in doc:
+        if any(member in doc for member in LEGACY_MEMBERS):
+            return HYBRID
+        return V1
+    if any(m in doc for m in ("url", "protocolVersion", "protocol_version", "preferred_transport")):
+        return V03
+    return None
+
+
+def card_naming(doc: dict) -> str:
+    return "snake_case" if _SNAKE_HINTS.intersection(doc) else "camelCase"
+
+
+def _allow_http() -> bool:
+    return bool(getattr(settings, "A2A_ALLOW_HTTP_URLS", False))
+
+
+def url_problem(value: str) -> str | None:
+    """Why a card URL is unacceptable, or None."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return "is not a valid URL"
+    if not parts.scheme or not parts.netloc:
+        return "must be an absolute URL"
+    if parts.scheme == "https":
+        return None
+    if parts.scheme == "http" and _allow_http():
+        return None
+    return "must be an https URL"
