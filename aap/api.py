@@ -1,6 +1,5 @@
 """The AAP API: check documents or a live domain, list compliant dealer agents."""
 
-from django.db.models import Exists, OuterRef
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -11,9 +10,8 @@ from rest_framework.views import APIView
 
 from aap import views
 from aap.checker import AAPReport, aap_check
-from aap.models import AAPStatus
+from aap.selectors import dealer_queryset
 from aap.services import InvalidDomain, aap_check_domain
-from registry import selectors
 from registry.api import DiscoverAgentsView
 from registry.jsonutil import Problem
 from registry.problems import ProblemError
@@ -126,7 +124,4 @@ class DealerListView(DiscoverAgentsView):
     prefiltered = True
 
     def get_queryset(self):
-        dealers = AAPStatus.objects.filter(
-            agent=OuterRef("pk"), is_dealer_agent=True, compliant=True
-        )
-        return selectors.agent_queryset().filter(Exists(dealers))
+        return dealer_queryset()

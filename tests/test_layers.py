@@ -9,7 +9,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_APPS = ["a2a", "aap"]
 # Module roles every protocol app has, so a reader finds each in the same place.
-SHARED_MODULES = ["apps", "models", "services", "api", "extensions", "receivers", "demo"]
+SHARED_MODULES = [
+    "apps",
+    "models",
+    "services",
+    "selectors",
+    "api",
+    "urls",
+    "extensions",
+    "receivers",
+    "demo",
+]
 MAX_LINES = 450
 
 
