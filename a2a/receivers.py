@@ -94,11 +94,29 @@ def card_generated_refresh(agent: Agent) -> None:
     cards_stored_send([StoredCard(agent, card)])
 
 
+def _identity_move(agent: Agent) -> None:
+    """The card's identity (owner + preferred interface) moves with the agent, unless the
+    new owner has an agent of that identity already."""
+    identity = AgentIdentity.objects.filter(agent=agent).first()
+    if identity is None:
+        return
+    taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=identity.preferred_url)
+    if taken.exclude(agent=agent).exists():
+        raise ProblemError(
+            409,
+            "duplicate-agent",
+            f"{agent.owner} already has an agent with the preferred interface "
+            f"{identity.preferred_url}.",
+            [Problem("owner", "has an agent with this agent's preferred interface")],
+        )
+    identity.owner = agent.owner
+    identity.save(update_fields=["owner"])
+
+
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")
 def on_agent_changed(sender, agent: Agent, changed: set[str], writer: str, **kwargs) -> None:
     if "owner" in changed:
-        # The card's identity (owner + preferred interface) moves with the agent.
-        AgentIdentity.objects.filter(agent=agent).update(owner=agent.owner)
+        _identity_move(agent)
     if writer == WRITER or not changed & CARD_PARTS:
         return  # this app's own writes store their documents themselves
     document = CardDocument.objects.filter(agent=agent).first()

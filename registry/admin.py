@@ -1,8 +1,9 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from registry import services
 from registry.audit import audit_actor, audit_record
 from registry.models import Agent, ApiKey, AuditEntry, Capability, Endpoint
+from registry.problems import ProblemError
 
 
 def _as_admin_user(request) -> None:
@@ -47,7 +48,10 @@ class AgentAdmin(admin.ModelAdmin):
         _as_admin_user(request)
         if change and "owner" in form.changed_data:
             agent = Agent.objects.get(pk=obj.pk)
-            services.agent_update(agent=agent, owner=obj.owner)
+            try:
+                services.agent_update(agent=agent, owner=obj.owner)
+            except ProblemError as exc:  # a protocol app refused the move; nothing changed
+                self.message_user(request, exc.problem_detail, level=messages.ERROR)
 
     def delete_model(self, request, obj):
         _as_admin_user(request)

@@ -241,6 +241,38 @@ def test_after_an_owner_change_the_old_owner_cannot_rewrite_the_agent_by_card(
     assert Agent.objects.get(pk=agent_id).name == "Bob's now"
 
 
+def test_moving_an_agent_to_an_owner_with_the_same_card_is_409_and_changes_nothing(
+    alice, bob, admin_client, make_card
+):
+    alices = register(alice, make_card()).json()["id"]
+    register(bob, make_card())
+
+    response = admin_client.patch(f"/agents/{alices}", {"owner": "bob"}, format="json")
+
+    assert response.status_code == 409
+    assert response.json()["errors"] == [
+        {"path": "owner", "message": "has an agent with this agent's preferred interface"}
+    ]
+    assert Agent.objects.get(pk=alices).owner == "alice"
+
+
+def test_an_owner_change_in_the_admin_moves_the_card_identity_too(
+    alice, bob, client, django_user_model, make_card
+):
+    agent_id = register(alice, make_card()).json()["id"]
+    client.force_login(django_user_model.objects.create_superuser("root", "", "pw-123456789"))
+    form = {"owner": "bob", "_save": "Save"}
+    for prefix in ("endpoints", "capabilities"):
+        form |= {f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"}
+
+    response = client.post(f"/admin/registry/agent/{agent_id}/change/", form)
+
+    assert response.status_code == 302, response.content[:2000]
+    assert Agent.objects.get(pk=agent_id).owner == "bob"
+    assert register(alice, make_card(name="Hijack")).status_code == 201
+    assert register(bob, make_card(name="Bob's")).json()["id"] == agent_id
+
+
 def test_native_rename_of_an_unsigned_card_agent_shows_in_its_card(alice, anon, make_card):
     card = make_card()
     agent_id = register(alice, card).json()["id"]
