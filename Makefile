@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test serve lint migrate demo clean bench
+.PHONY: run test serve worker beat lint migrate demo clean bench
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -23,17 +23,33 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
 migrate: $(VENV)/.runtime
 	$(BIN)/python manage.py migrate --noinput
 
-demo: migrate
-	$(BIN)/python manage.py load_demo
+demo: $(VENV)/.runtime
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py load_demo
 
-## Set up, load the demo data, print an admin API key and serve on http://$(HOST):$(PORT) (SQLite unless DATABASE_URL is set).
-run: demo
-	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py runserver $(HOST):$(PORT)
+# make run's processes share these: debug mode, and the URL they serve at.
+RUN_ENV = DEBUG=$${DEBUG:-1} REGISTRY_BASE_URL=$${REGISTRY_BASE_URL:-http://$(HOST):$(PORT)} \
+	HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
+
+## Set up, load the demo data, print an admin API key, then serve on http://$(HOST):$(PORT)
+## with a job worker and the job scheduler (Procfile; SQLite and the filesystem broker unless
+## DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
+run: $(VENV)/.runtime
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) $(BIN)/python manage.py load_demo
+	$(RUN_ENV) $(BIN)/honcho start -f Procfile
 
 ## Production-style serving: gunicorn with static files from whitenoise.
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/gunicorn registry.wsgi --bind $(HOST):$(PORT) --workers $${WORKERS:-2} --access-logfile -
+
+## Production-style job processes, one each (CELERY_BROKER_URL: Redis or RabbitMQ).
+worker: migrate
+	$(BIN)/celery -A registry worker --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2}
+
+beat:
+	$(BIN)/celery -A registry beat --loglevel=INFO
 
 ## Set up and run the whole suite (SQLite unless DATABASE_URL is set).
 test: $(VENV)/.dev
@@ -50,4 +66,4 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var

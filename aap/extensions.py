@@ -1,5 +1,7 @@
 """What the AAP app adds to the core (registry.extensions), registered at start-up."""
 
+from django.conf import settings
+
 from aap.demo import dealer_demo_load
 from registry import extensions
 from registry.extensions import FactKind, Member
@@ -52,3 +54,6 @@ def register() -> None:
     )
     extensions.register_demo_loader("aap", dealer_demo_load)
     extensions.register_urls("aap.urls")
+    extensions.register_schedule(
+        "aap-refresh", "aap.tasks.aap_refresh", settings.AAP_REFRESH_INTERVAL_SECONDS
+    )

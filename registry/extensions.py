@@ -14,7 +14,8 @@ running registry serves cannot change under it.
 - sources: values of ``Agent.source``, how an agent came to be registered;
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
-- URLs: an app's URLconf module, included at the site root (``registry.urls``).
+- URLs: an app's URLconf module, included at the site root (``registry.urls``);
+- schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -73,6 +74,15 @@ class Routes:
     first: bool = False
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """A periodic job: the Celery task named ``task``, every ``seconds``."""
+
+    name: str
+    task: str
+    seconds: float
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -109,6 +119,7 @@ sources = _Store("agent source")
 problem_types = _Store("problem type")
 demo_loaders = _Store("demo loader")
 routes = _Store("URLconf")
+schedules = _Store("schedule")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -142,3 +153,7 @@ def register_demo_loader(name: str, load: Callable[[str, set[str]], int]) -> Non
 
 def register_urls(module: str, *, first: bool = False) -> None:
     routes.add(module, Routes(module, first))
+
+
+def register_schedule(name: str, task: str, seconds: float) -> None:
+    schedules.add(name, Schedule(name, task, seconds))

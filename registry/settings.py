@@ -267,3 +267,37 @@ DISCOVERY_DNS_TIMEOUT = float(os.environ.get("DISCOVERY_DNS_TIMEOUT", "3"))
 A2A_ORIGIN_POLICY = os.environ.get("A2A_ORIGIN_POLICY", "flag")
 if A2A_ORIGIN_POLICY not in {"flag", "reject"}:
     raise ImproperlyConfigured("A2A_ORIGIN_POLICY must be 'flag' or 'reject'")
+
+# Background jobs (Celery; registry/celery.py). Without CELERY_BROKER_URL the jobs still
+# run, through kombu's filesystem transport in VAR_DIR: one machine, nothing to set up
+# (make run). CELERY_BROKER_URL=redis://127.0.0.1:6379/0 or amqp://guest:guest@127.0.0.1//
+# switches to Redis or RabbitMQ, for workers on several machines.
+VAR_DIR = Path(os.environ.get("REGISTRY_VAR_DIR") or BASE_DIR / "var")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "filesystem://"
+    _queue_dir = VAR_DIR / "broker"
+    (_queue_dir / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue_dir),
+        "data_folder_out": str(_queue_dir),
+        "processed_folder": str(_queue_dir / "processed"),
+        "store_processed": False,
+    }
+    # Remote control needs broadcast, which the filesystem transport lacks.
+    CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
+# The jobs report through the database and their logs; results are kept only if asked.
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_IGNORE_RESULT = CELERY_RESULT_BACKEND is None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
+CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 60
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_TIMEZONE = "UTC"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
+AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)

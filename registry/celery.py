@@ -1,0 +1,27 @@
+"""The job engine: one Celery app for the registry's background work.
+
+Tasks live in the app that owns the work (``<app>/tasks.py``, found by autodiscovery);
+their periodic schedules are registered like any extension (registry.extensions
+``register_schedule``) and added to celery beat once the app is finalized. Settings are
+Django's, under the ``CELERY_`` prefix (registry/settings.py, "Background jobs").
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
+
+app = Celery("registry")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@app.on_after_finalize.connect
+def schedules_add(sender: Celery, **kwargs) -> None:
+    from registry import extensions
+
+    for schedule in extensions.schedules.read():
+        sender.add_periodic_task(
+            schedule.seconds, sender.signature(schedule.task), name=schedule.name
+        )
