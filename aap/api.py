@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aap import views
-from aap.checker import AAPReport, aap_check
+from aap.checker import aap_check
+from aap.report import AAPReport
 from aap.selectors import dealer_queryset
 from aap.services import InvalidDomain, aap_check_domain
 from registry.api import DiscoverAgentsView

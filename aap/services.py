@@ -13,7 +13,10 @@ from django.utils import timezone
 
 from a2a.models import CardDocument
 from a2a.signals import StoredCard
-from aap.checker import (
+from aap.checker import aap_check
+from aap.documents import aap_card_summary, aap_manifest_url
+from aap.models import AAPStatus
+from aap.report import (
     CARD_ROOT,
     FAIL,
     MANIFEST_ROOT,
@@ -23,12 +26,8 @@ from aap.checker import (
     SKIP,
     AAPReport,
     RuleResult,
-    aap_card_summary,
-    aap_check,
-    aap_manifest_url,
     report_with_results,
 )
-from aap.models import AAPStatus
 from registry.fetch import FetchError, fetch_json
 from registry.models import Agent, AgentFacet
 from registry.services import facts_rows

@@ -7,8 +7,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_protect
 
-from aap.checker import STATUS_MARKS, AAPReport, aap_check
+from aap.checker import aap_check
 from aap.forms import CheckForm
+from aap.report import STATUS_MARKS, AAPReport
 from aap.services import aap_check_domain
 
 STATUS_ORDER = ("pass", "fail", "warn", "skip")

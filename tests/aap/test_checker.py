@@ -8,15 +8,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from aap.checker import (
-    AAP_SKILL_IDS,
-    AAP_V01_EXTENSION_URI,
-    RULES,
-    AAPReport,
-    aap_card_summary,
-    aap_check,
-    report_as_text,
-)
+from aap.checker import aap_check
+from aap.documents import AAP_SKILL_IDS, AAP_V01_EXTENSION_URI, aap_card_summary
+from aap.report import RULES, AAPReport, report_as_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aap"
 SCHEMAS = Path(__file__).resolve().parents[2] / "aap" / "schemas"

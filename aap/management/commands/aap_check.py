@@ -3,8 +3,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from aap.checker import aap_check, report_as_text
+from aap.checker import aap_check
 from aap.forms import json_document
+from aap.report import report_as_text
 from aap.services import InvalidDomain, aap_check_domain
 
 
