@@ -5,10 +5,10 @@ card's validation (a2a/validation.py)."""
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from registry.hosts import https_url_problem
 from registry.jsonutil import Problem
 
 V1 = "1.0"
@@ -85,20 +85,6 @@ def card_naming(doc: dict) -> str:
     return "snake_case" if _SNAKE_HINTS.intersection(doc) else "camelCase"
 
 
-def _allow_http() -> bool:
-    return bool(getattr(settings, "A2A_ALLOW_HTTP_URLS", False))
-
-
 def url_problem(value: str) -> str | None:
-    """Why a card URL is unacceptable, or None."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return "is not a valid URL"
-    if not parts.scheme or not parts.netloc:
-        return "must be an absolute URL"
-    if parts.scheme == "https":
-        return None
-    if parts.scheme == "http" and _allow_http():
-        return None
-    return "must be an https URL"
+    """Why a card URL is unacceptable (registry.hosts' https rule), or None."""
+    return https_url_problem(value, allow_http=settings.A2A_ALLOW_HTTP_URLS)

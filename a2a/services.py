@@ -9,20 +9,21 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from a2a.bootstrap import card_resolve
 from a2a.card_format import CardReport
-from a2a.discovery import DiscoveryError, card_resolve
 from a2a.mapping import card_facts, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult, card_signature_verify
+from a2a.txt_records import DiscoveryError
 from a2a.validation import card_validate
 from registry import services as core
+from registry.hosts import url_authority
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError
@@ -150,19 +151,6 @@ def card_preferred_url(card: dict) -> str:
     return endpoints[0].address if endpoints else ""
 
 
-def _url_authority(url: str) -> str | None:
-    """host[:port] of a URL (the port only when not 443): the domain a card belongs to."""
-    try:
-        parts = urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    if not host:
-        return None
-    host = f"[{host}]" if ":" in host else host
-    return f"{host}:{port}" if port and port != 443 else host
-
-
 def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
     """Verify the card's signatures (network: the JWKS), outside any transaction.
 
@@ -171,7 +159,7 @@ def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
     """
     if not card.get("signatures"):
         return SignatureResult("unsigned", "The card carries no signatures.")
-    return card_signature_verify(card, domain=domain or _url_authority(card_preferred_url(card)))
+    return card_signature_verify(card, domain=domain or url_authority(card_preferred_url(card)))
 
 
 def _provenance_save(
@@ -247,7 +235,7 @@ def agent_register_from_domain(
         resolved = card_resolve(domain=domain, url=url)
     except DiscoveryError as exc:
         raise discovery_problem(exc, "domain" if domain is not None else "url") from None
-    host = _url_authority(resolved.source_url) or ""
+    host = url_authority(resolved.source_url) or ""
     if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
         raise ProblemError(
             422,
@@ -291,7 +279,7 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
     domain = (
         domain
         or (provenance.verified_domain if provenance else "")
-        or _url_authority(card_preferred_url(stored))
+        or url_authority(card_preferred_url(stored))
     )
     try:
         resolved = card_resolve(domain=domain)
@@ -310,9 +298,9 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
             f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
             [Problem(key, "differs from the served card") for key in differing],
         )
-    signature = card_signature_check(stored, _url_authority(resolved.source_url))
+    signature = card_signature_check(stored, url_authority(resolved.source_url))
     source = CardSource(
-        verified_domain=_url_authority(resolved.source_url) or "",
+        verified_domain=url_authority(resolved.source_url) or "",
         source_url=resolved.source_url,
         discovery_path=resolved.path_used,
         origin_problems=resolved.origin_problems,

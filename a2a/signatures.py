@@ -27,10 +27,10 @@ from jwt.exceptions import PyJWTError
 from jwt.utils import base64url_decode
 
 from a2a.client.card_resolver import parse_agent_card
-from a2a.discovery import DiscoveryError, Domain, domain_parse
 from a2a.types import AgentCard, AgentCardSignature
 from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 from registry.fetch import FetchError, fetch_json
+from registry.hosts import Domain, InvalidHost, domain_parse, https_url_problem
 
 VERIFIED = "verified"
 INVALID = "invalid"
@@ -89,8 +89,8 @@ def card_signature_verify(card: dict, *, domain: str | None) -> SignatureResult:
         return SignatureResult(INVALID, f"a2a-sdk cannot parse the card: {exc}")
     try:
         origin = domain_parse(domain) if domain is not None else None
-    except DiscoveryError as exc:
-        return SignatureResult(INVALID, exc.detail)
+    except InvalidHost as exc:
+        return SignatureResult(INVALID, f"domain {exc}.")
 
     key_sets: dict[str, list[Any] | _Rejected] = {}
     failures: list[_Rejected] = []
@@ -170,20 +170,18 @@ def _key_set_url(jku: Any, origin: Domain | None, kid: str) -> str:
         return origin.url(JWKS_PATH)
     if not isinstance(jku, str):
         raise _Rejected("jku is not a string", kid)
-    try:
-        parts = urlsplit(jku)
-        port = parts.port
-    except ValueError:
-        raise _Rejected(f"jku {jku!r} is not a valid URL", kid) from None
-    if parts.scheme.lower() != "https" or not parts.hostname:
-        raise _Rejected(f"jku {jku} is not an absolute https URL", kid, jku)
+    problem = https_url_problem(jku)
+    if problem:
+        raise _Rejected(f"jku {jku!r} {problem}", kid, jku)
+    parts = urlsplit(jku)
+    port = parts.port
     if origin is not None:
         try:
             same = (domain_parse(parts.hostname).host, port or 443) == (
                 origin.host,
                 origin.port or 443,
             )
-        except DiscoveryError:
+        except InvalidHost:
             same = False
         if not same:
             raise _Rejected(

@@ -12,8 +12,9 @@ from aap import views
 from aap.checker import aap_check
 from aap.report import AAPReport
 from aap.selectors import dealer_queryset
-from aap.services import InvalidDomain, aap_check_domain
+from aap.services import aap_check_domain
 from registry.api import DiscoverAgentsView
+from registry.hosts import InvalidHost
 from registry.jsonutil import Problem
 from registry.problems import ProblemError
 
@@ -67,7 +68,7 @@ def report_from_body(body: dict) -> AAPReport:
             )
         try:
             return aap_check_domain(body["domain"])
-        except InvalidDomain as exc:
+        except InvalidHost as exc:
             raise ProblemError(
                 400, "validation-error", f"domain {exc}.", [Problem("domain", str(exc))]
             ) from None

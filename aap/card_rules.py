@@ -2,7 +2,6 @@
 
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from aap.documents import (
     AAP_BINDINGS,
@@ -14,6 +13,7 @@ from aap.documents import (
 )
 from aap.report import FAIL, MUST, PASS, RULES, SKIP, WARN, RuleResult
 from aap.schema_checks import card_schema_findings, show
+from registry.hosts import https_url_problem
 from registry.jsonutil import Problem, join_path
 
 
@@ -39,11 +39,7 @@ def merge(explicit: list[Problem], schema: list[Problem]) -> list[Problem]:
 def _https_problem(value: Any) -> str | None:
     if not isinstance(value, str):
         return "must be a string holding an absolute https URL"
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return f"{show(value)} is not a URL"
-    if parts.scheme != "https" or not parts.netloc:
+    if https_url_problem(value):
         return f"{show(value)} should be an absolute https URL"
     return None
 

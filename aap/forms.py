@@ -5,7 +5,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from aap.services import InvalidDomain, domain_clean
+from registry.hosts import InvalidHost, domain_parse
 from registry.jsonutil import JSONInputError, strict_loads
 
 
@@ -65,8 +65,8 @@ class CheckForm(forms.Form):
         if not self.cleaned_data["domain"]:
             return ""
         try:
-            return domain_clean(self.cleaned_data["domain"])
-        except InvalidDomain as exc:
+            return domain_parse(self.cleaned_data["domain"]).authority
+        except InvalidHost as exc:
             raise forms.ValidationError(f"The domain {exc}.") from None
 
     def clean(self) -> dict:

@@ -2,9 +2,7 @@
 by a2a's ``card_stored``, see aap.receivers), checks of a live domain."""
 
 import dataclasses
-import ipaddress
 import json
-import re
 from typing import Any
 from urllib.parse import urljoin
 
@@ -29,6 +27,7 @@ from aap.report import (
     report_with_results,
 )
 from registry.fetch import FetchError, fetch_json
+from registry.hosts import domain_parse
 from registry.models import Agent, AgentFacet
 from registry.services import facts_rows
 
@@ -36,52 +35,6 @@ CARD_PATH = "/.well-known/agent-card.json"
 MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
 # Fact kinds (registry.extensions) this app writes.
 FACT_KINDS = ("aap", "aapSkill")
-
-_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
-_HOST_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
-
-
-class InvalidDomain(ValueError):
-    """The text given as a domain is not a host name with an optional port."""
-
-
-def domain_clean(value: Any) -> str:
-    """``dealer.example`` or ``dealer.example:8443``, lower-cased; else InvalidDomain."""
-    text = value.strip() if isinstance(value, str) else ""
-    if not text:
-        raise InvalidDomain("is required: a host name such as dealer.example")
-    if "://" in text or any(c in text for c in "/?#@\\") or any(c.isspace() for c in text):
-        raise InvalidDomain(
-            f"{text!r} is not a host name: give the domain alone, without scheme or path "
-            "(dealer.example)"
-        )
-    port = ""
-    if text.startswith("["):
-        address, bracket, rest = text[1:].partition("]")
-        if not bracket or (rest and not rest.startswith(":")):
-            raise InvalidDomain(f"{text!r} is not a host name or [IPv6 address]")
-        try:
-            host = f"[{ipaddress.IPv6Address(address).compressed}]"
-        except ValueError:
-            raise InvalidDomain(f"{address!r} is not an IPv6 address") from None
-        port = rest[1:] if rest else ""
-        has_port = bool(rest)
-    else:
-        if text.count(":") > 1:
-            raise InvalidDomain(f"{text!r}: write an IPv6 address in brackets, [::1]")
-        host, colon, port = text.partition(":")
-        has_port = bool(colon)
-        try:
-            host = host.rstrip(".").encode("idna").decode("ascii").lower()
-        except UnicodeError:
-            raise InvalidDomain(f"{text!r} is not a valid host name") from None
-        if len(host) > 253 or not _HOST_NAME.match(host):
-            raise InvalidDomain(f"{text!r} is not a valid host name")
-    if has_port:
-        if not port.isdigit() or not 0 < int(port) < 65536:
-            raise InvalidDomain(f"{port!r} is not a port number (1 to 65535)")
-        return f"{host}:{int(port)}"
-    return host
 
 
 def _unchecked(results: list[RuleResult], reason: str, prefix: str) -> list[RuleResult]:
@@ -99,9 +52,9 @@ def aap_check_domain(domain: str) -> AAPReport:
 
     Fetch failures are ``card.fetch`` / ``manifest.fetch`` results, never exceptions:
     without a card nothing else is checked; without a manifest its rules are skipped.
-    Raises InvalidDomain for text that is not a host name.
+    Raises InvalidHost for text that is not a host name.
     """
-    card_url = f"https://{domain_clean(domain)}{CARD_PATH}"
+    card_url = domain_parse(domain).url(CARD_PATH)
     try:
         _, card = fetch_json(card_url)
     except FetchError as exc:

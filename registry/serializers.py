@@ -1,11 +1,10 @@
 """Request and response shapes of the native API (camelCase, as agents send them)."""
 
-from urllib.parse import urlsplit
-
 from django.conf import settings
 from rest_framework import serializers
 
 from registry import extensions
+from registry.hosts import https_url_problem
 from registry.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
@@ -49,13 +48,12 @@ class EndpointInputSerializer(serializers.Serializer):
     def validate(self, attrs):
         errors = {}
         if attrs["transport"] == Endpoint.Transport.HTTP:
-            parts = urlsplit(attrs["address"])
-            schemes = {"https", "http"} if settings.A2A_ALLOW_HTTP_URLS else {"https"}
-            if parts.scheme not in schemes or not parts.netloc:
+            allow_http = settings.A2A_ALLOW_HTTP_URLS
+            if https_url_problem(attrs["address"], allow_http=allow_http):
                 errors["address"] = (
-                    "must be an absolute https URL for an Http endpoint"
-                    if "http" not in schemes
-                    else "must be an absolute http(s) URL for an Http endpoint"
+                    "must be an absolute http(s) URL for an Http endpoint"
+                    if allow_http
+                    else "must be an absolute https URL for an Http endpoint"
                 )
         liveness = attrs.get("livenessModel")
         if liveness == Endpoint.Liveness.PERSISTENT and attrs.get("ttlSeconds") is not None:

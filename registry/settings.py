@@ -256,10 +256,11 @@ FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
 # Facet counts are exact for up to this many matching agents; beyond, they are estimated
 # from a uniform sample of as many, whose work does not grow with the registry
-# (registry/discovery.py; the README says how far off, measured).
+# (registry/facets.py; the README says how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
-# Registration by domain (a2a/discovery.py): DNS servers for the _agent TXT lookup
-# (empty: the system's), its timeout, and what an interface on another host means:
+# Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
+# _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
+# host means:
 # "flag" (stored and shown) or "reject" (the registration fails).
 DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")
 DISCOVERY_DNS_PORT = env_int("DISCOVERY_DNS_PORT", 53)

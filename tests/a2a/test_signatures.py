@@ -254,7 +254,7 @@ def test_a_plain_http_jku_is_refused(ec_key):
     result = card_signature_verify(card, domain=None)
 
     assert result.status == "invalid"
-    assert "jku http://keys.example.com/jwks.json is not an absolute https URL" in result.detail
+    assert "jku 'http://keys.example.com/jwks.json' must be an https URL" in result.detail
 
 
 def test_without_jku_or_domain_there_is_nowhere_to_find_the_key(ec_key):

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from aap.forms import CheckForm
+from registry.hosts import domain_parse
+
 pytest_plugins = ["tests.https_server"]
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aap"
@@ -132,7 +135,7 @@ def test_an_empty_form_asks_for_a_card_or_a_domain(browser):
 def test_a_malformed_domain_is_a_form_error(browser):
     response = submit(browser, domain="https://dealer.example/")
 
-    assert "without scheme or path" in response.content.decode()
+    assert "with an optional port, not a URL" in response.content.decode()
 
 
 def test_domain_field_checks_a_live_domain(browser, https_server, settings, ca_bundle):
@@ -166,3 +169,10 @@ def test_json_posts_to_the_same_path_reach_the_api_without_a_csrf_token(browser)
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
     assert response.json()["compliant"] is True
+
+
+def test_the_form_reads_a_domain_as_registration_does():
+    # One parser (registry.hosts, UTS46): not IDNA 2003's strasse.de, another host.
+    form = CheckForm(data={"domain": "Straße.de"})
+    form.is_valid()
+    assert form.cleaned_data["domain"] == domain_parse("straße.de").authority == "xn--strae-oqa.de"

@@ -6,7 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from aap.checker import aap_check
 from aap.forms import json_document
 from aap.report import report_as_text
-from aap.services import InvalidDomain, aap_check_domain
+from aap.services import aap_check_domain
+from registry.hosts import InvalidHost
 
 
 def _read(path: Path, what: str) -> Any:
@@ -43,7 +44,7 @@ class Command(BaseCommand):
                 raise CommandError("A manifest file goes with a card file, not with a domain.")
             try:
                 report = aap_check_domain(target)
-            except InvalidDomain as exc:
+            except InvalidHost as exc:
                 raise CommandError(f"The domain {exc}.") from None
         self.stdout.write(report_as_text(report))
         if not report.compliant:
