@@ -260,8 +260,7 @@ FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
-# host means:
-# "flag" (stored and shown) or "reject" (the registration fails).
+# host means: "flag" (stored and shown) or "reject" (the registration fails).
 DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")
 DISCOVERY_DNS_PORT = env_int("DISCOVERY_DNS_PORT", 53)
 DISCOVERY_DNS_TIMEOUT = float(os.environ.get("DISCOVERY_DNS_TIMEOUT", "3"))
