@@ -89,31 +89,18 @@ def cards_check(seed: int, total: int, sample: int = 300) -> int:
     return checked
 
 
-def _bulk_importer():
-    """The registry's bulk import."""
-    from a2a.bulk import cards_bulk_import
-
-    return cards_bulk_import
-
-
 def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int) -> LoadPhase:
     """Load cards start..stop-1; only the registry's work is timed, not the generation."""
-    from a2a import services
+    from a2a.bulk import cards_bulk_import
 
-    bulk_import = _bulk_importer()
-    method = "cards_bulk_import" if bulk_import else "agent_register_card"
+    method = "cards_bulk_import"
     seconds = 0.0
     created = 0
     for batch_start in range(start, stop, batch_size):
         batch_stop = min(stop, batch_start + batch_size)
         cards = list(cards_generate(seed, batch_start, batch_stop))
         began = time.perf_counter()
-        if bulk_import is not None:
-            created += bulk_import(owner=OWNER, cards=cards)
-        else:
-            for card in cards:
-                services.agent_register_card(owner=OWNER, card=card)
-                created += 1
+        created += cards_bulk_import(owner=OWNER, cards=cards)
         seconds += time.perf_counter() - began
         rate = created / seconds if seconds else 0.0
         print(
