@@ -53,7 +53,7 @@ beat:
 
 ## Set up and run the whole suite (SQLite unless DATABASE_URL is set).
 test: $(VENV)/.dev
-	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python manage.py makemigrations --check --dry-run --settings=tests.settings
 	$(BIN)/ruff check .
 	@bash .ci/pytest $(PYTEST_ARGS)
 
