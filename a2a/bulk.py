@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from a2a.mapping import card_facts, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
-from a2a.services import CARD_SOURCE, WRITER, card_signature_check, trust_facts
+from a2a.provenance import card_signature_check, trust_facts
+from a2a.services import CARD_SOURCE, WRITER
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.validation import card_validate

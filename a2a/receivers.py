@@ -12,7 +12,8 @@ from django.dispatch import receiver
 
 from a2a.mapping import card_generate
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
-from a2a.services import WRITER, card_facts_save, document_save, trust_facts_save
+from a2a.provenance import trust_facts_save
+from a2a.services import WRITER, card_facts_save, document_save
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.validation import card_validate
 from registry.jsonutil import Problem, canonical_dumps

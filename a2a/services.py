@@ -7,19 +7,24 @@ Native writes to agents reach this app through ``agent_changed`` (a2a.receivers)
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from a2a.bootstrap import card_resolve
 from a2a.card_format import CardReport
 from a2a.mapping import card_facts, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.provenance import (
+    CardSource,
+    card_preferred_url,
+    card_signature_check,
+    provenance_save,
+)
 from a2a.signals import StoredCard, cards_stored_send
-from a2a.signatures import SignatureResult, card_signature_verify
+from a2a.signatures import SignatureResult
 from a2a.txt_records import DiscoveryError
 from a2a.validation import card_validate
 from registry import services as core
@@ -43,7 +48,6 @@ CARD_FACT_KINDS = (
     "pushNotifications",
     "specVersion",
 )
-TRUST_FACT_KINDS = ("verified", "signed")
 
 
 def card_require_valid(card: Any) -> CardReport:
@@ -64,24 +68,6 @@ def card_require_valid(card: Any) -> CardReport:
 def card_facts_save(agent: Agent, card: dict | None) -> None:
     core.agent_facts_set(
         agent=agent, kinds=CARD_FACT_KINDS, facts=card_facts(card) if card is not None else ()
-    )
-
-
-def trust_facts(provenance: CardProvenance) -> set[tuple[str, str]]:
-    """The trust facts of a card's provenance: a verified domain, a verified signature."""
-    facts = set()
-    if provenance.verified_domain:
-        facts.add(("verified", "true"))
-    if provenance.signature == "verified":
-        facts.add(("signed", "true"))
-    return facts
-
-
-def trust_facts_save(agent: Agent, provenance: CardProvenance | None) -> None:
-    core.agent_facts_set(
-        agent=agent,
-        kinds=TRUST_FACT_KINDS,
-        facts=trust_facts(provenance) if provenance is not None else (),
     )
 
 
@@ -126,62 +112,12 @@ def _submitted_save(
 
 
 @dataclass
-class CardSource:
-    """How the registry came by a card: posted, or fetched from a domain that served it."""
-
-    body: bytes | None = None
-    verified_domain: str = ""
-    source_url: str = ""
-    discovery_path: str = "posted"
-    origin_problems: list[Problem] = field(default_factory=list)
-    attempts: list[Any] = field(default_factory=list)
-
-
-@dataclass
 class CardRegistration:
     agent: Agent
     report: CardReport
     created: bool
     source: CardSource
     signature: SignatureResult
-
-
-def card_preferred_url(card: dict) -> str:
-    endpoints = card_to_agent_input(card).endpoints
-    return endpoints[0].address if endpoints else ""
-
-
-def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
-    """Verify the card's signatures (network: the JWKS), outside any transaction.
-
-    Without ``domain``, keys are looked for on the host of the card's preferred interface;
-    an unsigned card is answered without parsing it again.
-    """
-    if not card.get("signatures"):
-        return SignatureResult("unsigned", "The card carries no signatures.")
-    return card_signature_verify(card, domain=domain or url_authority(card_preferred_url(card)))
-
-
-def _provenance_save(
-    agent: Agent, source: CardSource, signature: SignatureResult
-) -> CardProvenance:
-    now = timezone.now()
-    provenance, _ = CardProvenance.objects.update_or_create(
-        agent=agent,
-        defaults={
-            "verified_domain": source.verified_domain,
-            "verified_at": now if source.verified_domain else None,
-            "source_url": source.source_url,
-            "discovery_path": source.discovery_path,
-            "origin_problems": [p.as_dict() for p in source.origin_problems],
-            "signature": signature.status,
-            "signature_detail": signature.detail[:2000],
-            "signature_kid": (signature.kid or "")[:200],
-            "signature_checked_at": now,
-        },
-    )
-    trust_facts_save(agent, provenance)
-    return provenance
 
 
 def agent_register_card(
@@ -218,7 +154,7 @@ def agent_register_card(
                         raise _owner_changed(agent)
                     _agent_card_apply(agent=agent, data=data)
                 _submitted_save(agent, card, report, source.body)
-                _provenance_save(agent, source, signature)
+                provenance_save(agent, source, signature)
                 cards_stored_send([StoredCard(agent, card, created=identity is None)])
             return CardRegistration(agent, report, identity is None, source, signature)
         except IntegrityError:
@@ -306,7 +242,7 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
         origin_problems=resolved.origin_problems,
         attempts=resolved.attempts,
     )
-    _provenance_save(agent, source, signature)
+    provenance_save(agent, source, signature)
     report = card_validate(stored)
     return CardRegistration(agent, report, False, source, signature)
 
@@ -345,7 +281,7 @@ def agent_replace_card(*, agent: Agent, card: dict) -> CardRegistration:
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
         _submitted_save(agent, card, report)
-        _provenance_save(agent, source, signature)
+        provenance_save(agent, source, signature)
         cards_stored_send([StoredCard(agent, card)])
     return CardRegistration(agent, report, False, source, signature)
 

@@ -11,6 +11,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 
+from django.conf import settings
+
 from a2a.demo import card_demo_load
 from a2a.services import CARD_SOURCE
 from registry import extensions
@@ -118,3 +120,8 @@ def register() -> None:
     extensions.register_demo_loader("a2a", card_demo_load)
     # First: card reads (/a2a/agents/<id>) are the most frequent requests.
     extensions.register_urls("a2a.urls", first=True)
+    extensions.register_schedule(
+        "signatures-recheck",
+        "a2a.tasks.signatures_recheck",
+        settings.A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS,
+    )

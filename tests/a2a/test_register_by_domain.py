@@ -314,3 +314,28 @@ def test_import_agent_command_registers_from_a_domain(network, https_server, cap
     agent = Agent.objects.get()
     assert agent.owner == "ops"
     assert CardProvenance.objects.get(agent=agent).verified_domain == domain_of(https_server)
+
+
+@pytest.mark.django_db
+def test_the_signature_job_notices_a_rotated_key_and_a_restored_one(
+    network, https_server, alice, anon
+):
+    from a2a.tasks import signatures_recheck
+
+    private, public = ec_key_pair()
+    card = signed_card_with_jwks(https_server, private, public)
+    agent_id = alice.post("/a2a/agents", {"card": card}, format="json").json()["id"]
+    signed = {"signed": "true"}
+    assert [a["id"] for a in anon.get("/discover/agents", signed).json()["results"]] == [agent_id]
+
+    _, other_public = ec_key_pair()  # the publisher rotates to a key this card is not signed by
+    signed_card_with_jwks(https_server, private, other_public)
+    assert signatures_recheck.delay().get() == {"invalid": 1}
+
+    assert anon.get(f"/agents/{agent_id}").json()["trust"]["signature"] == "invalid"
+    assert anon.get("/discover/agents", signed).json()["results"] == []
+
+    signed_card_with_jwks(https_server, private, public)
+    call_command("signatures_recheck")
+    assert anon.get(f"/agents/{agent_id}").json()["trust"]["signature"] == "verified"
+    assert [a["id"] for a in anon.get("/discover/agents", signed).json()["results"]] == [agent_id]

@@ -1,0 +1,16 @@
+"""The A2A app's background jobs."""
+
+from celery import shared_task
+from celery.utils.log import get_task_logger
+
+from a2a.provenance import signatures_recheck as signatures_recheck_all
+
+logger = get_task_logger(__name__)
+
+
+@shared_task(name="a2a.tasks.signatures_recheck")
+def signatures_recheck() -> dict[str, int]:
+    """Verify every signed card again (as `manage.py signatures_recheck`)."""
+    counts = signatures_recheck_all()
+    logger.info("Rechecked the signatures of %d cards: %s.", sum(counts.values()), counts)
+    return counts
