@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from registry import extensions
 from registry.celery import app
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -26,8 +27,11 @@ def test_without_a_broker_setting_jobs_queue_in_the_filesystem(tmp_path):
     assert (tmp_path / "broker" / "processed").is_dir()
 
 
-def test_every_scheduled_job_is_a_registered_task():
+def test_every_registered_schedule_reaches_beat_and_names_a_registered_task():
     app.finalize()
     schedule = app.conf.beat_schedule
-    assert schedule, "no job is scheduled"
-    assert {entry["task"] for entry in schedule.values()} <= set(app.tasks)
+    registered = extensions.schedules.read()
+    assert set(schedule) == {s.name for s in registered}
+    for entry in registered:
+        assert schedule[entry.name]["schedule"] == entry.seconds
+        assert entry.task in app.tasks
