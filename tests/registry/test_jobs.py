@@ -28,6 +28,7 @@ def test_without_a_broker_setting_jobs_queue_in_the_filesystem(tmp_path):
 
 
 def test_every_registered_schedule_reaches_beat_and_names_a_registered_task():
+    app.loader.import_default_modules()  # what a worker does at start: autodiscovery
     app.finalize()
     schedule = app.conf.beat_schedule
     registered = extensions.schedules.read()
