@@ -1,22 +1,30 @@
 """The native HTTP API: one view per resource, thin over services and selectors."""
 
+from django.utils import timezone
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import discovery, facets, selectors, services
+from registry import discovery, facets, liveness, selectors, services
 from registry.auth import principal_may_change
 from registry.filters import agent_filterset
 from registry.jsonutil import Problem
+from registry.models import Agent, Endpoint
 from registry.pagination import cursor_key
 from registry.problems import ProblemError
 from registry.serializers import (
+    LIVENESS_SCHEMA,
     AgentInputSerializer,
     AgentSerializer,
     EndpointInputSerializer,
@@ -237,3 +245,75 @@ class EndpointDetailView(APIView):
         endpoint = selectors.endpoint_get(agent, endpoint_id)
         services.endpoint_remove(endpoint=endpoint)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_field(LIVENESS_SCHEMA)
+class LivenessField(serializers.JSONField):
+    def to_representation(self, value: dict) -> dict:
+        times = serializers.DateTimeField()
+        return {
+            key: times.to_representation(item) if key in ("lastSeenAt", "aliveUntil") else item
+            for key, item in value.items()
+        }
+
+
+class LivenessSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    liveness = LivenessField()
+
+
+class AgentHeartbeatSerializer(serializers.Serializer):
+    agentId = serializers.UUIDField()
+    live = serializers.BooleanField()
+    endpoints = LivenessSerializer(many=True)
+
+
+def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> list[dict]:
+    """Record a heartbeat of one endpoint of the agent, or of all of them: the owner's (or
+    an admin's) key; one read (owner, graces), one UPDATE. Their liveness now."""
+    agent_pk = selectors.parse_uuid(agent_id)
+    rows = Endpoint.objects.filter(agent_id=agent_pk)
+    if endpoint_id is not None:
+        rows = rows.filter(pk=selectors.parse_uuid(endpoint_id, "endpoint"))
+    found = list(rows.values_list("pk", "agent__owner", "liveness_grace"))
+    if not found:
+        if not Agent.objects.filter(pk=agent_pk).exists():
+            raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+        raise ProblemError(
+            404, "not-found", f"Agent {agent_id} has no endpoint {endpoint_id or ''}".strip()
+        )
+    principal_may_change(request, found[0][1])
+    now = timezone.now()
+    liveness.endpoints_heartbeat(Endpoint.objects.filter(pk__in=[pk for pk, _, _ in found]), now)
+    return [
+        {
+            "id": pk,
+            "liveness": {
+                "status": liveness.LIVE,
+                "lastSeenAt": now,
+                "aliveUntil": now + grace,
+                "checkedBy": liveness.HEARTBEAT,
+            },
+        }
+        for pk, _, grace in found
+    ]
+
+
+class EndpointHeartbeatView(APIView):
+    """A heartbeat (Persistent) or renewal (Ephemeral) of one endpoint: either path works for
+    either model. The hottest write: no audit entry, no card rebuilt, updatedAt untouched."""
+
+    @extend_schema(request=None, responses=LivenessSerializer)
+    def post(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
+        [body] = _signs_of_life(request, agent_id, endpoint_id)
+        return Response(LivenessSerializer(body).data)
+
+
+class AgentHeartbeatView(APIView):
+    """A heartbeat of every endpoint of the agent."""
+
+    @extend_schema(request=None, responses=AgentHeartbeatSerializer)
+    def post(self, request: Request, agent_id: str) -> Response:
+        endpoints = _signs_of_life(request, agent_id, None)
+        body = {"agentId": agent_id, "live": True, "endpoints": endpoints}
+        return Response(AgentHeartbeatSerializer(body).data)

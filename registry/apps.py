@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class RegistryConfig(AppConfig):
@@ -12,3 +13,8 @@ class RegistryConfig(AppConfig):
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         extensions.register_demo_loader("native", native_demo_load)
+        extensions.register_schedule(
+            "endpoints-expire",
+            "registry.tasks.endpoints_expire",
+            settings.LIVENESS_SWEEP_INTERVAL_SECONDS,
+        )

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import connections
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from registry import extensions
 from registry.models import AgentFacet, CapabilityTag, Endpoint
@@ -16,7 +17,7 @@ FACET_LIMIT = 20
 # facet_counts: the probe counts the matches in the first 1/2**6 of the id space.
 PROBE_SHIFT = 6
 ENDPOINT_FACETS = {"protocol", "transport"}
-CORE_FACETS = {"tag"} | ENDPOINT_FACETS
+CORE_FACETS = {"tag", "live"} | ENDPOINT_FACETS
 
 
 def facet_names() -> set[str]:
@@ -82,13 +83,23 @@ def _facet_part(name: str) -> tuple[str, list]:
         table, value = CapabilityTag._meta.db_table, "t.value"
     elif name in ENDPOINT_FACETS:
         table, value = Endpoint._meta.db_table, f"t.{name}"
+    elif name == "live":
+        table = ""
     else:  # a fact kind
         table, value = AgentFacet._meta.db_table, "t.value"
         where, params = " WHERE t.kind = %s", [name]
-    pairs = (
-        f"SELECT DISTINCT t.agent_id, {value} AS v FROM facet_sample s "
-        f"JOIN {table} t ON t.agent_id = s.id{where}"
-    )
+    if table:
+        pairs = (
+            f"SELECT DISTINCT t.agent_id, {value} AS v FROM facet_sample s "
+            f"JOIN {table} t ON t.agent_id = s.id{where}"
+        )
+    else:  # live: whether the agent has an endpoint live now (index endpoint_alive)
+        pairs = (
+            "SELECT s.id AS agent_id, CASE WHEN EXISTS (SELECT 1 FROM "
+            f"{Endpoint._meta.db_table} e WHERE e.agent_id = s.id AND e.alive_until > %s) "
+            "THEN 'true' ELSE 'false' END AS v FROM facet_sample s"
+        )
+        params = [timezone.now()]
     counted = (
         f"SELECT v, COUNT(*) AS n FROM ({pairs}) AS d "
         f"GROUP BY v ORDER BY n DESC, v LIMIT {FACET_LIMIT}"

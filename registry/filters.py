@@ -7,8 +7,10 @@ import uuid
 import django_filters
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 from registry import extensions
+from registry.liveness import live_agents
 from registry.models import Agent, AgentFacet, Capability, CapabilityTag, Endpoint
 from registry.search import text_filter
 
@@ -55,10 +57,19 @@ class AgentFilter(django_filters.FilterSet):
         method="filter_skill", help_text="Skill id (an A2A skill id, or a capability id)."
     )
     owner = django_filters.CharFilter(field_name="owner")
+    liveOnly = django_filters.ChoiceFilter(
+        choices=BOOLEAN,
+        method="filter_live_only",
+        help_text="true: only agents with an endpoint live now (a heartbeat or renewal "
+        "within its grace).",
+    )
 
     class Meta:
         model = Agent
         fields = ["capability", "tag", "protocol", "transport", "q", "owner", "skill"]
+
+    def filter_live_only(self, queryset, name, value):
+        return queryset.filter(live_agents(timezone.now())) if value == "true" else queryset
 
     def filter_capability(self, queryset, name, value):
         # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).

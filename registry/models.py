@@ -6,6 +6,7 @@ tables (see registry/extensions.py).
 """
 
 import uuid
+from datetime import timedelta
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -100,7 +101,14 @@ class Endpoint(models.Model):
     protocol_metadata = models.JSONField(default=dict, blank=True)
     # Position in the agent's list: for A2A the first endpoint is the preferred interface.
     position = models.PositiveIntegerField(default=0)
+    # Liveness: when the endpoint was last seen (a heartbeat, a renewal), until when that
+    # keeps it live, and what saw it. Never seen: both null ("unknown").
     last_alive_at = models.DateTimeField(null=True, blank=True)
+    alive_until = models.DateTimeField(null=True, blank=True)
+    checked_by = models.CharField(max_length=10, blank=True)
+    # How long a sign of life keeps the endpoint live (liveness_grace()), stored at write
+    # time so that a heartbeat is one UPDATE whatever the model.
+    liveness_grace = models.DurationField(default=timedelta(seconds=150))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -111,6 +119,8 @@ class Endpoint(models.Model):
         indexes = [
             models.Index(fields=["protocol", "agent"], name="endpoint_protocol"),
             models.Index(fields=["transport", "agent"], name="endpoint_transport"),
+            models.Index(fields=["agent", "alive_until"], name="endpoint_alive"),
+            models.Index(fields=["liveness_model", "alive_until"], name="endpoint_expiry"),
         ]
 
     def __str__(self) -> str:
@@ -119,6 +129,23 @@ class Endpoint(models.Model):
     @property
     def is_queue(self) -> bool:
         return self.transport != self.Transport.HTTP
+
+
+# Defaults of the registry design when an endpoint sets none, and the grace factor of a
+# Persistent endpoint: live until 2.5 heartbeat intervals after its last heartbeat.
+DEFAULT_HEARTBEAT_SECONDS = 60
+DEFAULT_TTL_SECONDS = 300
+HEARTBEAT_GRACE_FACTOR = 2.5
+
+
+def liveness_grace(
+    liveness_model: str, heartbeat_interval_seconds: int | None, ttl_seconds: int | None
+) -> timedelta:
+    """How long a sign of life keeps an endpoint of this model live."""
+    if liveness_model == Endpoint.Liveness.EPHEMERAL:
+        return timedelta(seconds=ttl_seconds or DEFAULT_TTL_SECONDS)
+    interval = heartbeat_interval_seconds or DEFAULT_HEARTBEAT_SECONDS
+    return timedelta(seconds=interval * HEARTBEAT_GRACE_FACTOR)
 
 
 class Capability(models.Model):

@@ -1,10 +1,15 @@
 """Request and response shapes of the native API (camelCase, as agents send them)."""
 
+from datetime import datetime
+
 from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from registry import extensions
 from registry.hosts import https_url_problem
+from registry.liveness import agent_live, endpoint_liveness
 from registry.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
@@ -41,7 +46,7 @@ class EndpointInputSerializer(serializers.Serializer):
         required=False, allow_null=True, min_value=1, max_value=86400
     )
     ttlSeconds = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=30 * 86400
+        required=False, allow_null=True, min_value=1, max_value=86400
     )
     protocolMetadata = serializers.DictField(required=False, default=dict)
 
@@ -135,6 +140,22 @@ class CapabilitySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "tags"]
 
 
+LIVENESS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["live", "stale", "unknown"]},
+        "lastSeenAt": {"type": "string", "format": "date-time", "nullable": True},
+        "aliveUntil": {"type": "string", "format": "date-time", "nullable": True},
+        "checkedBy": {"type": "string", "enum": ["heartbeat"], "nullable": True},
+    },
+}
+
+
+def response_now(context: dict) -> datetime:
+    """One "now" for a whole response, so that every agent of a page is judged alike."""
+    return context.setdefault("now", timezone.now())
+
+
 class MemberField(serializers.Field):
     """A member of the agent or endpoint JSON that a protocol app registered
     (registry.extensions): read-only, read from the instance by the member's function."""
@@ -161,6 +182,10 @@ class EndpointSerializer(serializers.ModelSerializer):
     ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True)
     protocolMetadata = serializers.JSONField(source="protocol_metadata")
     lastAliveAt = serializers.DateTimeField(source="last_alive_at", allow_null=True)
+    liveness = serializers.SerializerMethodField(
+        help_text="live: seen (heartbeat, renewal) within its grace, until aliveUntil; "
+        "stale: seen, grace over; unknown: never seen."
+    )
 
     class Meta:
         model = Endpoint
@@ -175,10 +200,19 @@ class EndpointSerializer(serializers.ModelSerializer):
             "ttlSeconds",
             "protocolMetadata",
             "lastAliveAt",
+            "liveness",
         ]
 
     def get_fields(self):
         return _with_members(super().get_fields(), extensions.endpoint_members.read())
+
+    @extend_schema_field(LIVENESS_SCHEMA)
+    def get_liveness(self, endpoint: Endpoint) -> dict:
+        liveness = endpoint_liveness(endpoint, response_now(self.context))
+        for key in ("lastSeenAt", "aliveUntil"):
+            if liveness[key] is not None:
+                liveness[key] = serializers.DateTimeField().to_representation(liveness[key])
+        return liveness
 
 
 class AgentSerializer(serializers.ModelSerializer):
@@ -187,6 +221,7 @@ class AgentSerializer(serializers.ModelSerializer):
     source = serializers.ChoiceField(choices=[], required=False)
     capabilities = CapabilitySerializer(many=True)
     endpoints = EndpointSerializer(many=True)
+    live = serializers.SerializerMethodField(help_text="Any endpoint of the agent is live.")
 
     class Meta:
         model = Agent
@@ -201,7 +236,11 @@ class AgentSerializer(serializers.ModelSerializer):
             "updatedAt",
             "capabilities",
             "endpoints",
+            "live",
         ]
+
+    def get_live(self, agent: Agent) -> bool:
+        return agent_live(agent, response_now(self.context))
 
     def get_fields(self):
         fields = super().get_fields()

@@ -20,6 +20,7 @@ from registry.models import (
     CapabilityTag,
     Endpoint,
     Tombstone,
+    liveness_grace,
 )
 from registry.search import search_keys_build, search_text_build
 from registry.signals import NATIVE_WRITER, agent_changed
@@ -145,6 +146,9 @@ def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
     endpoint.liveness_model = data.liveness_model
     endpoint.heartbeat_interval_seconds = data.heartbeat_interval_seconds
     endpoint.ttl_seconds = data.ttl_seconds
+    endpoint.liveness_grace = liveness_grace(
+        data.liveness_model, data.heartbeat_interval_seconds, data.ttl_seconds
+    )
     endpoint.protocol_metadata = data.protocol_metadata
 
 

@@ -299,6 +299,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
+# before a job removes it, and how often that job runs.
+EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
+LIVENESS_SWEEP_INTERVAL_SECONDS = env_int("LIVENESS_SWEEP_INTERVAL_SECONDS", 60)
 # How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
 A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).

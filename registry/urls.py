@@ -27,6 +27,17 @@ urlpatterns = [
         api.EndpointDetailView.as_view(),
         name="endpoint",
     ),
+    path(
+        "agents/<str:agent_id>/endpoints/<str:endpoint_id>/heartbeat",
+        api.EndpointHeartbeatView.as_view(),
+        name="endpoint-heartbeat",
+    ),
+    path(
+        "agents/<str:agent_id>/endpoints/<str:endpoint_id>/renew",
+        api.EndpointHeartbeatView.as_view(),
+        name="endpoint-renew",
+    ),
+    path("agents/<str:agent_id>/heartbeat", api.AgentHeartbeatView.as_view(), name="heartbeat"),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
     *app_routes(first=False),
     path("admin/", admin.site.urls),

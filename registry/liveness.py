@@ -1,0 +1,105 @@
+"""Liveness: which endpoints are up right now, from their signs of life.
+
+An endpoint is live until ``alive_until``: its last heartbeat or renewal plus its grace
+(``liveness_grace``: 2.5 heartbeat intervals for a Persistent endpoint, its TTL for an
+Ephemeral one). Never seen: ``unknown``; seen, but the grace ran out: ``stale``. What is
+live is decided in SQL from ``alive_until`` (discovery's ``liveOnly``, the ``live``
+facet), and the same way here for the JSON of the agents a page shows.
+"""
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import DateTimeField, Exists, F, OuterRef, Q, QuerySet, Value
+from django.utils import timezone
+
+from registry import services
+from registry.audit import audit_actor
+from registry.models import Agent, Endpoint
+from registry.problems import ProblemError
+
+logger = logging.getLogger(__name__)
+
+LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+HEARTBEAT = "heartbeat"
+
+
+def endpoint_status(endpoint: Endpoint, now: datetime) -> str:
+    if endpoint.alive_until is None:
+        return UNKNOWN
+    return LIVE if endpoint.alive_until > now else STALE
+
+
+def endpoint_liveness(endpoint: Endpoint, now: datetime) -> dict:
+    return {
+        "status": endpoint_status(endpoint, now),
+        "lastSeenAt": endpoint.last_alive_at,
+        "aliveUntil": endpoint.alive_until,
+        "checkedBy": endpoint.checked_by or None,
+    }
+
+
+def agent_live(agent: Agent, now: datetime) -> bool:
+    """Any endpoint of the agent live (from its prefetched endpoints: no query)."""
+    return any(endpoint_status(e, now) == LIVE for e in agent.endpoints.all())
+
+
+def live_agents(now: datetime) -> Exists:
+    """The SQL condition "the agent has a live endpoint" (index endpoint_alive)."""
+    return Exists(Endpoint.objects.filter(agent=OuterRef("pk"), alive_until__gt=now))
+
+
+def endpoints_heartbeat(endpoints: QuerySet[Endpoint], now: datetime) -> int:
+    """Record a sign of life of the endpoints: one UPDATE, nothing else (no audit entry, no
+    card rebuilt, the agent's updatedAt and the change feed untouched); how many."""
+    return endpoints.update(
+        last_alive_at=now,
+        alive_until=Value(now, output_field=DateTimeField()) + F("liveness_grace"),
+        checked_by=HEARTBEAT,
+    )
+
+
+def endpoints_expire(*, now: datetime | None = None) -> tuple[int, int]:
+    """Remove the Ephemeral endpoints whose TTL ran out more than EPHEMERAL_RETENTION_SECONDS
+    ago (never renewed: counted from their registration), and the agents left without an
+    endpoint, through the services (audit entries, tombstones, cards kept current).
+    Returns (endpoints removed, agents removed)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.EPHEMERAL_RETENTION_SECONDS)
+    candidates = Endpoint.objects.filter(liveness_model=Endpoint.Liveness.EPHEMERAL).filter(
+        Q(alive_until__lt=cutoff) | Q(alive_until__isnull=True, created_at__lt=cutoff)
+    )
+    expired: dict = {}
+    for endpoint in candidates.only(
+        "id", "agent_id", "alive_until", "created_at", "liveness_grace"
+    ):
+        # Never renewed: its first TTL, counted from its registration, then the retention.
+        if (
+            endpoint.alive_until is not None
+            or endpoint.created_at + endpoint.liveness_grace < cutoff
+        ):
+            expired.setdefault(endpoint.agent_id, set()).add(endpoint.pk)
+    token = audit_actor.set(("system:liveness", ""))
+    endpoints = agents = 0
+    try:
+        for agent_id, gone in expired.items():
+            try:
+                with transaction.atomic():
+                    agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+                    if agent is None:
+                        continue
+                    remaining = set(agent.endpoints.values_list("pk", flat=True))
+                    if remaining <= gone:
+                        services.agent_delete(agent=agent)
+                        agents += 1
+                    else:
+                        for endpoint in agent.endpoints.filter(pk__in=gone):
+                            services.endpoint_remove(endpoint=endpoint)
+                    endpoints += len(remaining & gone)
+            except ProblemError as exc:  # a protocol app refused (a card-managed agent)
+                logger.warning("Expired endpoints of agent %s kept: %s", agent_id, exc)
+    finally:
+        audit_actor.reset(token)
+    return endpoints, agents

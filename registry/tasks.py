@@ -1,0 +1,16 @@
+"""The core's background jobs."""
+
+from celery import shared_task
+from celery.utils.log import get_task_logger
+
+from registry.liveness import endpoints_expire as endpoints_expire_now
+
+logger = get_task_logger(__name__)
+
+
+@shared_task(name="registry.tasks.endpoints_expire")
+def endpoints_expire() -> list[int]:
+    """Remove expired Ephemeral endpoints (as `manage.py endpoints_expire`)."""
+    endpoints, agents = endpoints_expire_now()
+    logger.info("Removed %d expired endpoints and %d agents left without one.", endpoints, agents)
+    return [endpoints, agents]
