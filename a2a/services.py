@@ -258,11 +258,17 @@ def _name_free(name: str, protocol: str, taken: set[str]) -> str:
     return candidate
 
 
-def agent_replace_card(*, agent: Agent, card: dict) -> CardRegistration:
-    """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify)."""
+def agent_replace_card(
+    *, agent: Agent, card: dict, source: CardSource | None = None
+) -> CardRegistration:
+    """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
+
+    With ``source``, the card was fetched again from where the agent was registered (a
+    probe's re-import): it keeps that provenance, and the bytes received are stored.
+    """
     report = card_require_valid(card)
-    signature = card_signature_check(card, None)
-    source = CardSource()
+    source = source or CardSource()
+    signature = card_signature_check(card, source.verified_domain or None)
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
     with transaction.atomic():
@@ -280,7 +286,7 @@ def agent_replace_card(*, agent: Agent, card: dict) -> CardRegistration:
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
-        _submitted_save(agent, card, report)
+        _submitted_save(agent, card, report, source.body)
         provenance_save(agent, source, signature)
         cards_stored_send([StoredCard(agent, card)])
     return CardRegistration(agent, report, False, source, signature)

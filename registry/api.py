@@ -20,11 +20,13 @@ from registry import discovery, facets, liveness, selectors, services
 from registry.auth import principal_may_change
 from registry.filters import agent_filterset
 from registry.jsonutil import Problem
-from registry.models import Agent, Endpoint
-from registry.pagination import cursor_key
+from registry.models import Agent, Endpoint, ProbeResult
+from registry.pagination import bad_parameter, cursor_key
 from registry.problems import ProblemError
 from registry.serializers import (
     LIVENESS_SCHEMA,
+    PROBE_CATEGORIES,
+    UPTIME_SCHEMA,
     AgentInputSerializer,
     AgentSerializer,
     EndpointInputSerializer,
@@ -32,6 +34,7 @@ from registry.serializers import (
     capability_input,
     endpoint_input,
 )
+from registry.throttles import HeartbeatThrottle
 
 
 class AgentPageSerializer(serializers.Serializer):
@@ -251,10 +254,14 @@ class EndpointDetailView(APIView):
 class LivenessField(serializers.JSONField):
     def to_representation(self, value: dict) -> dict:
         times = serializers.DateTimeField()
-        return {
+        shown = {
             key: times.to_representation(item) if key in ("lastSeenAt", "aliveUntil") else item
             for key, item in value.items()
         }
+        if shown["lastProbe"] is not None:
+            shown["lastProbe"] = {**shown["lastProbe"]}
+            shown["lastProbe"]["at"] = times.to_representation(shown["lastProbe"]["at"])
+        return shown
 
 
 class LivenessSerializer(serializers.Serializer):
@@ -268,6 +275,9 @@ class AgentHeartbeatSerializer(serializers.Serializer):
     endpoints = LivenessSerializer(many=True)
 
 
+PROBE_FIELDS = ("last_probe_at", "last_probe_ok", "last_probe_category")
+
+
 def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> list[dict]:
     """Record a heartbeat of one endpoint of the agent, or of all of them: the owner's (or
     an admin's) key; one read (owner, graces), one UPDATE. Their liveness now."""
@@ -275,33 +285,33 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
     rows = Endpoint.objects.filter(agent_id=agent_pk)
     if endpoint_id is not None:
         rows = rows.filter(pk=selectors.parse_uuid(endpoint_id, "endpoint"))
-    found = list(rows.values_list("pk", "agent__owner", "liveness_grace"))
+    found = list(
+        rows.select_related("agent").only(
+            "pk", "agent_id", "liveness_grace", *PROBE_FIELDS, "agent__owner"
+        )
+    )
     if not found:
         if not Agent.objects.filter(pk=agent_pk).exists():
             raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
-        raise ProblemError(
-            404, "not-found", f"Agent {agent_id} has no endpoint {endpoint_id or ''}".strip()
-        )
-    principal_may_change(request, found[0][1])
+        which = f" {endpoint_id}" if endpoint_id is not None else "s"
+        raise ProblemError(404, "not-found", f"Agent {agent_id} has no endpoint{which}.")
+    owner = found[0].agent.owner
+    principal_may_change(request, owner)
     now = timezone.now()
-    liveness.endpoints_heartbeat(Endpoint.objects.filter(pk__in=[pk for pk, _, _ in found]), now)
-    return [
-        {
-            "id": pk,
-            "liveness": {
-                "status": liveness.LIVE,
-                "lastSeenAt": now,
-                "aliveUntil": now + grace,
-                "checkedBy": liveness.HEARTBEAT,
-            },
-        }
-        for pk, _, grace in found
-    ]
+    liveness.endpoints_heartbeat(Endpoint.objects.filter(pk__in=[e.pk for e in found]), now)
+    answers = []
+    for endpoint in found:
+        endpoint.last_alive_at, endpoint.alive_until = now, now + endpoint.liveness_grace
+        endpoint.checked_by = liveness.HEARTBEAT
+        answers.append({"id": endpoint.pk, "liveness": liveness.endpoint_liveness(endpoint, now)})
+    return answers
 
 
 class EndpointHeartbeatView(APIView):
     """A heartbeat (Persistent) or renewal (Ephemeral) of one endpoint: either path works for
     either model. The hottest write: no audit entry, no card rebuilt, updatedAt untouched."""
+
+    throttle_classes = [HeartbeatThrottle]
 
     @extend_schema(request=None, responses=LivenessSerializer)
     def post(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
@@ -312,8 +322,58 @@ class EndpointHeartbeatView(APIView):
 class AgentHeartbeatView(APIView):
     """A heartbeat of every endpoint of the agent."""
 
+    throttle_classes = [HeartbeatThrottle]
+
     @extend_schema(request=None, responses=AgentHeartbeatSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         endpoints = _signs_of_life(request, agent_id, None)
         body = {"agentId": agent_id, "live": True, "endpoints": endpoints}
         return Response(AgentHeartbeatSerializer(body).data)
+
+
+class ProbeSerializer(serializers.Serializer):
+    endpointId = serializers.UUIDField(source="endpoint_id")
+    at = serializers.DateTimeField()
+    up = serializers.BooleanField(source="ok")
+    category = serializers.ChoiceField(choices=PROBE_CATEGORIES)
+    status = serializers.IntegerField(source="status_code", allow_null=True)
+    latencyMs = serializers.IntegerField(source="latency_ms", allow_null=True)
+    detail = serializers.CharField()
+    cardDigest = serializers.CharField(source="card_digest", allow_blank=True)
+    cardChanged = serializers.BooleanField(source="card_changed")
+
+
+@extend_schema_field(UPTIME_SCHEMA)
+class UptimeField(serializers.JSONField):
+    pass
+
+
+class AgentLivenessSerializer(serializers.Serializer):
+    agentId = serializers.UUIDField()
+    live = serializers.BooleanField()
+    uptime = UptimeField(allow_null=True)
+    probes = ProbeSerializer(many=True)
+
+
+class AgentLivenessView(APIView):
+    """The agent's recent probe history, newest first (a week at the most)."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("limit", int, description="Probes to list, 1 to 500.")],
+        responses=AgentLivenessSerializer,
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        raw = request.query_params.get("limit") or "100"
+        if not raw.isdigit() or not 1 <= int(raw) <= 500:
+            raise bad_parameter("limit", "must be a whole number from 1 to 500")
+        limit = int(raw)
+        probes = ProbeResult.objects.filter(agent=agent).order_by("-at", "-id")[:limit]
+        now = timezone.now()
+        body = {
+            "agentId": agent.id,
+            "live": liveness.agent_live(agent, now),
+            "uptime": liveness.agent_uptime(agent),
+            "probes": probes,
+        }
+        return Response(AgentLivenessSerializer(body).data)

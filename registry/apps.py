@@ -18,3 +18,6 @@ class RegistryConfig(AppConfig):
             "registry.tasks.endpoints_expire",
             settings.LIVENESS_SWEEP_INTERVAL_SECONDS,
         )
+        extensions.register_schedule(
+            "endpoints-probe", "registry.tasks.endpoints_probe", settings.PROBE_SWEEP_SECONDS
+        )

@@ -15,7 +15,8 @@ running registry serves cannot change under it.
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
-- schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``).
+- schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
+- probers: how to probe the endpoints of a protocol (``registry.probes``).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -120,6 +121,7 @@ problem_types = _Store("problem type")
 demo_loaders = _Store("demo loader")
 routes = _Store("URLconf")
 schedules = _Store("schedule")
+probers = _Store("prober")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -157,3 +159,8 @@ def register_urls(module: str, *, first: bool = False) -> None:
 
 def register_schedule(name: str, task: str, seconds: float) -> None:
     schedules.add(name, Schedule(name, task, seconds))
+
+
+def register_prober(protocol: str, probe: Callable[[Any], Any]) -> None:
+    """``probe(endpoint) -> registry.probes.ProbeOutcome`` for endpoints of ``protocol``."""
+    probers.add(protocol, probe)

@@ -8,6 +8,7 @@ redirects are followed by hand so that each target passes the same checks.
 
 import functools
 import ipaddress
+import json
 import socket
 import ssl
 import time
@@ -135,8 +136,12 @@ def fetch(
     timeout: float | None = None,
     max_redirects: int | None = None,
     cross_origin_redirects: bool = False,
+    json_body: Any = None,
 ) -> FetchResult:
     """GET ``url`` safely and return the final 2xx response, or raise FetchError.
+
+    With ``json_body``, POST it as JSON instead (a probe's protocol call); a POST follows
+    no redirect.
 
     ``timeout`` replaces both the connect and the read timeout for this call.
     Redirects to another origin are refused unless ``cross_origin_redirects``
@@ -156,6 +161,7 @@ def fetch(
     while True:
         result = _exchange(
             target,
+            body=None if json_body is None else json.dumps(json_body).encode(),
             accept_json=accept_json,
             max_bytes=max_bytes,
             connect_timeout=connect_timeout,
@@ -164,6 +170,13 @@ def fetch(
         )
         if result.status not in REDIRECT_STATUSES:
             return result
+        if json_body is not None:
+            raise FetchError(
+                "http-status",
+                result.url,
+                f"{result.url} answered with HTTP status {result.status}.",
+                status=result.status,
+            )
         redirects += 1
         if redirects > max_redirects:
             raise FetchError(
@@ -242,13 +255,15 @@ def _resolve(host: str, port: int, url: str) -> tuple[str, ...]:
 def _exchange(
     target: _Target,
     *,
+    body: bytes | None,
     accept_json: bool,
     max_bytes: int,
     connect_timeout: float,
     read_timeout: float,
     deadline: float,
 ) -> FetchResult:
-    """One GET on a checked target. Redirects come back unread; other non-2xx raise."""
+    """One GET (or POST of ``body``) on a checked target. Redirects come back unread; other
+    non-2xx raise."""
     url = str(target.url)
     remaining = deadline - time.monotonic()
     if remaining <= 0:
@@ -271,6 +286,8 @@ def _exchange(
         (b"Accept", b"application/json" if accept_json else b"*/*"),
         (b"Accept-Encoding", b"identity"),
     ]
+    if body is not None:
+        request_headers.append((b"Content-Type", b"application/json"))
     try:
         with (
             httpcore.ConnectionPool(
@@ -278,7 +295,11 @@ def _exchange(
                 network_backend=_PinnedBackend(target),
             ) as pool,
             pool.stream(
-                "GET", request_url, headers=request_headers, extensions={"timeout": timeouts}
+                "GET" if body is None else "POST",
+                request_url,
+                headers=request_headers,
+                content=body,
+                extensions={"timeout": timeouts},
             ) as response,
         ):
             headers = httpx.Headers(response.headers)

@@ -10,7 +10,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from registry import extensions
-from registry.liveness import live_agents
+from registry.liveness import conformant_agents, live_agents
 from registry.models import Agent, AgentFacet, Capability, CapabilityTag, Endpoint
 from registry.search import text_filter
 
@@ -64,12 +64,23 @@ class AgentFilter(django_filters.FilterSet):
         "within its grace).",
     )
 
+    conformant = django_filters.ChoiceFilter(
+        choices=BOOLEAN,
+        method="filter_conformant",
+        help_text="true: an endpoint's last probe found it answering its protocol (A2A: a "
+        "real A2A call answered in A2A).",
+    )
+
     class Meta:
         model = Agent
         fields = ["capability", "tag", "protocol", "transport", "q", "owner", "skill"]
 
     def filter_live_only(self, queryset, name, value):
         return queryset.filter(live_agents(timezone.now())) if value == "true" else queryset
+
+    def filter_conformant(self, queryset, name, value):
+        conformant = conformant_agents()
+        return queryset.filter(conformant if value == "true" else ~conformant)
 
     def filter_capability(self, queryset, name, value):
         # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).

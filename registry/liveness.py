@@ -22,23 +22,48 @@ from registry.problems import ProblemError
 
 logger = logging.getLogger(__name__)
 
-LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+LIVE, STALE, DOWN, UNKNOWN = "live", "stale", "down", "unknown"
 HEARTBEAT = "heartbeat"
 
 
 def endpoint_status(endpoint: Endpoint, now: datetime) -> str:
-    if endpoint.alive_until is None:
-        return UNKNOWN
-    return LIVE if endpoint.alive_until > now else STALE
+    if endpoint.alive_until is not None and endpoint.alive_until > now:
+        return LIVE
+    if endpoint.last_probe_ok is False:
+        return DOWN
+    return UNKNOWN if endpoint.alive_until is None else STALE
 
 
 def endpoint_liveness(endpoint: Endpoint, now: datetime) -> dict:
+    probe = None
+    if endpoint.last_probe_at is not None:
+        probe = {
+            "at": endpoint.last_probe_at,
+            "up": endpoint.last_probe_ok,
+            "category": endpoint.last_probe_category,
+        }
     return {
         "status": endpoint_status(endpoint, now),
         "lastSeenAt": endpoint.last_alive_at,
         "aliveUntil": endpoint.alive_until,
         "checkedBy": endpoint.checked_by or None,
+        "lastProbe": probe,
     }
+
+
+def agent_uptime(agent: Agent) -> dict | None:
+    """The share of successful probes over a day and a week, over the agent's probed
+    endpoints (from its prefetched endpoints: no query); None without probes."""
+    uptime = {}
+    for span, attr in (("day", "uptime_day"), ("week", "uptime_week")):
+        shares = [getattr(e, attr) for e in agent.endpoints.all() if getattr(e, attr) is not None]
+        uptime[span] = round(sum(shares) / len(shares), 4) if shares else None
+    return uptime if uptime["week"] is not None else None
+
+
+def conformant_agents() -> Exists:
+    """The SQL condition "an endpoint's last probe found it answering its protocol"."""
+    return Exists(Endpoint.objects.filter(agent=OuterRef("pk"), last_probe_category="ok"))
 
 
 def agent_live(agent: Agent, now: datetime) -> bool:

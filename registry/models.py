@@ -109,6 +109,14 @@ class Endpoint(models.Model):
     # How long a sign of life keeps the endpoint live (liveness_grace()), stored at write
     # time so that a heartbeat is one UPDATE whatever the model.
     liveness_grace = models.DurationField(default=timedelta(seconds=150))
+    # Active probes (registry/probes.py): the last one's outcome, when the next is due, and
+    # the share of successful probes over a day and a week (null: no probe in the span).
+    last_probe_at = models.DateTimeField(null=True, blank=True)
+    last_probe_ok = models.BooleanField(null=True, blank=True)
+    last_probe_category = models.CharField(max_length=12, blank=True)
+    next_probe_at = models.DateTimeField(null=True, blank=True)
+    uptime_day = models.FloatField(null=True, blank=True)
+    uptime_week = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -121,6 +129,7 @@ class Endpoint(models.Model):
             models.Index(fields=["transport", "agent"], name="endpoint_transport"),
             models.Index(fields=["agent", "alive_until"], name="endpoint_alive"),
             models.Index(fields=["liveness_model", "alive_until"], name="endpoint_expiry"),
+            models.Index(fields=["next_probe_at"], name="endpoint_probe_due"),
         ]
 
     def __str__(self) -> str:
@@ -186,6 +195,37 @@ class CapabilityTag(models.Model):
 
     def __str__(self) -> str:
         return self.value
+
+
+class ProbeResult(models.Model):
+    """One active probe of an endpoint: its history, and what uptime is counted from."""
+
+    id = models.BigAutoField(primary_key=True)
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="probes")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField()
+    # Up (reachable), and what was found: ok, not_a2a, http_error, timeout, dns, tls,
+    # connect, refused.
+    ok = models.BooleanField()
+    category = models.CharField(max_length=12)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
+    # The SHA-256 of the agent's card where it was published, when the probe fetched it,
+    # and whether it differed from the card the registry had.
+    card_digest = models.CharField(max_length=64, blank=True)
+    card_changed = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["endpoint", "at"], name="probe_endpoint_at"),
+            models.Index(fields=["agent", "at"], name="probe_agent_at"),
+            models.Index(fields=["at"], name="probe_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} {self.category} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class AuditEntry(models.Model):

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from registry import extensions
 from registry.hosts import https_url_problem
-from registry.liveness import agent_live, endpoint_liveness
+from registry.liveness import agent_live, agent_uptime, endpoint_liveness
 from registry.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
@@ -140,13 +140,31 @@ class CapabilitySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "tags"]
 
 
+PROBE_CATEGORIES = ["ok", "not_a2a", "http_error", "timeout", "dns", "tls", "connect", "refused"]
 LIVENESS_SCHEMA = {
     "type": "object",
     "properties": {
-        "status": {"type": "string", "enum": ["live", "stale", "unknown"]},
+        "status": {"type": "string", "enum": ["live", "stale", "down", "unknown"]},
         "lastSeenAt": {"type": "string", "format": "date-time", "nullable": True},
         "aliveUntil": {"type": "string", "format": "date-time", "nullable": True},
-        "checkedBy": {"type": "string", "enum": ["heartbeat"], "nullable": True},
+        "checkedBy": {"type": "string", "enum": ["heartbeat", "probe"], "nullable": True},
+        "lastProbe": {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "at": {"type": "string", "format": "date-time"},
+                "up": {"type": "boolean"},
+                "category": {"type": "string", "enum": PROBE_CATEGORIES},
+            },
+        },
+    },
+}
+UPTIME_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "day": {"type": "number", "nullable": True},
+        "week": {"type": "number"},
     },
 }
 
@@ -209,9 +227,12 @@ class EndpointSerializer(serializers.ModelSerializer):
     @extend_schema_field(LIVENESS_SCHEMA)
     def get_liveness(self, endpoint: Endpoint) -> dict:
         liveness = endpoint_liveness(endpoint, response_now(self.context))
+        times = serializers.DateTimeField()
         for key in ("lastSeenAt", "aliveUntil"):
             if liveness[key] is not None:
-                liveness[key] = serializers.DateTimeField().to_representation(liveness[key])
+                liveness[key] = times.to_representation(liveness[key])
+        if liveness["lastProbe"] is not None:
+            liveness["lastProbe"]["at"] = times.to_representation(liveness["lastProbe"]["at"])
         return liveness
 
 
@@ -222,6 +243,9 @@ class AgentSerializer(serializers.ModelSerializer):
     capabilities = CapabilitySerializer(many=True)
     endpoints = EndpointSerializer(many=True)
     live = serializers.SerializerMethodField(help_text="Any endpoint of the agent is live.")
+    uptime = serializers.SerializerMethodField(
+        help_text="Share of successful probes over a day and a week; null without probes."
+    )
 
     class Meta:
         model = Agent
@@ -237,10 +261,15 @@ class AgentSerializer(serializers.ModelSerializer):
             "capabilities",
             "endpoints",
             "live",
+            "uptime",
         ]
 
     def get_live(self, agent: Agent) -> bool:
         return agent_live(agent, response_now(self.context))
+
+    @extend_schema_field(UPTIME_SCHEMA)
+    def get_uptime(self, agent: Agent) -> dict | None:
+        return agent_uptime(agent)
 
     def get_fields(self):
         fields = super().get_fields()

@@ -182,6 +182,9 @@ else:
 # writes per API key. TRUSTED_PROXY_COUNT proxies' X-Forwarded-For entries are trusted.
 RATE_LIMIT_READ = os.environ.get("RATE_LIMIT_READ", "1200/min")
 RATE_LIMIT_WRITE = os.environ.get("RATE_LIMIT_WRITE", "120/min")
+# Heartbeats and renewals, per API key, apart from other writes: one key may keep thousands
+# of endpoints alive (100 endpoints beating every second).
+RATE_LIMIT_HEARTBEAT = os.environ.get("RATE_LIMIT_HEARTBEAT", "6000/min")
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -303,6 +306,17 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
 LIVENESS_SWEEP_INTERVAL_SECONDS = env_int("LIVENESS_SWEEP_INTERVAL_SECONDS", 60)
+# Active probes (registry/probes.py): each Persistent http(s) endpoint about every
+# PROBE_INTERVAL_SECONDS; the job runs every PROBE_SWEEP_SECONDS and probes at most
+# PROBE_BATCH due endpoints, PROBE_CONCURRENCY at a time, each within PROBE_TIMEOUT_SECONDS.
+PROBE_INTERVAL_SECONDS = env_int("PROBE_INTERVAL_SECONDS", 300)
+PROBE_SWEEP_SECONDS = env_int("PROBE_SWEEP_SECONDS", 60)
+PROBE_BATCH = env_int("PROBE_BATCH", 500)
+PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 8)
+PROBE_TIMEOUT_SECONDS = env_int("PROBE_TIMEOUT_SECONDS", 5)
+# A probe that finds an agent's card changed where it was registered from (by domain or
+# URL) re-imports it when it validates (signed cards only when the signature verifies).
+A2A_PROBE_REIMPORT = env_bool("A2A_PROBE_REIMPORT", False)
 # How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
 A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).

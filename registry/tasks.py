@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from registry.liveness import endpoints_expire as endpoints_expire_now
+from registry.probes import endpoints_probe_due
 
 logger = get_task_logger(__name__)
 
@@ -14,3 +15,11 @@ def endpoints_expire() -> list[int]:
     endpoints, agents = endpoints_expire_now()
     logger.info("Removed %d expired endpoints and %d agents left without one.", endpoints, agents)
     return [endpoints, agents]
+
+
+@shared_task(name="registry.tasks.endpoints_probe")
+def endpoints_probe() -> int:
+    """Probe the endpoints whose probe is due (as `manage.py probe_endpoints`, for all)."""
+    count = endpoints_probe_due()
+    logger.info("Probed %d endpoints.", count)
+    return count

@@ -76,3 +76,12 @@ class WriteThrottle(_RegistryThrottle):
     scope = "write"
     setting_name = "RATE_LIMIT_WRITE"
     methods_safe = False
+
+
+class HeartbeatThrottle(_RegistryThrottle):
+    """Heartbeats and renewals, per key: an owner's many agents each send one every
+    interval, far more than the general write limit allows."""
+
+    scope = "heartbeat"
+    setting_name = "RATE_LIMIT_HEARTBEAT"
+    methods_safe = False

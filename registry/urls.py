@@ -38,6 +38,7 @@ urlpatterns = [
         name="endpoint-renew",
     ),
     path("agents/<str:agent_id>/heartbeat", api.AgentHeartbeatView.as_view(), name="heartbeat"),
+    path("agents/<str:agent_id>/liveness", api.AgentLivenessView.as_view(), name="liveness"),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
     *app_routes(first=False),
     path("admin/", admin.site.urls),

@@ -41,14 +41,23 @@ class ReceivedRequest:
     method: str
     path: str
     headers: Mapping[str, str]
+    body: bytes = b""
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: "_Server"
 
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.record(ReceivedRequest("POST", self.path, dict(self.headers.items()), body))
+        self._answer(self.server.routes.get(f"POST {self.path}"))
+
     def do_GET(self) -> None:
         self.server.record(ReceivedRequest("GET", self.path, dict(self.headers.items())))
-        route = self.server.routes.get(self.path) or Route(404, {}, b"not found")
+        self._answer(self.server.routes.get(self.path))
+
+    def _answer(self, route: "Route | tuple | None") -> None:
+        route = route or Route(404, {}, b"not found")
         if isinstance(route, tuple):
             route = Route(*route)
         if route.delay and self.server.stopping.wait(route.delay):
@@ -150,6 +159,10 @@ class LocalServer:
 
     def json(self, path: str, body: bytes, status: int = 200) -> None:
         self.route(path, status, {"Content-Type": "application/json"}, body)
+
+    def json_post(self, path: str, body: bytes, status: int = 200) -> None:
+        """The answer to a POST to ``path`` (GETs of it are answered by ``json``/``route``)."""
+        self.route(f"POST {path}", status, {"Content-Type": "application/json"}, body)
 
     def redirect(self, path: str, location: str, status: int = 302) -> None:
         self.route(path, status, {"Location": location})

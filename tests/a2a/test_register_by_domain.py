@@ -18,15 +18,6 @@ from tests.conftest import BASE_CARD
 pytest_plugins = ["tests.https_server", "tests.dns_server"]
 
 
-@pytest.fixture
-def network(settings, ca_bundle, dns_server):
-    settings.FETCH_CA_BUNDLE = str(ca_bundle)
-    settings.FETCH_ALLOWED_HOSTS = ["localhost"]
-    settings.DISCOVERY_DNS_NAMESERVERS = ["127.0.0.1"]
-    settings.DISCOVERY_DNS_PORT = dns_server.port
-    return settings
-
-
 def card_on(server, **overrides) -> dict:
     card = copy.deepcopy(BASE_CARD)
     card["supportedInterfaces"] = [

@@ -53,7 +53,13 @@ def seconds_between(start: str, end: str) -> float:
 
 def test_a_never_seen_endpoint_is_unknown_and_its_agent_not_live(agent):
     assert [e["liveness"] for e in agent["endpoints"]] == [
-        {"status": "unknown", "lastSeenAt": None, "aliveUntil": None, "checkedBy": None}
+        {
+            "status": "unknown",
+            "lastSeenAt": None,
+            "aliveUntil": None,
+            "checkedBy": None,
+            "lastProbe": None,
+        }
     ] * 2
     assert agent["live"] is False
 
@@ -209,3 +215,16 @@ def test_a_never_renewed_ephemeral_endpoint_goes_after_its_ttl_and_the_retention
     Endpoint.objects.filter(pk=queue.pk).update(created_at=timezone.now() - timedelta(hours=2))
     call_command("endpoints_expire")
     assert not Endpoint.objects.filter(pk=queue.pk).exists()
+
+
+def test_heartbeats_have_their_own_rate_limit_apart_from_other_writes(settings, alice, agent):
+    settings.RATE_LIMIT_WRITE = "2/min"
+    settings.RATE_LIMIT_HEARTBEAT = "5/min"
+    url = f"/agents/{agent['id']}/heartbeat"
+
+    assert [alice.post(url).status_code for _ in range(6)] == [200] * 5 + [429]
+    # Heartbeats did not use up the other writes' allowance, nor they the heartbeats'.
+    assert (
+        alice.patch(f"/agents/{agent['id']}", {"description": "x"}, format="json").status_code
+        == 200
+    )
