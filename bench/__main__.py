@@ -101,7 +101,13 @@ def generator_choice(choice: str) -> str:
 
 
 def throughput(
-    name: str, paths: list[str], args: argparse.Namespace, port: int, generator: str, tmp: Path
+    name: str,
+    paths: list[str],
+    args: argparse.Namespace,
+    port: int,
+    generator: str,
+    tmp: Path,
+    headers: dict[str, str] | None = None,
 ) -> loadgen.Throughput:
     paths_file = tmp / f"{name}-paths.txt"
     paths_file.write_text("\n".join(paths) + "\n")
@@ -114,9 +120,15 @@ def throughput(
                 duration=seconds,
                 connections=args.connections,
                 workdir=tmp,
+                headers=headers,
             )
         return loadgen.throughput_python(
-            port=port, paths=paths, duration=seconds, connections=args.connections, seed=args.seed
+            port=port,
+            paths=paths,
+            duration=seconds,
+            connections=args.connections,
+            seed=args.seed,
+            headers=headers,
         )
 
     # A warm-up as long as the run: 100,000 cards outgrow PostgreSQL's default shared
@@ -158,6 +170,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             phase="first", seed=args.seed, start=0, stop=args.small, batch_size=BATCH_SIZE
         )
     )
+    live = load.endpoints_make_live(args.seed)
+    say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
     load.database_analyze()
 
     query_paths = {
@@ -188,6 +202,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                     batch_size=BATCH_SIZE,
                 )
             )
+            live = load.endpoints_make_live(args.seed)
+            say(f"{live} endpoints given a recent heartbeat")
             load.database_analyze()
             full = discovery(port, args.agents, query_paths)
 
@@ -196,6 +212,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             card = throughput("card", card_paths, args, port, generator, tmp)
             say(f"baseline GET /healthz with {generator}, {args.duration:g} s")
             baseline = throughput("baseline", ["/healthz"], args, port, generator, tmp)
+            beats = load.heartbeat_paths(args.seed)
+            say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
+            key = {"Authorization": f"Bearer {load.api_key()}"}
+            heartbeat = throughput("heartbeat", beats, args, port, generator, tmp, key)
         except BaseException:
             say(server.log())
             raise
@@ -227,7 +247,11 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         },
         "load": [phase.as_dict() for phase in phases],
         "discovery": {"small": small, "full": full},
-        "throughput": {"card": card.as_dict(), "baseline": baseline.as_dict()},
+        "throughput": {
+            "card": card.as_dict(),
+            "baseline": baseline.as_dict(),
+            "heartbeat": heartbeat.as_dict(),
+        },
     }
     results["targets"] = report.targets_evaluate(results)
     return results

@@ -14,11 +14,14 @@ QUERY_KINDS = {
     "text+skill": "q=<word>&capability=<skill name>",
     "filter": "tag=<tag>",
     "facets": "q=<word>&facets=tag,protocolBinding",
+    "text+liveOnly": "q=<word>&liveOnly=true (the words of 'text')",
 }
 
 
 def query_paths(kind: str, count: int, seed: int) -> list[str]:
     """`count` discovery URLs of one kind; the same list at every database size."""
+    if kind == "text+liveOnly":  # the same queries as "text", compared with them
+        return [f"{path}&liveOnly=true" for path in query_paths("text", count, seed)]
     rng = random.Random(f"{seed}-{kind}")
     words = query_words() + [a.split()[-1] for a in AUDIENCES] + [o.lower() for o in ORG_FIRST]
     skills = skill_names()

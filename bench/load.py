@@ -4,6 +4,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from bench.generate import card_generate, cards_generate
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = "bench"
+# The share of endpoints with a recent heartbeat when discovery is measured (liveOnly).
+LIVE_SHARE = 0.3
 BASE_URL = "https://registry.bench.example"
 
 
@@ -126,3 +129,42 @@ def card_paths() -> list[str]:
 
     ids = CardDocument.objects.order_by().values_list("agent_id", flat=True)
     return [f"/a2a/agents/{agent_id}" for agent_id in ids.iterator(chunk_size=10_000)]
+
+
+def api_key(owner: str = OWNER) -> str:
+    """A new API key of the agents' owner, for the heartbeat requests."""
+    from registry.services import api_key_create
+
+    return api_key_create(owner=owner, label="bench")[1]
+
+
+def heartbeat_paths(seed: int, count: int = 20_000) -> list[str]:
+    """``POST`` heartbeat requests of ``count`` endpoints picked at random."""
+    import random
+
+    from registry.models import Endpoint
+
+    rows = Endpoint.objects.order_by("pk").values_list("agent_id", "pk")
+    rows = list(rows.iterator(chunk_size=10_000))
+    picked = random.Random(f"{seed}-heartbeat").sample(rows, min(count, len(rows)))
+    return [f"POST /agents/{agent}/endpoints/{endpoint}/heartbeat" for agent, endpoint in picked]
+
+
+def endpoints_make_live(seed: int, share: float = LIVE_SHARE) -> int:
+    """Give ``share`` of the endpoints (picked at random, the same ones at every size) a
+    recent heartbeat, as a registry with agents beating would have: what liveOnly keeps."""
+    import random
+
+    from django.utils import timezone
+
+    from registry.liveness import endpoints_heartbeat
+    from registry.models import Endpoint
+
+    ids = list(Endpoint.objects.order_by("pk").values_list("pk", flat=True).iterator(10_000))
+    rng = random.Random(f"{seed}-live")
+    live = [pk for pk in ids if rng.random() < share]
+    # A day's grace: the endpoints stay live through the whole run.
+    now = timezone.now() + timedelta(days=1)
+    for start in range(0, len(live), 2000):
+        endpoints_heartbeat(Endpoint.objects.filter(pk__in=live[start : start + 2000]), now)
+    return len(live)

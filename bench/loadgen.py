@@ -23,7 +23,9 @@ HOST = "127.0.0.1"
 
 WRK_SCRIPT = r"""
 -- Each thread reads the request paths from the file named after "--" and picks at random.
+-- A line is a path (a GET) or "POST <path>" (an empty POST).
 local paths = {}
+local methods = {}
 local counter = 0
 
 function setup(thread)
@@ -33,13 +35,18 @@ end
 
 function init(args)
   for line in io.lines(args[1]) do
-    if line ~= "" then paths[#paths + 1] = line end
+    if line ~= "" then
+      local method, path = line:match("^(%u+) (.+)$")
+      paths[#paths + 1] = path or line
+      methods[#methods + 1] = method or "GET"
+    end
   end
   math.randomseed(id * 7919 + os.time())
 end
 
 function request()
-  return wrk.format("GET", paths[math.random(#paths)])
+  local i = math.random(#paths)
+  return wrk.format(methods[i], paths[i])
 end
 
 function done(summary, latency, requests)
@@ -91,8 +98,20 @@ def wrk_version() -> str:
     return f"wrk {found.group(1)}" if found else "wrk"
 
 
+def request_line(line: str) -> tuple[str, str]:
+    """A paths-file line: ``/path`` (a GET) or ``POST /path``."""
+    method, _, path = line.partition(" ")
+    return (method, path) if path else ("GET", line)
+
+
 def throughput_wrk(
-    *, port: int, paths_file: Path, duration: float, connections: int, workdir: Path
+    *,
+    port: int,
+    paths_file: Path,
+    duration: float,
+    connections: int,
+    workdir: Path,
+    headers: dict[str, str] | None = None,
 ) -> Throughput:
     script = workdir / "bench.lua"
     script.write_text(WRK_SCRIPT)
@@ -105,6 +124,7 @@ def throughput_wrk(
         "--timeout=30s",
         "--latency",
         f"--script={script}",
+        *(f"--header={name}: {value}" for name, value in (headers or {}).items()),
         f"http://{HOST}:{port}",
         "--",
         str(paths_file),
@@ -130,17 +150,23 @@ def throughput_wrk(
 
 
 def _client_thread(
-    port: int, paths: list[str], deadline: float, seed: int, latencies: list, errors: list
+    port: int,
+    paths: list[str],
+    deadline: float,
+    seed: int,
+    latencies: list,
+    errors: list,
+    headers: dict[str, str],
 ) -> None:
     rng = random.Random(seed)
     connection = http.client.HTTPConnection(HOST, port, timeout=30)
     failed = 0
     while time.monotonic() < deadline:
-        path = paths[rng.randrange(len(paths))]
+        method, path = request_line(paths[rng.randrange(len(paths))])
         began = time.perf_counter()
         try:
             # gunicorn's sync workers close after each answer; http.client reconnects.
-            connection.request("GET", path)
+            connection.request(method, path, headers=headers)
             response = connection.getresponse()
             response.read()
             ok = 200 <= response.status < 300
@@ -154,7 +180,14 @@ def _client_thread(
 
 
 def _client_process(
-    port: int, paths: list[str], duration: float, threads: int, seed: int, barrier, results
+    port: int,
+    paths: list[str],
+    duration: float,
+    threads: int,
+    seed: int,
+    barrier,
+    results,
+    headers: dict[str, str],
 ) -> None:
     latencies: list[float] = []
     errors: list[int] = []
@@ -163,7 +196,7 @@ def _client_process(
     workers = [
         threading.Thread(
             target=_client_thread,
-            args=(port, paths, began + duration, seed * 1000 + n, latencies, errors),
+            args=(port, paths, began + duration, seed * 1000 + n, latencies, errors, headers),
         )
         for n in range(threads)
     ]
@@ -175,7 +208,13 @@ def _client_process(
 
 
 def throughput_python(
-    *, port: int, paths: list[str], duration: float, connections: int, seed: int = 1
+    *,
+    port: int,
+    paths: list[str],
+    duration: float,
+    connections: int,
+    seed: int = 1,
+    headers: dict[str, str] | None = None,
 ) -> Throughput:
     """Closed loop: `connections` clients, each sending its next request on an answer."""
     context = multiprocessing.get_context("spawn")
@@ -186,7 +225,7 @@ def throughput_python(
     children = [
         context.Process(
             target=_client_process,
-            args=(port, paths, duration, share, seed + n, barrier, results),
+            args=(port, paths, duration, share, seed + n, barrier, results, headers or {}),
             daemon=True,
         )
         for n, share in enumerate(shares)

@@ -8,6 +8,8 @@ CARD_TO_BASELINE_MIN = 0.6
 DISCOVERY_P95_RATIO_MAX = 3.0
 # "Minutes, not hours": 100,000 agents within the hour, at the rate measured.
 LOAD_100K_SECONDS_MAX = 3600.0
+HEARTBEAT_TO_CARD_MIN = 0.5
+LIVE_ONLY_P95_RATIO_MAX = 1.5
 
 
 def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -23,7 +25,29 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             "holds": ratio >= CARD_TO_BASELINE_MIN,
         }
     )
+    heartbeat = results["throughput"].get("heartbeat")
+    if heartbeat is not None:
+        ratio = heartbeat["requests_per_second"] / card if card else 0.0
+        targets.append(
+            {
+                "target": "heartbeat throughput >= 0.5 x card fetch",
+                "value": round(ratio, 3),
+                "limit": HEARTBEAT_TO_CARD_MIN,
+                "holds": ratio >= HEARTBEAT_TO_CARD_MIN,
+            }
+        )
     small, full = results["discovery"]["small"], results["discovery"]["full"]
+    if "text+liveOnly" in full["queries"]:
+        ratio = full["queries"]["text+liveOnly"]["p95_ms"] / full["queries"]["text"]["p95_ms"]
+        targets.append(
+            {
+                "target": "discovery 'text+liveOnly' p95 <= 1.5 x 'text' p95 "
+                f"at N={full['agents']}",
+                "value": round(ratio, 2),
+                "limit": LIVE_ONLY_P95_RATIO_MAX,
+                "holds": ratio <= LIVE_ONLY_P95_RATIO_MAX,
+            }
+        )
     for kind, at_small in small["queries"].items():
         at_full = full["queries"][kind]
         name = f"discovery '{kind}' p95 at N={full['agents']} <= 3 x p95 at N={small['agents']}"
@@ -86,8 +110,14 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
                 ]
             )
     agents = results["discovery"]["full"]["agents"]
-    for name, label in (("card", "GET /a2a/agents/<id>"), ("baseline", "GET /healthz")):
-        figures = results["throughput"][name]
+    for name, label in (
+        ("card", "GET /a2a/agents/<id>"),
+        ("baseline", "GET /healthz"),
+        ("heartbeat", "POST /agents/<id>/endpoints/<eid>/heartbeat"),
+    ):
+        figures = results["throughput"].get(name)
+        if figures is None:
+            continue
         rows.append(
             [
                 label,
