@@ -11,12 +11,33 @@ from pydantic import ValidationError
 from a2a.card_format import MEDIA_TYPE, card_get, url_problem
 from a2a.compat.v0_3 import types as v03
 from registry.jsonutil import Problem, join_path
-from registry.models import Agent, Capability, CapabilityTag, Endpoint
+from registry.models import (
+    CAPABILITIES_MAX,
+    ENDPOINTS_MAX,
+    LIST_MAX_ITEMS,
+    TEXT_MAX_CHARS,
+    Agent,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+)
 
 if TYPE_CHECKING:
     from a2a.validation import CardWalker
 
 VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
+# Signatures per card: each may name a key set to fetch (README "Security").
+SIGNATURES_MAX = 8
+# Lists with their own cap (by member name, either spelling); any other list holds at most
+# LIST_MAX_ITEMS, and any string at most TEXT_MAX_CHARS characters.
+LIST_CAPS = {
+    "skills": CAPABILITIES_MAX,
+    "supportedInterfaces": ENDPOINTS_MAX,
+    "supported_interfaces": ENDPOINTS_MAX,
+    "additionalInterfaces": ENDPOINTS_MAX,
+    "additional_interfaces": ENDPOINTS_MAX,
+    "signatures": SIGNATURES_MAX,
+}
 
 
 def check_interfaces(doc: dict, walker: "CardWalker") -> None:
@@ -151,6 +172,27 @@ def check_lengths(doc: dict, walker: "CardWalker") -> None:
             walker.errors.append(Problem(path, f"must be at most {limit} characters"))
 
 
+def check_sizes(doc: Any, walker: "CardWalker", path: str = "", key: str = "") -> None:
+    """No string longer, and no list longer, than a real card needs."""
+    if isinstance(doc, str):
+        if len(doc) > TEXT_MAX_CHARS:
+            walker.errors.append(Problem(path, f"must be at most {TEXT_MAX_CHARS} characters"))
+    elif isinstance(doc, list):
+        cap = LIST_CAPS.get(key, LIST_MAX_ITEMS) if path == key else LIST_MAX_ITEMS
+        if len(doc) > cap:
+            walker.errors.append(Problem(path, f"must have at most {cap} items"))
+            return
+        for index, item in enumerate(doc):
+            check_sizes(item, walker, join_path(path, index))
+    elif isinstance(doc, dict):
+        for name, value in doc.items():
+            check_sizes(value, walker, join_path(path, str(name)), str(name))
+
+
+def _listed(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def check_v03(doc: dict, walker: "CardWalker") -> None:
     try:
         v03.AgentCard.model_validate(doc)
@@ -163,7 +205,7 @@ def check_v03(doc: dict, walker: "CardWalker") -> None:
     url = doc.get("url")
     if isinstance(url, str) and url_problem(url):
         walker.errors.append(Problem("url", url_problem(url)))
-    for index, iface in enumerate(doc.get("additionalInterfaces") or []):
+    for index, iface in enumerate(_listed(doc.get("additionalInterfaces"))):
         if isinstance(iface, dict) and isinstance(iface.get("url"), str):
             problem = url_problem(iface["url"])
             if problem and not (iface.get("transport") == "GRPC" and "://" not in iface["url"]):
@@ -175,9 +217,9 @@ def check_v03(doc: dict, walker: "CardWalker") -> None:
     provider_url = provider.get("url") if isinstance(provider, dict) else None
     if isinstance(provider_url, str) and url_problem(provider_url):
         walker.errors.append(Problem("provider.url", url_problem(provider_url)))
-    for index, mode in enumerate(doc.get("defaultInputModes") or []):
+    for index, mode in enumerate(_listed(doc.get("defaultInputModes"))):
         if isinstance(mode, str) and not MEDIA_TYPE.match(mode):
             walker.errors.append(Problem(f"defaultInputModes[{index}]", "is not a media type"))
-    for index, mode in enumerate(doc.get("defaultOutputModes") or []):
+    for index, mode in enumerate(_listed(doc.get("defaultOutputModes"))):
         if isinstance(mode, str) and not MEDIA_TYPE.match(mode):
             walker.errors.append(Problem(f"defaultOutputModes[{index}]", "is not a media type"))

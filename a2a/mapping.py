@@ -13,6 +13,7 @@ from django.conf import settings
 
 from a2a.card_format import card_classify, card_get
 from a2a.validation import card_index_view
+from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
 from registry.services import AgentInput, CapabilityInput, EndpointInput
 
@@ -96,6 +97,21 @@ def a2a_endpoints(agent: Agent) -> list[Endpoint]:
     return [e for e in agent.endpoints.all() if e.protocol == Endpoint.Protocol.A2A]
 
 
+def overlay_problems(agent: Agent) -> list[Problem]:
+    """What card_generate cannot use of the A2A endpoints' protocolMetadata: skill
+    overlays must be a list of objects (other members are checked in the card built)."""
+    problems = []
+    for index, endpoint in enumerate(agent.endpoints.all()):
+        meta = endpoint.protocol_metadata or {}
+        if endpoint.protocol != Endpoint.Protocol.A2A or "skills" not in meta:
+            continue
+        skills = meta["skills"]
+        if not isinstance(skills, list) or not all(isinstance(s, dict) for s in skills):
+            path = f"endpoints[{index}].protocolMetadata.skills"
+            problems.append(Problem(path, "must be a list of skill objects"))
+    return problems
+
+
 def _queue_url(base_url: str, endpoint: Endpoint) -> str:
     return f"{base_url}/a2a/queue/{endpoint.id}"
 
@@ -123,7 +139,10 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         if meta.get("tenant"):
             interface["tenant"] = meta["tenant"]
         interfaces.append(interface)
-    stored_skills = {s.get("id"): s for s in overlay.get("skills", []) if isinstance(s, dict)}
+    listed = overlay.get("skills")
+    stored_skills = {
+        s.get("id"): s for s in (listed if isinstance(listed, list) else []) if isinstance(s, dict)
+    }
     skills = []
     for cap in agent.capabilities.all():
         skill_id = str(cap.id)

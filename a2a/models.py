@@ -48,8 +48,9 @@ class CardProvenance(models.Model):
     agent = models.OneToOneField(
         Agent, on_delete=models.CASCADE, primary_key=True, related_name="a2a_provenance"
     )
-    # The domain that served this very card (registration by domain, or a successful verify).
-    verified_domain = models.CharField(max_length=255, blank=True)
+    # The domain that served this very card (registration by domain, or a successful verify):
+    # a host name (253 characters at most) with its port.
+    verified_domain = models.CharField(max_length=262, blank=True)
     verified_at = models.DateTimeField(null=True, blank=True)
     source_url = models.CharField(max_length=2048, blank=True)
     discovery_path = models.CharField(max_length=30, blank=True)

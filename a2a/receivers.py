@@ -10,7 +10,7 @@ import json
 from django.conf import settings
 from django.dispatch import receiver
 
-from a2a.mapping import card_generate
+from a2a.mapping import card_generate, overlay_problems
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.provenance import trust_facts_save
 from a2a.services import WRITER, card_facts_save, document_save
@@ -62,6 +62,11 @@ def card_generated_refresh(agent: Agent) -> None:
     """Store the generated card of a native agent, or remove it when it has no A2A endpoint."""
     agent = agent_queryset().get(pk=agent.pk)
     base_url = settings.REGISTRY_BASE_URL
+    problems = overlay_problems(agent)
+    if problems:
+        raise ProblemError(
+            400, "validation-error", f"{problems[0].path} {problems[0].message}.", problems
+        )
     card = card_generate(agent, base_url)
     if card is None:
         CardDocument.objects.filter(agent=agent).delete()

@@ -37,6 +37,9 @@ INVALID = "invalid"
 UNSIGNED = "unsigned"
 
 JWKS_PATH = "/.well-known/jwks.json"
+# Distinct key sets fetched for one verification: each signature's jku may name another,
+# and each is a fetch (README "Security").
+KEY_SETS_MAX = 2
 ALLOWED_ALGORITHMS = (
     "ES256",
     "ES384",
@@ -193,7 +196,11 @@ def _key_set_url(jku: Any, origin: Domain | None, kid: str) -> str:
 
 
 def _key_set(url: str, key_sets: dict[str, list[Any] | _Rejected], kid: str) -> list[dict]:
-    """The JWKs at ``url``, fetched once per verification."""
+    """The JWKs at ``url``, fetched once per verification, from KEY_SETS_MAX sets at most."""
+    if url not in key_sets and len(key_sets) >= KEY_SETS_MAX:
+        raise _Rejected(
+            f"the card names more than {KEY_SETS_MAX} key sets; {url} was not fetched", kid, url
+        )
     if url not in key_sets:
         try:
             _, document = fetch_json(url)

@@ -17,6 +17,7 @@ from a2a.card_checks import (
     check_interfaces,
     check_lengths,
     check_security,
+    check_sizes,
     check_skill_ids,
     check_v03,
 )
@@ -225,6 +226,7 @@ def card_validate(doc: Any) -> CardReport:
                 walker.errors.append(Problem("url", problem))
     check_skill_ids(doc, walker)
     check_lengths(doc, walker)
+    check_sizes(doc, walker)
     if not walker.errors:
         # The SDK's own parser is the last word: what it cannot read is not accepted.
         try:

@@ -205,8 +205,18 @@ def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
     return result, result.json()
 
 
+# The longest URL fetched (and stored as where a document came from).
+URL_MAX_CHARS = 2048
+
+
 def _target(url: str) -> _Target:
     """Parse, check and resolve one URL; raise FetchError if it may not be fetched."""
+    if len(url) > URL_MAX_CHARS:
+        raise FetchError(
+            "invalid-url",
+            url[:200],
+            f"A URL longer than {URL_MAX_CHARS} characters was not fetched.",
+        )
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:

@@ -140,6 +140,13 @@ class Endpoint(models.Model):
         return self.transport != self.Transport.HTTP
 
 
+# What an agent needs at the most (native payloads and cards alike; README "Security"):
+# longer texts and longer lists are refused with a problem naming them.
+TEXT_MAX_CHARS = 20_000
+CAPABILITIES_MAX = 500
+ENDPOINTS_MAX = 32
+LIST_MAX_ITEMS = 100
+
 # Defaults of the registry design when an endpoint sets none, and the grace factor of a
 # Persistent endpoint: live until 2.5 heartbeat intervals after its last heartbeat.
 DEFAULT_HEARTBEAT_SECONDS = 60

@@ -8,9 +8,10 @@ inserted before the cursor are not seen again and rows after it are not skipped.
 import base64
 import binascii
 import json
+import math
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import F, Q, QuerySet
@@ -63,15 +64,19 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         cursor_sort, key, pk = json.loads(raw)
         pk = uuid.UUID(pk)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError, TypeError, AttributeError):
         raise bad_parameter("cursor", "is not valid: use the next link as given") from None
     if cursor_sort != sort:
         raise bad_parameter("cursor", f"belongs to another sort order ({cursor_sort})")
     if sort in {"recent", "updated"}:
         key = _datetime(key)
-    # A name is a string; a relevance rank a number, or (PostgreSQL) a tier and a time.
-    elif isinstance(key, bool) or not isinstance(
-        key, str if sort == "name" else (int, float, list)
+    # A name is a string (without NUL: no database text holds one); a relevance rank a
+    # finite number, or (PostgreSQL) a tier and a time.
+    elif (
+        isinstance(key, bool)
+        or not isinstance(key, str if sort == "name" else (int, float, list))
+        or (isinstance(key, str) and "\x00" in key)
+        or (isinstance(key, float) and not math.isfinite(key))
     ):
         key = None
     if key is None:
@@ -80,9 +85,13 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
 
 
 def _datetime(value: Any) -> datetime | None:
+    """A cursor's time: zoned, and an instant every database can hold (in UTC)."""
     try:
-        return parse_datetime(value) if isinstance(value, str) else None
-    except ValueError:  # well formed, but no such time
+        parsed = parse_datetime(value) if isinstance(value, str) else None
+        if parsed is None or parsed.tzinfo is None:
+            return None
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # well formed, but no such time (or instant)
         return None
 
 

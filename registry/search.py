@@ -27,11 +27,16 @@ def search_terms(text: str) -> list[str]:
     return _words(text)[:MAX_TERMS]
 
 
+# The text searched of one agent, at the most: its name and description first, then its
+# capabilities. PostgreSQL's tsvector holds 1 MB; this keeps it far below.
+SEARCH_TEXT_MAX_CHARS = 100_000
+
+
 def search_text_build(name: str, description: str, capabilities) -> str:
     parts = [name, description]
     for cap in capabilities:
         parts.extend([cap.name, cap.description, " ".join(cap.tags)])
-    return "\n".join(p for p in parts if p)
+    return "\n".join(p for p in parts if p)[:SEARCH_TEXT_MAX_CHARS]
 
 
 # Relevance tiers on PostgreSQL, best first: every query word starts a word of the agent's

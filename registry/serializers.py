@@ -10,13 +10,23 @@ from rest_framework import serializers
 from registry import extensions
 from registry.hosts import https_url_problem
 from registry.liveness import agent_live, agent_uptime, endpoint_liveness
-from registry.models import Agent, Capability, CapabilityTag, Endpoint
+from registry.models import (
+    CAPABILITIES_MAX,
+    ENDPOINTS_MAX,
+    TEXT_MAX_CHARS,
+    Agent,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+)
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
 
 class CapabilityInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+    )
     tags = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
     )
@@ -102,13 +112,19 @@ class AgentInputSerializer(serializers.Serializer):
     """A native registration. With ``partial=True`` (PATCH) every member is optional."""
 
     name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+    )
     version = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     owner = serializers.CharField(
         required=False, max_length=200, help_text="Admin keys only: register for another owner."
     )
-    capabilities = CapabilityInputSerializer(many=True, required=False, default=list)
-    endpoints = EndpointInputSerializer(many=True, required=False, default=list)
+    capabilities = CapabilityInputSerializer(
+        many=True, required=False, default=list, max_length=CAPABILITIES_MAX
+    )
+    endpoints = EndpointInputSerializer(
+        many=True, required=False, default=list, max_length=ENDPOINTS_MAX
+    )
 
     def validate_endpoints(self, value):
         seen: dict[str, int] = {}

@@ -1,0 +1,135 @@
+"""Hostile cards that once were 500s or stored more than a card needs (security review)."""
+
+import json
+
+import pytest
+
+from a2a.models import CardProvenance
+from a2a.validation import card_validate
+from registry.models import Agent
+from tests.conftest import BASE_CARD
+
+pytestmark = pytest.mark.django_db
+pytest_plugins = ["tests.https_server", "tests.dns_server"]
+
+
+def card_on(server) -> dict:
+    return {
+        **BASE_CARD,
+        "supportedInterfaces": [
+            {"url": server.url("/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+    }
+
+
+def problem_fields(response) -> list[str]:
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    return [p["path"] for p in response.json().get("errors", [])]
+
+
+V03_CARD = {
+    "protocolVersion": "0.3.0",
+    "name": "Old Agent",
+    "description": "An A2A 0.3 card.",
+    "url": "https://old.example.com/a2a",
+    "version": "1.0.0",
+    "capabilities": {},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain"],
+    "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
+}
+
+
+@pytest.mark.parametrize(
+    "member", ["defaultInputModes", "defaultOutputModes", "additionalInterfaces"]
+)
+def test_a_03_card_with_a_number_for_a_list_is_invalid_not_a_crash(alice, anon, member):
+    card = {**V03_CARD, member: 5}
+
+    assert member in {p.path for p in card_validate(card).errors}
+    response = alice.post("/a2a/agents", {"card": card}, format="json")
+    assert response.status_code == 400
+    assert member in {p["path"] for p in response.json()["errors"]}
+    # The unauthenticated AAP check reads the same card.
+    assert anon.post("/aap/check", {"card": card}, format="json").status_code in (200, 400)
+    assert not Agent.objects.exists()
+
+
+def test_a_card_with_more_than_eight_signatures_is_refused_before_any_fetch(alice, make_card):
+    signature = {"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln"}
+    card = make_card(signatures=[signature] * 9)
+
+    response = alice.post("/a2a/agents", {"card": card}, format="json")
+
+    assert response.status_code == 400
+    assert "signatures" in {p["path"] for p in response.json()["errors"]}
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("description", "x" * 20_001),
+        ("skills[0].description", "x" * 20_001),
+        ("skills[0].examples", ["e"] * 101),
+    ],
+)
+def test_strings_and_lists_beyond_what_a_card_needs_are_refused(make_card, path, value):
+    card = make_card()
+    if path.startswith("skills[0]."):
+        card["skills"][0][path.removeprefix("skills[0].")] = value
+    else:
+        card[path] = value
+
+    assert path in {p.path for p in card_validate(card).errors}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"skills": 5}, "endpoints[0].protocolMetadata.skills"),
+        ({"skills": [5, "x"]}, "endpoints[0].protocolMetadata.skills"),
+        # Members copied into the generated card are named where the card has them.
+        ({"capabilities": 5}, "generatedCard.capabilities"),
+        ({"defaultInputModes": "text/plain"}, "generatedCard.defaultInputModes"),
+    ],
+)
+def test_protocol_metadata_of_the_wrong_shape_is_a_400(alice, native_payload, metadata, field):
+    payload = native_payload()
+    payload["endpoints"][0]["protocolMetadata"] = metadata
+
+    fields = problem_fields(alice.post("/agents", payload, format="json"))
+
+    assert any(f.startswith(field) for f in fields), fields
+    assert not Agent.objects.exists()
+
+
+def test_a_dns_hint_naming_a_url_longer_than_2048_characters_is_not_fetched(
+    network, https_server, dns_server, alice
+):
+    long_path = "/cards/" + "a" * 2100 + ".json"
+    https_server.json(long_path, json.dumps(card_on(https_server)).encode())
+    record = f"v=agent/1; c={https_server.url(long_path)}"
+    # One TXT record of several strings (each at most 255 bytes), read as one.
+    dns_server.records["_agent.localhost"] = [
+        [record[i : i + 250] for i in range(0, len(record), 250)]
+    ]
+
+    response = alice.post(
+        "/a2a/agents", {"domain": f"localhost:{https_server.port}"}, format="json"
+    )
+
+    assert response.status_code == 422, response.content[:300]
+    assert "longer than 2048 characters" in response.content.decode()
+    assert not [r for r in https_server.requests if r.path == long_path]
+    assert not Agent.objects.exists()
+
+
+@pytest.mark.postgres
+def test_a_provenance_holds_the_longest_host_name_with_a_port(alice, make_card):
+    agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+    host = ".".join(["a" * 63] * 3 + ["b" * 61])  # 253 characters
+
+    CardProvenance.objects.filter(agent_id=agent_id).update(verified_domain=f"{host}:65535")
+
+    assert CardProvenance.objects.get(agent_id=agent_id).verified_domain.endswith(":65535")
