@@ -278,3 +278,24 @@ def test_malformed_signatures_are_invalid_not_errors():
     result = card_signature_verify({**BASE_CARD, "signatures": [{"protected": 5}]}, domain=None)
     assert result.status == "invalid"
     assert "a2a-sdk cannot parse the card" in result.detail
+
+
+def test_no_more_than_two_key_sets_are_fetched_for_one_card(https_server, ec_key):
+    other = ec.generate_private_key(ec.SECP256R1())
+    card = copy.deepcopy(BASE_CARD)
+    # Three signatures by a key the sets do not hold, each naming its own key set, then one
+    # that would verify: a card may not make the registry fetch a set per signature.
+    for n in range(3):
+        card = sign(
+            card,
+            other,
+            kid="stranger",
+            jku=publish(https_server, f"/k{n}.jwks", jwk(ec_key, "key-1")),
+        )
+    card = sign(card, ec_key, jku=publish(https_server, "/k3.jwks", jwk(ec_key, "key-1")))
+
+    result = card_signature_verify(card, domain=domain_of(https_server))
+
+    assert result.status == "invalid"
+    assert "more than 2 key sets" in result.detail
+    assert sorted(r.path for r in https_server.requests) == ["/k0.jwks", "/k1.jwks"]
