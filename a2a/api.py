@@ -21,7 +21,7 @@ from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError, problem_response
 from registry.serializers import AgentSerializer
-from registry.throttles import client_ip, window_allows
+from registry.throttles import client_ip, fetch_rate_check, window_allows
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
@@ -146,6 +146,7 @@ class A2AAgentListView(APIView):
         if given == ["card"]:
             registration = services.agent_register_card(owner=owner, card=body["card"])
         else:
+            fetch_rate_check(request)
             registration = services.agent_register_from_domain(
                 owner=owner,
                 domain=payload.validated_data.get("domain"),
@@ -167,6 +168,7 @@ class A2AAgentVerifyView(APIView):
         principal_may_change(request, agent.owner)
         payload = VerifySerializer(data=body_object(request) if request.data else {})
         payload.is_valid(raise_exception=True)
+        fetch_rate_check(request)
         registration = services.agent_verify(
             agent=agent, domain=payload.validated_data.get("domain")
         )

@@ -17,6 +17,7 @@ from registry.api import DiscoverAgentsView
 from registry.hosts import InvalidHost
 from registry.jsonutil import Problem
 from registry.problems import ProblemError
+from registry.throttles import fetch_rate_check
 
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -116,6 +117,8 @@ class CheckView(APIView):
         media_type = (request.content_type or "").split(";", 1)[0].strip().lower()
         if media_type in FORM_MEDIA_TYPES:
             return views.check_page(request._request)
+        if isinstance(request.data, dict) and "domain" in request.data:
+            fetch_rate_check(request)
         return Response(report_from_body(request.data).as_dict())
 
 

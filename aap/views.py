@@ -11,6 +11,7 @@ from aap.checker import aap_check
 from aap.forms import CheckForm
 from aap.report import STATUS_MARKS, AAPReport
 from aap.services import aap_check_domain
+from registry.throttles import fetch_rate_wait
 
 STATUS_ORDER = ("pass", "fail", "warn", "skip")
 
@@ -29,18 +30,26 @@ def _report_context(report: AAPReport) -> dict:
 @csrf_protect
 def check_page(request: HttpRequest) -> HttpResponse:
     context: dict = {"registry_name": settings.REGISTRY_NAME}
+    status = 200
     if request.method == "POST":
         form = CheckForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
-            if data["domain"]:
+            wait = fetch_rate_wait(request) if data["domain"] else None
+            if wait is not None:
+                form.add_error(
+                    "domain", f"Too many domain checks from here; try again in {wait:.0f} s."
+                )
+                status = 429
+            elif data["domain"]:
                 report = aap_check_domain(data["domain"])
                 context["checked"] = f"https://{data['domain']}"
+                context.update(_report_context(report))
             else:
                 report = aap_check(data["card"], data["manifest"])
                 context["checked"] = "the pasted documents"
-            context.update(_report_context(report))
+                context.update(_report_context(report))
     else:
         form = CheckForm()
     context["form"] = form
-    return render(request, "aap/check.html", context)
+    return render(request, "aap/check.html", context, status=status)

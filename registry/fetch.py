@@ -9,7 +9,6 @@ redirects are followed by hand so that each target passes the same checks.
 import functools
 import ipaddress
 import json
-import socket
 import ssl
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import httpcore
 import httpx
 from django.conf import settings
 
+from registry import deadlines
 from registry.jsonutil import JSONInputError, strict_loads
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -80,8 +80,9 @@ class _PinnedBackend(httpcore.SyncBackend):
     TLS, so SNI and certificate verification use the name, not the address.
     """
 
-    def __init__(self, target: _Target):
+    def __init__(self, target: _Target, deadline: float):
         self._target = target
+        self._deadline = deadline
 
     def connect_tcp(
         self,
@@ -96,7 +97,14 @@ class _PinnedBackend(httpcore.SyncBackend):
         error: Exception | None = None
         for address in self._target.addresses:
             try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(
+                    address,
+                    port,
+                    deadlines.connect_timeout(timeout, self._deadline),
+                    local_address,
+                    socket_options,
+                )
+                return deadlines.DeadlineStream(stream, self._deadline)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 error = exc
         assert error is not None
@@ -153,10 +161,16 @@ def fetch(
         max_redirects = getattr(settings, "FETCH_MAX_REDIRECTS", 3)
     connect_timeout = getattr(settings, "FETCH_CONNECT_TIMEOUT", 5) if timeout is None else timeout
     read_timeout = getattr(settings, "FETCH_READ_TIMEOUT", 10) if timeout is None else timeout
-    # Per-read timeouts alone would let a server drip one byte at a time for hours.
-    deadline = time.monotonic() + getattr(settings, "FETCH_TOTAL_TIMEOUT", 30)
+    # Per-read timeouts alone would let a server drip one byte at a time for hours: one
+    # deadline bounds the whole exchange, and the incoming request's budget all its fetches.
+    try:
+        deadline = deadlines.fetch_deadline()
+    except deadlines.BudgetExhausted:
+        raise FetchError(
+            "timeout", url, f"{url} was not fetched: this request's time for fetches ran out."
+        ) from None
 
-    target = _target(url)
+    target = _target(url, deadline)
     redirects = 0
     while True:
         result = _exchange(
@@ -196,7 +210,7 @@ def fetch(
                 str(location),
                 f"{result.url} redirected to another origin, {location}, which is not followed.",
             )
-        target = _target(str(location))
+        target = _target(str(location), deadline)
 
 
 def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
@@ -209,7 +223,7 @@ def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
 URL_MAX_CHARS = 2048
 
 
-def _target(url: str) -> _Target:
+def _target(url: str, deadline: float) -> _Target:
     """Parse, check and resolve one URL; raise FetchError if it may not be fetched."""
     if len(url) > URL_MAX_CHARS:
         raise FetchError(
@@ -236,7 +250,7 @@ def _target(url: str) -> _Target:
     if parsed.userinfo:
         raise FetchError("invalid-url", url, f"{url} was not fetched: it carries credentials.")
     port = parsed.port or DEFAULT_PORTS[parsed.scheme]
-    addresses = _resolve(host, port, url)
+    addresses = _resolve(host, port, url, deadline)
     if name not in _host_setting("FETCH_ALLOWED_HOSTS"):
         for address in addresses:
             if not is_public_address(address):
@@ -249,9 +263,13 @@ def _target(url: str) -> _Target:
     return _Target(url=parsed, host=host, port=port, addresses=addresses)
 
 
-def _resolve(host: str, port: int, url: str) -> tuple[str, ...]:
+def _resolve(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]:
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = deadlines.getaddrinfo(host, port, deadline)
+    except TimeoutError:
+        raise FetchError(
+            "dns-failure", url, f"{url} was not fetched: its host was not resolved in time."
+        ) from None
     except (OSError, UnicodeError) as exc:
         raise FetchError(
             "dns-failure", url, f"{url} was not fetched: its host could not be resolved ({exc})."
@@ -302,7 +320,7 @@ def _exchange(
         with (
             httpcore.ConnectionPool(
                 ssl_context=_ssl_context(getattr(settings, "FETCH_CA_BUNDLE", None)),
-                network_backend=_PinnedBackend(target),
+                network_backend=_PinnedBackend(target, deadline),
             ) as pool,
             pool.stream(
                 "GET" if body is None else "POST",

@@ -108,6 +108,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "registry.audit.AuditActorMiddleware",
+    "registry.deadlines.FetchBudgetMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -185,6 +186,10 @@ RATE_LIMIT_WRITE = os.environ.get("RATE_LIMIT_WRITE", "120/min")
 # Heartbeats and renewals, per API key, apart from other writes: one key may keep thousands
 # of endpoints alive (100 endpoints beating every second).
 RATE_LIMIT_HEARTBEAT = os.environ.get("RATE_LIMIT_HEARTBEAT", "6000/min")
+# Requests that make the registry fetch from the network (registration by domain or URL,
+# verify, the AAP check of a domain): per API key, and stricter per IP without a key.
+RATE_LIMIT_FETCH = os.environ.get("RATE_LIMIT_FETCH", "30/min")
+RATE_LIMIT_FETCH_ANON = os.environ.get("RATE_LIMIT_FETCH_ANON", "6/min")
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -250,7 +255,10 @@ if not DEBUG:
 # guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
 FETCH_CONNECT_TIMEOUT = env_int("FETCH_CONNECT_TIMEOUT", 5)
 FETCH_READ_TIMEOUT = env_int("FETCH_READ_TIMEOUT", 10)
-FETCH_TOTAL_TIMEOUT = env_int("FETCH_TOTAL_TIMEOUT", 30)
+# One deadline over each whole fetch (DNS, connect, TLS, headers, body), and one budget
+# over all the fetches of one incoming request: well under the web workers' timeout (30 s).
+FETCH_TOTAL_TIMEOUT = env_int("FETCH_TOTAL_TIMEOUT", 10)
+FETCH_REQUEST_BUDGET = env_int("FETCH_REQUEST_BUDGET", 20)
 FETCH_MAX_BYTES = env_int("FETCH_MAX_BYTES", 1024 * 1024)
 FETCH_MAX_REDIRECTS = env_int("FETCH_MAX_REDIRECTS", 3)
 FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")

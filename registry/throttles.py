@@ -9,6 +9,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from rest_framework.exceptions import Throttled
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
@@ -85,3 +86,22 @@ class HeartbeatThrottle(_RegistryThrottle):
     scope = "heartbeat"
     setting_name = "RATE_LIMIT_HEARTBEAT"
     methods_safe = False
+
+
+def fetch_rate_wait(request) -> float | None:
+    """Count a request that makes the registry fetch from the network: per API key
+    (RATE_LIMIT_FETCH), or per client IP without one (RATE_LIMIT_FETCH_ANON, stricter).
+    None if allowed, else the seconds to wait."""
+    user = getattr(request, "user", None)
+    if isinstance(user, Principal):
+        return window_allows("fetch", f"key:{user.key.pk}", settings.RATE_LIMIT_FETCH)
+    return window_allows("fetch-anon", f"ip:{client_ip(request)}", settings.RATE_LIMIT_FETCH_ANON)
+
+
+def fetch_rate_check(request) -> None:
+    """fetch_rate_wait, as a 429 problem."""
+    wait = fetch_rate_wait(request)
+    if wait is not None:
+        raise Throttled(
+            wait, detail="Too many requests that fetch from the network; try again later."
+        )

@@ -34,6 +34,9 @@ class Route:
     drip: float = 0.0
     # Send no Content-Length: the body ends when the connection closes.
     close_delimited: bool = False
+    # Seconds between header lines, sent without end (for a minute at most): a server that
+    # answers slowly enough that no single read times out.
+    trickle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class _Handler(BaseHTTPRequestHandler):
             route = Route(*route)
         if route.delay and self.server.stopping.wait(route.delay):
             return
+        if route.trickle:
+            self._trickle(route.trickle)
+            return
         self.send_response(route.status)
         for name, value in route.headers.items():
             self.send_header(name, value)
@@ -80,6 +86,17 @@ class _Handler(BaseHTTPRequestHandler):
                     return
         except OSError:
             pass  # the client gave up, which is what several tests want
+
+    def _trickle(self, pause: float) -> None:
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for line in range(int(60 / pause)):
+                self.wfile.write(f"X-Line-{line}: trickled\r\n".encode())
+                self.wfile.flush()
+                if self.server.stopping.wait(pause):
+                    return
+        except OSError:
+            pass  # the client gave up: what the tests want
 
     def log_message(self, format: str, *args: object) -> None:
         pass

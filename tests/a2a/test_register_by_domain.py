@@ -330,3 +330,42 @@ def test_the_signature_job_notices_a_rotated_key_and_a_restored_one(
     call_command("signatures_recheck")
     assert anon.get(f"/agents/{agent_id}").json()["trust"]["signature"] == "verified"
     assert [a["id"] for a in anon.get("/discover/agents", signed).json()["results"]] == [agent_id]
+
+
+@pytest.mark.django_db
+def test_a_domain_whose_server_trickles_headers_is_a_problem_within_the_budget(
+    network, https_server, alice
+):
+    # Three fetches (TXT hint, well-known, legacy), each cut at its deadline; the request's
+    # budget bounds them together.
+    network.FETCH_TOTAL_TIMEOUT = 1
+    network.FETCH_REQUEST_BUDGET = 2
+    https_server.route("/.well-known/agent-card.json", trickle=0.2)
+    https_server.route("/.well-known/agent.json", trickle=0.2)
+    began = time.monotonic()
+
+    response = alice.post("/a2a/agents", {"domain": domain_of(https_server)}, format="json")
+
+    assert response.status_code == 422
+    outcomes = [e["message"] for e in response.json()["errors"]]
+    assert any("did not answer in time" in o for o in outcomes), outcomes
+    assert time.monotonic() - began < 10  # each server would trickle for a minute
+    assert not Agent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_requests_that_fetch_have_their_own_rate_limit_per_key(network, https_server, alice):
+    network.RATE_LIMIT_FETCH = "2/min"
+    publish(https_server, "/.well-known/agent-card.json", card_on(https_server))
+    domain = {"domain": domain_of(https_server)}
+
+    statuses = [alice.post("/a2a/agents", domain, format="json").status_code for _ in range(3)]
+
+    assert statuses == [201, 200, 429]
+    refused = alice.post(f"/a2a/agents/{Agent.objects.get().id}/verify", {}, format="json")
+    assert refused.status_code == 429
+    assert refused["Content-Type"] == "application/problem+json"
+    # Registering by card fetches nothing, and is not counted.
+    card = card_on(https_server, name="Posted")
+    card["supportedInterfaces"][0]["url"] = https_server.url("/other")
+    assert alice.post("/a2a/agents", {"card": card}, format="json").status_code == 201

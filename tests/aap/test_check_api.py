@@ -263,3 +263,18 @@ def test_checks_are_rate_limited_per_client_like_other_posts(anon, settings):
     assert response.json()["type"] == "/problems/throttled"
     other = anon.post("/aap/check", body, format="json", REMOTE_ADDR="203.0.113.8")
     assert other.status_code == 400
+
+
+def test_domain_checks_have_their_own_stricter_limit_and_card_checks_do_not_count(anon, settings):
+    settings.RATE_LIMIT_FETCH_ANON = "1/min"
+    domain = {"domain": "dealer.example:99999"}  # refused before any fetch
+
+    assert anon.post("/aap/check", domain, format="json").status_code == 400
+    refused = anon.post("/aap/check", domain, format="json")
+
+    assert refused.status_code == 429
+    assert refused["Content-Type"] == "application/problem+json"
+    assert (
+        anon.post("/aap/check", {"card": load("card-public.json")}, format="json").status_code
+        == 200
+    )

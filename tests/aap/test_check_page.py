@@ -176,3 +176,17 @@ def test_the_form_reads_a_domain_as_registration_does():
     form = CheckForm(data={"domain": "Straße.de"})
     form.is_valid()
     assert form.cleaned_data["domain"] == domain_parse("straße.de").authority == "xn--strae-oqa.de"
+
+
+def test_domain_checks_from_one_client_have_the_strictest_rate_limit(browser, settings):
+    settings.RATE_LIMIT_FETCH_ANON = "1/min"
+    settings.FETCH_ALLOWED_HOSTS = []  # nothing is reached either way
+
+    first = submit(browser, domain="dealer.example")
+    second = submit(browser, domain="dealer.example")
+
+    assert first.status_code == 200
+    assert second.status_code == 429
+    assert "Too many domain checks from here" in second.content.decode()
+    # Pasted documents fetch nothing and are not limited so.
+    assert submit(browser, card=text_of("card-public.json")).status_code == 200

@@ -1,8 +1,13 @@
 import json
 import socket
+import threading
+import time
 
 import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory
 
+from registry.deadlines import FetchBudgetMiddleware
 from registry.fetch import FetchError, fetch, fetch_json, is_public_address
 
 # A plugin rather than imported names: ruff reports every imported fixture
@@ -483,3 +488,59 @@ def test_a_leading_zero_ipv4_host_is_refused_as_an_invalid_url(settings, tcp_lis
 )
 def test_public_addresses_are_allowed(address):
     assert is_public_address(address)
+
+
+def test_headers_trickled_a_line_at_a_time_hit_the_total_time_limit(settings, https_server):
+    # Every read returns within its timeout; only a deadline over the exchange ends it.
+    settings.FETCH_TOTAL_TIMEOUT = 1
+    https_server.route("/trickle", trickle=0.2)
+    began = time.monotonic()
+
+    with pytest.raises(FetchError) as caught:
+        fetch(https_server.url("/trickle"))
+
+    assert caught.value.reason == "timeout"
+    assert time.monotonic() - began < 10  # the server would trickle for a minute
+
+
+def test_a_dns_lookup_that_hangs_is_given_up_at_the_deadline(settings, monkeypatch):
+    settings.FETCH_TOTAL_TIMEOUT = 1
+    release = threading.Event()
+
+    def hanging_lookup(*args, **kwargs):
+        release.wait(30)
+        raise OSError("never answered")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging_lookup)
+    try:
+        with pytest.raises(FetchError) as caught:
+            fetch("https://hangs.example/card.json")
+    finally:
+        release.set()
+
+    assert caught.value.reason == "dns-failure"
+    assert "in time" in caught.value.detail
+
+
+def test_the_fetches_of_one_request_share_one_budget(settings, https_server):
+    settings.FETCH_TOTAL_TIMEOUT = 1
+    settings.FETCH_REQUEST_BUDGET = 1.5
+    https_server.route("/trickle", trickle=0.2)
+    https_server.json("/card", CARD)
+    outcomes = []
+
+    def view(request):
+        for path in ("/trickle", "/trickle", "/card"):
+            try:
+                fetch(https_server.url(path))
+                outcomes.append("ok")
+            except FetchError as exc:
+                outcomes.append(exc.detail)
+        return HttpResponse()
+
+    FetchBudgetMiddleware(view)(RequestFactory().get("/"))
+
+    assert outcomes[0].endswith("did not answer in time.")
+    assert outcomes[1].endswith("did not answer in time.")  # what was left of the budget
+    assert outcomes[2].endswith("this request's time for fetches ran out.")
+    assert [r.path for r in https_server.requests] == ["/trickle", "/trickle"]
