@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from registry import discovery, facets, liveness, selectors, services
 from registry.auth import principal_may_change
 from registry.filters import agent_filterset
+from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint, ProbeResult
 from registry.pagination import bad_parameter, cursor_key
@@ -313,6 +314,13 @@ class EndpointHeartbeatView(APIView):
 
     throttle_classes = [HeartbeatThrottle]
 
+    def dispatch(self, request, *args, **kwargs):
+        if request.method == "POST":
+            fast = heartbeat_fast(request, kwargs["agent_id"], kwargs["endpoint_id"])
+            if fast is not None:
+                return fast
+        return super().dispatch(request, *args, **kwargs)
+
     @extend_schema(request=None, responses=LivenessSerializer)
     def post(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
         [body] = _signs_of_life(request, agent_id, endpoint_id)
@@ -323,6 +331,13 @@ class AgentHeartbeatView(APIView):
     """A heartbeat of every endpoint of the agent."""
 
     throttle_classes = [HeartbeatThrottle]
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method == "POST":
+            fast = heartbeat_fast(request, kwargs["agent_id"], None)
+            if fast is not None:
+                return fast
+        return super().dispatch(request, *args, **kwargs)
 
     @extend_schema(request=None, responses=AgentHeartbeatSerializer)
     def post(self, request: Request, agent_id: str) -> Response:

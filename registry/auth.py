@@ -17,6 +17,19 @@ def api_key_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+def raw_api_key(request) -> str:
+    """The API key a request carries (``X-Api-Key``, or ``Authorization: Bearer``), or "";
+    ValueError for an Authorization header of another form."""
+    raw = request.META.get("HTTP_X_API_KEY", "").strip()
+    header = request.META.get("HTTP_AUTHORIZATION", "").strip()
+    if not raw and header:
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ValueError("not a bearer token")
+        raw = value.strip()
+    return raw
+
+
 def api_key_generate() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
@@ -44,15 +57,12 @@ class Principal:
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
-        raw = request.META.get("HTTP_X_API_KEY", "").strip()
-        header = request.META.get("HTTP_AUTHORIZATION", "").strip()
-        if not raw and header:
-            scheme, _, value = header.partition(" ")
-            if scheme.lower() != "bearer" or not value.strip():
-                raise exceptions.AuthenticationFailed(
-                    "The Authorization header must be 'Bearer <api key>'."
-                )
-            raw = value.strip()
+        try:
+            raw = raw_api_key(request)
+        except ValueError:
+            raise exceptions.AuthenticationFailed(
+                "The Authorization header must be 'Bearer <api key>'."
+            ) from None
         if not raw:
             return None
         key = (

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from registry.models import Agent, AuditEntry, Endpoint, Tombstone
+from registry.models import Agent, ApiKey, AuditEntry, Endpoint, Tombstone
 
 pytestmark = pytest.mark.django_db
 
@@ -114,7 +114,12 @@ def test_a_heartbeat_is_one_update_and_touches_nothing_else(alice, agent):
     assert response.status_code == 200
     writes = [q["sql"] for q in queries if not q["sql"].lstrip().upper().startswith("SELECT")]
     assert len(writes) == 1, writes
-    assert writes[0].startswith(f'UPDATE "{Endpoint._meta.db_table}"')
+    if connection.vendor == "postgresql":
+        # The key, its ownership and the update in one statement (registry.heartbeats).
+        assert len(queries) == 1
+        assert f"UPDATE {Endpoint._meta.db_table} AS e" in writes[0]
+    else:
+        assert writes[0].startswith(f'UPDATE "{Endpoint._meta.db_table}"')
     assert Agent.objects.get(pk=agent["id"]).updated_at == before
     assert AuditEntry.objects.count() == entries
 
@@ -228,3 +233,26 @@ def test_heartbeats_have_their_own_rate_limit_apart_from_other_writes(settings, 
         alice.patch(f"/agents/{agent['id']}", {"description": "x"}, format="json").status_code
         == 200
     )
+
+
+def test_a_heartbeat_records_the_use_of_its_key_at_most_once_a_minute(alice, agent):
+    web = ids(agent)["web"]
+    url = f"/agents/{agent['id']}/endpoints/{web}/heartbeat"
+    key = ApiKey.objects.get(owner="alice")
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=None)
+
+    assert alice.post(url).status_code == 200
+    first = ApiKey.objects.get(pk=key.pk).last_used_at
+    assert first is not None
+    assert alice.post(url).status_code == 200
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == first
+
+
+def test_a_revoked_key_or_another_owners_key_changes_nothing(alice, bob, agent):
+    web = ids(agent)["web"]
+    url = f"/agents/{agent['id']}/endpoints/{web}/heartbeat"
+    ApiKey.objects.filter(owner="alice").update(revoked_at=timezone.now())
+
+    assert alice.post(url).status_code == 401
+    assert bob.post(url).status_code == 403
+    assert Endpoint.objects.get(pk=web).alive_until is None
