@@ -5,8 +5,10 @@ from datetime import UTC, datetime
 
 from django.db.models import DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from registry.liveness import live_agents
 from registry.models import Agent, Tombstone
 from registry.pagination import (
     SORTS,
@@ -70,24 +72,41 @@ def registry_last_change() -> datetime | None:
 NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets"}
 
 
-def _text_scope(queryset: QuerySet, params, prefiltered: bool) -> tuple[QuerySet | None, list]:
+def _text_scope(
+    queryset: QuerySet, params, prefiltered: bool
+) -> tuple[QuerySet | None, list, bool]:
     """How the full-text index narrows a text query: the filtered agents to restrict its
-    rows to (None when no filter needs it), and the filter keys it matches itself.
+    rows to (None when no filter needs it), the filter keys it matches itself, and whether
+    its rows keep only live agents.
 
-    The capability and tag filters are keys of the index; other filters (or a value too
+    The capability and tag filters are keys of the index; ``liveOnly`` is checked on each
+    search row (an index probe of its endpoints, as the rows are read newest first, so a
+    page stops early instead of listing every live agent); other filters (or a value too
     long to be a key) restrict the rows to the filtered agents.
     """
     keys = filter_keys(params)
-    shaping = NOT_FILTERS | (set(KEY_FILTERS) if keys is not None else set())
+    live = params.get("liveOnly") == "true"
+    shaping = (
+        NOT_FILTERS
+        | (set(KEY_FILTERS) if keys is not None else set())
+        | ({"liveOnly"} if live else set())
+    )
     filtered = prefiltered or any(v for k, v in params.items() if k not in shaping)
-    return (queryset if filtered else None), (keys or [])
+    return (queryset if filtered else None), (keys or []), live
+
+
+def _matches(params, agents: QuerySet | None, keys: list, live: bool, tier=None):
+    rows = text_matches(params.get("q") or "", agents, keys, tier)
+    if rows is not None and live:
+        rows = rows.filter(live_agents(timezone.now()))  # the search row's pk: the agent's
+    return rows
 
 
 def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> QuerySet:
     """What facet_counts samples: with a text query on PostgreSQL, the search rows of the
     matching agents, so that an id slice of them is one bitmap AND of the text and id
     indexes; otherwise the filtered agents. Both have the agent's id as pk."""
-    rows = text_matches(params.get("q") or "", *_text_scope(queryset, params, prefiltered))
+    rows = _matches(params, *_text_scope(queryset, params, prefiltered))
     return queryset if rows is None else rows
 
 
@@ -96,10 +115,10 @@ def _relevance_tiers(
 ) -> list[tuple[int, QuerySet]] | None:
     """PostgreSQL: the search rows of each relevance tier's agents (search.TIERS), best
     first, each found by one GIN index query; None elsewhere (SQLite sorts by bm25)."""
-    agents, keys = _text_scope(queryset, params, prefiltered)
+    scope = _text_scope(queryset, params, prefiltered)
     tiers = []
     for tier in TIERS:
-        rows = text_matches(params.get("q") or "", agents, keys, tier)
+        rows = _matches(params, *scope, tier=tier)
         if rows is None:
             return None
         tiers.append((tier, rows))
