@@ -172,13 +172,7 @@ def agent_register_from_domain(
     except DiscoveryError as exc:
         raise discovery_problem(exc, "domain" if domain is not None else "url") from None
     host = url_authority(resolved.source_url) or ""
-    if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
-        raise ProblemError(
-            422,
-            "origin-mismatch",
-            f"The card served by {host} names interfaces on other hosts.",
-            resolved.origin_problems,
-        )
+    _origin_policy_apply(resolved, host)
     source = CardSource(
         body=resolved.body,
         verified_domain=host,
@@ -188,6 +182,18 @@ def agent_register_from_domain(
         attempts=resolved.attempts,
     )
     return agent_register_card(owner=owner, card=resolved.card, source=source)
+
+
+def _origin_policy_apply(resolved, host: str) -> None:
+    """A2A_ORIGIN_POLICY=reject: a card naming interfaces on other hosts than the domain
+    that served it neither registers nor verifies."""
+    if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
+        raise ProblemError(
+            422,
+            "origin-mismatch",
+            f"The card served by {host} names interfaces on other hosts.",
+            resolved.origin_problems,
+        )
 
 
 def discovery_problem(exc: DiscoveryError, field_name: str) -> ProblemError:
@@ -234,6 +240,7 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
             f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
             [Problem(key, "differs from the served card") for key in differing],
         )
+    _origin_policy_apply(resolved, url_authority(resolved.source_url) or "")
     signature = card_signature_check(stored, url_authority(resolved.source_url))
     source = CardSource(
         verified_domain=url_authority(resolved.source_url) or "",

@@ -104,6 +104,21 @@ def url_authority(url: str) -> str | None:
     return f"{host}:{port}" if port and port != 443 else host
 
 
+CREDENTIALS_PROBLEM = (
+    "must not carry credentials (user:password@): addresses are served publicly"
+)
+
+
+def url_credentials_problem(value: str) -> str | None:
+    """Why an address may not be stored: it names a user or password (every address and
+    card URL is served to anyone), or None."""
+    try:
+        netloc = urlsplit(value).netloc
+    except ValueError:
+        return None
+    return CREDENTIALS_PROBLEM if "@" in netloc else None
+
+
 def https_url_problem(value: str, *, allow_http: bool = False) -> str | None:
     """Why ``value`` is not an acceptable URL (absolute, https, with a host; plain http
     only where a setting allows it), or None."""
@@ -114,6 +129,8 @@ def https_url_problem(value: str, *, allow_http: bool = False) -> str | None:
         return "is not a valid URL"
     if not parts.scheme or not parts.netloc or not parts.hostname:
         return "must be an absolute URL"
+    if "@" in parts.netloc:
+        return CREDENTIALS_PROBLEM
     if parts.scheme == "https" or (parts.scheme == "http" and allow_http):
         return None
     return "must be an https URL"

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from registry import extensions
-from registry.hosts import https_url_problem
+from registry.hosts import https_url_problem, url_credentials_problem
 from registry.liveness import agent_live, agent_uptime, endpoint_liveness
 from registry.models import (
     CAPABILITIES_MAX,
@@ -62,7 +62,9 @@ class EndpointInputSerializer(serializers.Serializer):
 
     def validate(self, attrs):
         errors = {}
-        if attrs["transport"] == Endpoint.Transport.HTTP:
+        if url_credentials_problem(attrs["address"]):
+            errors["address"] = url_credentials_problem(attrs["address"])
+        elif attrs["transport"] == Endpoint.Transport.HTTP:
             allow_http = settings.A2A_ALLOW_HTTP_URLS
             if https_url_problem(attrs["address"], allow_http=allow_http):
                 errors["address"] = (

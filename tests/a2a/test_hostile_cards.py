@@ -133,3 +133,12 @@ def test_a_provenance_holds_the_longest_host_name_with_a_port(alice, make_card):
     CardProvenance.objects.filter(agent_id=agent_id).update(verified_domain=f"{host}:65535")
 
     assert CardProvenance.objects.get(agent_id=agent_id).verified_domain.endswith(":65535")
+
+
+def test_a_card_whose_interface_url_carries_credentials_is_invalid(make_card):
+    card = make_card()
+    card["supportedInterfaces"][0]["url"] = "https://user:secret@weather.example.com/a2a"
+
+    errors = {p.path: p.message for p in card_validate(card).errors}
+
+    assert "credentials" in errors["supportedInterfaces[0].url"]

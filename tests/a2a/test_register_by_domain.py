@@ -369,3 +369,22 @@ def test_requests_that_fetch_have_their_own_rate_limit_per_key(network, https_se
     card = card_on(https_server, name="Posted")
     card["supportedInterfaces"][0]["url"] = https_server.url("/other")
     assert alice.post("/a2a/agents", {"card": card}, format="json").status_code == 201
+
+
+@pytest.mark.django_db
+def test_verify_applies_the_origin_policy_as_registration_does(network, https_server, alice):
+    # Posted, then verified at a domain whose card points elsewhere: refused under "reject".
+    network.A2A_ORIGIN_POLICY = "reject"
+    card = card_on(https_server)
+    card["supportedInterfaces"][0]["url"] = "https://elsewhere.example.net/a2a"
+    publish(https_server, "/.well-known/agent-card.json", card)
+    agent = alice.post("/a2a/agents", {"card": card}, format="json").json()
+
+    response = alice.post(
+        f"/a2a/agents/{agent['id']}/verify", {"domain": domain_of(https_server)}, format="json"
+    )
+
+    assert response.status_code == 422
+    assert response.json()["type"] == "/problems/origin-mismatch"
+    provenance = CardProvenance.objects.get(agent_id=agent["id"])
+    assert provenance.verified_domain == ""

@@ -183,3 +183,24 @@ def test_text_beyond_what_a_tsvector_holds_is_indexed_in_part_not_a_500(alice, a
     assert response.status_code == 201, response.content[:500]
     found = anon.get("/discover/agents", {"q": "findme"}).json()["results"]
     assert [a["name"] for a in found] == ["Verbose"]
+
+
+@pytest.mark.parametrize(
+    ("transport", "address"),
+    [
+        ("Amqp", "amqp://user:secret@broker.example/vhost"),
+        ("Http", "https://user:secret@agent.example/a2a"),
+        ("Http", "https://token@agent.example/a2a"),
+    ],
+)
+def test_addresses_with_credentials_are_refused_they_would_be_served(
+    alice, native_payload, transport, address
+):
+    payload = native_payload()
+    payload["endpoints"][0].update(transport=transport, address=address, protocol="Generic")
+
+    response = alice.post("/agents", payload, format="json")
+
+    assert problem_fields(response) == ["endpoints[0].address"]
+    assert "credentials" in response.json()["errors"][0]["message"]
+    assert not Agent.objects.exists()
