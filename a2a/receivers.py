@@ -49,6 +49,15 @@ def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]
     card = json.loads(bytes(document.body))
     for name in fields:
         card[name] = getattr(agent, name)
+    errors = card_validate(card).errors
+    if errors:
+        raise ProblemError(
+            400,
+            "invalid-card",
+            "This change would make the agent's A2A card invalid: "
+            f"{errors[0].path} {errors[0].message}.",
+            errors,
+        )
     document.body = canonical_dumps(card)
     document.sha256 = hashlib.sha256(document.body).hexdigest()
     document.save(update_fields=["body", "sha256", "updated_at"])

@@ -142,3 +142,19 @@ def test_a_card_whose_interface_url_carries_credentials_is_invalid(make_card):
     errors = {p.path: p.message for p in card_validate(card).errors}
 
     assert "credentials" in errors["supportedInterfaces[0].url"]
+
+
+def test_a_native_patch_that_would_make_the_served_card_invalid_is_refused(alice, anon, make_card):
+    agent = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()
+    served = anon.get(f"/a2a/agents/{agent['id']}").content
+
+    response = alice.patch(
+        f"/agents/{agent['id']}", {"description": "", "version": ""}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["type"] == "/problems/invalid-card"
+    assert {p["path"] for p in response.json()["errors"]} >= {"description"}
+    assert anon.get(f"/a2a/agents/{agent['id']}").content == served
+    assert anon.get(f"/agents/{agent['id']}").json()["description"] == make_card()["description"]
+    assert card_validate(json.loads(served)).ok
