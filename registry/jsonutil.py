@@ -49,8 +49,21 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class ExactFloat(float):
+    """A JSON number with a fraction or an exponent, as a float that remembers how it was
+    written: a document stored from it keeps the number as written (``1.50``, ``1e-400``,
+    ``1.00000000000000000001``), not as a float would print it."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, text: str) -> "ExactFloat":
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
 def _finite_float(text: str) -> float:
-    value = float(text)
+    value = ExactFloat(text)
     if math.isinf(value):
         raise ValueError(f"the number {text[:40]} is too large")
     return value
@@ -146,5 +159,48 @@ def strict_loads(data: bytes | str, *, max_depth: int = 64) -> Any:
 
 
 def canonical_dumps(value: Any) -> bytes:
-    """The bytes the registry stores for a document: compact, key order as received."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """The bytes the registry stores for a document: compact, key order as received, every
+    number as it was written."""
+    if not _rewritten_numbers(value):
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode()
+    # The standard encoder prints floats with float.__repr__; its pure-Python twin takes the
+    # float printer as an argument (json.encoder's own factory, as JSONEncoder.iterencode
+    # calls it), here one that prints an ExactFloat as it was written.
+    chunks = json.encoder._make_iterencode(
+        {},
+        _unencodable,
+        json.encoder.encode_basestring,
+        None,
+        _float_text,
+        ":",
+        ",",
+        False,
+        False,
+        True,
+    )(value, 0)
+    return "".join(chunks).encode()
+
+
+def _float_text(number: float) -> str:
+    if isinstance(number, ExactFloat):
+        return number.text
+    if not math.isfinite(number):
+        raise ValueError("Out of range float values are not JSON compliant")
+    return float.__repr__(number)
+
+
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _rewritten_numbers(value: Any) -> bool:
+    """Whether a float printer would write a number of ``value`` otherwise than it came."""
+    if isinstance(value, ExactFloat):
+        return value.text != float.__repr__(value)
+    if isinstance(value, dict):
+        return any(_rewritten_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_rewritten_numbers(v) for v in value)
+    return False

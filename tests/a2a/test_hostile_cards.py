@@ -158,3 +158,21 @@ def test_a_native_patch_that_would_make_the_served_card_invalid_is_refused(alice
     assert anon.get(f"/a2a/agents/{agent['id']}").content == served
     assert anon.get(f"/agents/{agent['id']}").json()["description"] == make_card()["description"]
     assert card_validate(json.loads(served)).ok
+
+
+def test_a_posted_card_is_served_with_every_number_as_written(alice, anon, make_card):
+    card = make_card()
+    card["capabilities"]["extensions"] = [
+        {"uri": "https://example.com/ext/precise", "params": {"a": "A", "b": "B", "c": "C"}}
+    ]
+    body = json.dumps({"card": card}).encode()
+    written = {"1.00000000000000000001", "1e-400", "1.50", "12345678901234567890123"}
+    for key, number in zip("abc", ["1.00000000000000000001", "1e-400", "1.50"], strict=True):
+        body = body.replace(f'"{key}": "{key.upper()}"'.encode(), f'"{key}": {number}'.encode())
+    body = body.replace(b'"a": 1.0', b'"big": 12345678901234567890123, "a": 1.0')
+
+    response = alice.generic("POST", "/a2a/agents", body, content_type="application/json")
+
+    assert response.status_code == 201, response.content
+    served = anon.get(f"/a2a/agents/{response.json()['id']}").content.decode()
+    assert all(number in served for number in written), served
