@@ -9,6 +9,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from a2a.models import CardDocument
+from registry.prepared import prepared_cursor
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
 
@@ -22,25 +23,9 @@ def _card_read_sql() -> str:
 
 
 def _card_cursor(db):
-    """A cursor for the card read on ``db`` (a connection, not the ``connection`` proxy,
-    whose every attribute is a lookup). On PostgreSQL one that binds parameters on the
-    server, so psycopg prepares the statement after its fifth run on a connection and
-    PostgreSQL no longer parses and plans it every request (the other queries keep
-    Django's default, client-side binding), and that reads results in binary: the body
-    arrives as its bytes, not as hex text to decode. Wrapped by Django as any cursor:
-    query counts and logs see it."""
-    if db.vendor != "postgresql":
-        return db.cursor()
-    from django.db.backends.postgresql.base import ServerBindingCursor
-    from psycopg.pq import Format
-
-    db.close_if_health_check_failed()
-    db.ensure_connection()
-    db.validate_thread_sharing()
-    with db.wrap_database_errors:
-        cursor = ServerBindingCursor(db.connection)
-        cursor.format = Format.BINARY
-    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
+    """A cursor for the card read (registry.prepared): server-bound, so PostgreSQL
+    prepares it, and reading results in binary, so the body arrives as its bytes."""
+    return prepared_cursor(db, binary=True)
 
 
 def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:

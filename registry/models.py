@@ -128,7 +128,13 @@ class Endpoint(models.Model):
             models.Index(fields=["protocol", "agent"], name="endpoint_protocol"),
             models.Index(fields=["transport", "agent"], name="endpoint_transport"),
             models.Index(fields=["agent", "alive_until"], name="endpoint_alive"),
-            models.Index(fields=["liveness_model", "alive_until"], name="endpoint_expiry"),
+            # For the expiry sweep, Ephemeral endpoints only: a Persistent endpoint's
+            # heartbeat then updates one index of alive_until, not two.
+            models.Index(
+                fields=["alive_until"],
+                name="endpoint_ephemeral_expiry",
+                condition=models.Q(liveness_model="Ephemeral"),
+            ),
             models.Index(fields=["next_probe_at"], name="endpoint_probe_due"),
         ]
 
