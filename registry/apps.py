@@ -7,7 +7,8 @@ class RegistryConfig(AppConfig):
     verbose_name = "Registry"
 
     def ready(self) -> None:
-        from registry import extensions, schema  # noqa: F401  (schema: OpenAPI extensions)
+        # schema: OpenAPI extensions; security: its deployment checks.
+        from registry import extensions, schema, security  # noqa: F401
         from registry.demo import native_demo_load
         from registry.models import NATIVE_SOURCE
 

@@ -39,8 +39,12 @@ def env_list(name: str, default: str = "") -> list[str]:
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and os.environ.get("REGISTRY_REQUIRE_SECRET_KEY") == "1":
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set (a long random string, e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`); only DEBUG "
+            "has a development key"
+        )
     SECRET_KEY = "insecure-local-development-key-set-SECRET_KEY-in-production"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")
@@ -100,6 +104,7 @@ INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "registry.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -246,10 +251,26 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
-if not DEBUG:
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
-    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+# Served over HTTPS (REGISTRY_HTTPS=1, the production setting): plain-HTTP requests are
+# redirected, browsers are told to use HTTPS only (HSTS, SECURE_HSTS_SECONDS, a year by
+# default), cookies are sent over HTTPS only. Behind a TLS-terminating proxy
+# (TRUSTED_PROXY_COUNT > 0) its X-Forwarded-Proto says which scheme the client used.
+REGISTRY_HTTPS = env_bool("REGISTRY_HTTPS", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", REGISTRY_HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if REGISTRY_HTTPS else 0)
+# The registry's own subdomains (of its host name, not its parent domain's) included.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", REGISTRY_HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", REGISTRY_HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", REGISTRY_HTTPS)
+CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", REGISTRY_HTTPS)
+if REGISTRY_HTTPS and TRUSTED_PROXY_COUNT:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# /healthz and /readyz answer load balancers over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
 # Outbound HTTP (registry/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
 # guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.

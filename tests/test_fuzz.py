@@ -178,7 +178,7 @@ def offline(settings, monkeypatch):
     settings.DISCOVERY_DNS_PORT = 9  # nothing answers
     settings.DISCOVERY_DNS_TIMEOUT = 0.2
 
-    def unresolved(host: str, port: int, url: str) -> tuple[str, ...]:
+    def unresolved(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]:
         raise FetchError("dns-failure", url, f"{url} was not fetched: the fuzz test is offline.")
 
     # Generated hosts are real names on the internet; the fetcher must not look them up.
@@ -191,6 +191,7 @@ def test_no_generated_request_gets_a_server_error(
 ):
     # Rate limits would turn most generated requests into 429s and leave the views unexercised.
     settings.RATE_LIMIT_READ = settings.RATE_LIMIT_WRITE = "1000000/min"
+    settings.RATE_LIMIT_FETCH = settings.RATE_LIMIT_FETCH_ANON = "1000000/min"
     _, key = api_key_create(owner="fuzzer", admin=False)
     auth = {"Authorization": f"Bearer {key}"}
     # Changed valid bodies carry an admin key, which may name an owner (half are sent with
