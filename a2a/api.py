@@ -13,10 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from a2a import services
+from a2a.models import CardDocument
 from a2a.selectors import card_read
 from registry import selectors
 from registry.api import owner_for
 from registry.auth import principal_may_change
+from registry.concurrency import if_match_document
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError, problem_response
@@ -183,6 +185,12 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
     return response
 
 
+def card_etag(agent: Agent) -> str | None:
+    """The ETag of the agent's served card (its SHA-256), as it is now; None without one."""
+    sha256 = CardDocument.objects.filter(agent=agent).values_list("sha256", flat=True).first()
+    return f'"{sha256}"' if sha256 is not None else None
+
+
 def card_cache_key(agent_id) -> str:
     return f"card:{agent_id}"
 
@@ -244,7 +252,11 @@ class A2AAgentCardView(APIView):
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
         card = card_from_body(request)
-        registration = services.agent_replace_card(agent=agent, card=card)
+        registration = services.agent_replace_card(
+            agent=agent,
+            card=card,
+            precondition=if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag),
+        )
         return registration_response(request, registration, 200)
 
 

@@ -28,6 +28,7 @@ from a2a.signatures import SignatureResult
 from a2a.txt_records import DiscoveryError
 from a2a.validation import card_validate
 from registry import services as core
+from registry.concurrency import Precondition, agent_lock, checked
 from registry.hosts import url_authority
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import Agent, Endpoint
@@ -249,7 +250,17 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
         origin_problems=resolved.origin_problems,
         attempts=resolved.attempts,
     )
-    provenance_save(agent, source, signature)
+    with transaction.atomic():
+        # The fetches took time: the agent must still be there, with this very card.
+        agent = agent_lock(agent)
+        current = CardDocument.objects.filter(agent=agent).values_list("body", flat=True).first()
+        if current is None or json.loads(bytes(current)) != stored:
+            raise ProblemError(
+                409,
+                "conflict",
+                "The agent's card changed while it was being verified; nothing was changed.",
+            )
+        provenance_save(agent, source, signature)
     report = card_validate(stored)
     return CardRegistration(agent, report, False, source, signature)
 
@@ -266,7 +277,11 @@ def _name_free(name: str, protocol: str, taken: set[str]) -> str:
 
 
 def agent_replace_card(
-    *, agent: Agent, card: dict, source: CardSource | None = None
+    *,
+    agent: Agent,
+    card: dict,
+    source: CardSource | None = None,
+    precondition: Precondition | None = None,
 ) -> CardRegistration:
     """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
 
@@ -279,6 +294,8 @@ def agent_replace_card(
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
     with transaction.atomic():
+        # The checks above took time; the agent may have gone or changed since.
+        agent = checked(agent_lock(agent), precondition)
         taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(
             agent=agent
         )

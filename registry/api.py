@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from registry import discovery, facets, liveness, selectors, services
 from registry.auth import principal_may_change
+from registry.concurrency import agent_etag, if_match_agent
 from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
@@ -52,9 +53,12 @@ class AgentPageSerializer(serializers.Serializer):
 
 
 def agent_response(request: Request, agent_id, status_code: int = 200, **headers) -> Response:
+    """The agent's JSON, with its ETag (registry.concurrency: for If-Match on writes)."""
     agent = selectors.agent_get(str(agent_id))
     body = AgentSerializer(agent, context={"request": request}).data
-    return Response(body, status=status_code, headers=headers or None)
+    liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
+    headers = {"ETag": agent_etag(agent, liveness), **headers}
+    return Response(body, status=status_code, headers=headers)
 
 
 def owner_for(request: Request, requested: str | None) -> str:
@@ -177,7 +181,7 @@ class AgentDetailView(APIView):
     def delete(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
-        services.agent_delete(agent=agent)
+        services.agent_delete(agent=agent, precondition=_if_match(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:
@@ -209,8 +213,12 @@ class AgentDetailView(APIView):
                 "capabilities": full.capabilities,
                 "endpoints": full.endpoints,
             }
-        services.agent_update(agent=agent, owner=owner, **changes)
+        services.agent_update(agent=agent, owner=owner, precondition=_if_match(request), **changes)
         return agent_response(request, agent.id)
+
+
+def _if_match(request: Request):
+    return if_match_agent(request.META.get("HTTP_IF_MATCH"))
 
 
 class EndpointListView(APIView):

@@ -104,9 +104,7 @@ def url_authority(url: str) -> str | None:
     return f"{host}:{port}" if port and port != 443 else host
 
 
-CREDENTIALS_PROBLEM = (
-    "must not carry credentials (user:password@): addresses are served publicly"
-)
+CREDENTIALS_PROBLEM = "must not carry credentials (user:password@): addresses are served publicly"
 
 
 def url_credentials_problem(value: str) -> str | None:

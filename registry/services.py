@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from registry.audit import agent_summary, audit_entry, audit_record
+from registry.concurrency import Precondition, agent_lock, checked
 from registry.models import (
     NATIVE_SOURCE,
     Agent,
@@ -192,6 +193,8 @@ def _agent_new(owner: str, data: AgentInput, source: str) -> Agent:
 
 # What a new agent's agent_changed names as changed (besides its endpoints' protocols).
 CREATED = frozenset({"name", "description", "version", "owner", "capabilities", "endpoints"})
+# The agent's own columns that a write may change (the rest are rows of other tables).
+AGENT_COLUMNS = frozenset({"name", "description", "version", "owner"})
 
 
 @transaction.atomic
@@ -230,12 +233,15 @@ def agent_update(
     source: str | None = None,
     writer: str = NATIVE_WRITER,
     audit_action: str = "agent.update",
+    precondition: Precondition | None = None,
 ) -> Agent:
     """Change the given parts of an agent; parts left as None stay as they are.
 
     ``writer`` and ``audit_action`` say who writes (see registry.signals) and how the
-    audit log names the write.
+    audit log names the write. The agent's row is locked first (registry.concurrency);
+    ``precondition`` (If-Match) is checked on it as it is then.
     """
+    agent = checked(agent_lock(agent), precondition)
     before = agent_summary(agent)
     changed: set[str] = set()
     for attr, value in (("name", name), ("description", description), ("version", version)):
@@ -247,7 +253,8 @@ def agent_update(
         changed.add("owner")
     if source is not None:
         agent.source = source
-    agent.save()
+    # Only what changed: a concurrent write's other columns are never written back.
+    agent.save(update_fields=[*sorted(changed & AGENT_COLUMNS), "source", "updated_at"])
     if capabilities is not None:
         current = [(c.name, c.description, c.tags, c.external_id) for c in agent.capabilities.all()]
         wanted = [(c.name, c.description, list(c.tags), c.external_id) for c in capabilities]
@@ -272,7 +279,8 @@ def agent_update(
 
 
 @transaction.atomic
-def agent_delete(*, agent: Agent) -> None:
+def agent_delete(*, agent: Agent, precondition: Precondition | None = None) -> None:
+    agent = checked(agent_lock(agent), precondition)
     before = agent_summary(agent)
     agent_id = agent.id
     agent.delete()
@@ -284,6 +292,7 @@ def agent_delete(*, agent: Agent) -> None:
 
 @transaction.atomic
 def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint:
+    agent = agent_lock(agent)
     endpoint = Endpoint(agent=agent)
     _endpoint_fill(endpoint, data)
     last = agent.endpoints.order_by("-position").values_list("position", flat=True).first()
@@ -302,7 +311,7 @@ def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint:
 
 @transaction.atomic
 def endpoint_remove(*, endpoint: Endpoint) -> None:
-    agent = endpoint.agent
+    agent = agent_lock(endpoint.agent)
     line = _endpoint_line(endpoint)
     endpoint.delete()
     agent.save(update_fields=["updated_at"])
