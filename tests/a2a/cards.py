@@ -127,3 +127,14 @@ SNAKE_CARD: dict[str, Any] = {
         },
     ],
 }
+
+
+def card_on(server, path: str = "/a2a/v1", **overrides) -> dict:
+    """A valid 1.0 card whose interface is on a local test server (``server.url(path)``);
+    keyword arguments replace top-level members."""
+    card = copy.deepcopy(BASE_CARD)
+    card["supportedInterfaces"] = [
+        {"url": server.url(path), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ]
+    card.update(overrides)
+    return card

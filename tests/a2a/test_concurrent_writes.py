@@ -2,7 +2,6 @@
 and the change feed in agreement, a deleted agent stays deleted, and If-Match turns a
 write based on a stale read into a 412 that changes nothing."""
 
-import copy
 import json
 import threading
 import uuid
@@ -11,18 +10,9 @@ import httpx
 import pytest
 
 from registry.models import Agent
-from tests.conftest import BASE_CARD
+from tests.a2a.cards import card_on
 
 pytest_plugins = ["tests.https_server", "tests.dns_server"]
-
-
-def card_on(server, **overrides) -> dict:
-    card = copy.deepcopy(BASE_CARD)
-    card["supportedInterfaces"] = [
-        {"url": server.url("/a2a/v1"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-    ]
-    card.update(overrides)
-    return card
 
 
 @pytest.mark.django_db

@@ -7,19 +7,10 @@ import pytest
 from a2a.models import CardProvenance
 from a2a.validation import card_validate
 from registry.models import Agent
-from tests.conftest import BASE_CARD
+from tests.a2a.cards import card_on
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.https_server", "tests.dns_server"]
-
-
-def card_on(server) -> dict:
-    return {
-        **BASE_CARD,
-        "supportedInterfaces": [
-            {"url": server.url("/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-    }
 
 
 def problem_fields(response) -> list[str]:

@@ -12,19 +12,10 @@ from django.db import connection
 
 from a2a.models import CardProvenance
 from registry.models import Agent
-from tests.a2a.cards import ec_key_pair
+from tests.a2a.cards import card_on, ec_key_pair
 from tests.conftest import BASE_CARD
 
 pytest_plugins = ["tests.https_server", "tests.dns_server"]
-
-
-def card_on(server, **overrides) -> dict:
-    card = copy.deepcopy(BASE_CARD)
-    card["supportedInterfaces"] = [
-        {"url": server.url("/a2a/v1"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-    ]
-    card.update(overrides)
-    return card
 
 
 def publish(server, path: str, card: dict) -> bytes:
