@@ -278,3 +278,23 @@ def test_domain_checks_have_their_own_stricter_limit_and_card_checks_do_not_coun
         anon.post("/aap/check", {"card": load("card-public.json")}, format="json").status_code
         == 200
     )
+
+
+@pytest.mark.parametrize("member", ["defaultInputModes", "defaultOutputModes"])
+def test_a_03_card_with_a_number_for_a_list_is_checked_not_a_crash(anon, member):
+    card = {
+        "protocolVersion": "0.3.0",
+        "name": "Old Agent",
+        "description": "An A2A 0.3 card.",
+        "url": "https://old.example.com/a2a",
+        "version": "1.0.0",
+        "capabilities": {},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
+        member: 5,
+    }
+
+    report = check(anon, {"card": card})
+
+    assert report["compliant"] is False

@@ -59,7 +59,9 @@ def test_check_deploy_warns_that_rate_limits_are_per_process_without_redis():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("path", ["/aap/check", "/admin/login/"])
+@pytest.mark.parametrize(
+    "path", [pytest.param("/aap/check", marks=pytest.mark.apps("a2a", "aap")), "/admin/login/"]
+)
 def test_html_pages_carry_a_content_security_policy_without_inline_code(anon, path):
     response = anon.get(path)
 
