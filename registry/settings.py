@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "registry",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
@@ -231,6 +232,10 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": REGISTRY_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs loads Swagger UI from the registry's own static files
+    # (drf-spectacular-sidecar): the docs work offline and load nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

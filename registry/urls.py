@@ -1,14 +1,8 @@
 from django.contrib import admin
-from django.http import JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from registry import api, extensions, problems
-
-
-def healthz(request) -> JsonResponse:
-    """Liveness for load balancers: answers without touching the database."""
-    return JsonResponse({"status": "ok"})
+from registry import api, extensions, health, problems
 
 
 def app_routes(*, first: bool) -> list:
@@ -17,7 +11,8 @@ def app_routes(*, first: bool) -> list:
 
 
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     *app_routes(first=True),
     path("agents", api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),

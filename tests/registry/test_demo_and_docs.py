@@ -88,3 +88,17 @@ def test_healthz_answers_ok_without_the_database(anon, django_assert_num_queries
         response = anon.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+def test_the_docs_page_loads_only_the_registrys_own_static_files(anon):
+    import re
+
+    from django.contrib.staticfiles import finders
+
+    html = anon.get("/api/docs").content.decode()
+    assets = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+\.(?:js|css|png))["']""", html)
+    assert assets, html[:2000]
+    assert not re.search(r"https?://|//cdn|jsdelivr|unpkg", html), "a CDN is referenced"
+    for asset in assets:
+        assert asset.startswith("/static/"), asset
+        assert finders.find(asset.removeprefix("/static/")), f"{asset} is not a static file"

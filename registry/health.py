@@ -1,0 +1,71 @@
+"""Health endpoints: /healthz (the process answers) and /readyz (its dependencies answer)."""
+
+import logging
+import uuid
+
+from django.core.cache import cache
+from django.db import connection
+from django.http import JsonResponse
+
+from registry.problems import problem_response
+
+logger = logging.getLogger(__name__)
+
+# Seconds each dependency has to answer: a readiness probe must itself answer quickly.
+READY_TIMEOUT = 3
+
+
+def healthz(request) -> JsonResponse:
+    """Liveness for load balancers: answers without touching the database."""
+    return JsonResponse({"status": "ok"})
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _cache() -> None:
+    key = f"readyz:{uuid.uuid4().hex}"
+    cache.set(key, "1", timeout=READY_TIMEOUT)
+    if cache.get(key) != "1":
+        raise RuntimeError("a value written to the cache could not be read back")
+    cache.delete(key)
+
+
+def _broker() -> None:
+    from registry.celery import app
+
+    with app.connection_for_write(connect_timeout=READY_TIMEOUT) as conn:
+        conn.ensure_connection(max_retries=1, timeout=READY_TIMEOUT)
+
+
+CHECKS = {"database": _database, "cache": _cache, "broker": _broker}
+
+
+def readiness() -> dict[str, str]:
+    """Each dependency: "ok", or why it does not answer."""
+    results = {}
+    for name, check in CHECKS.items():
+        try:
+            check()
+        except Exception as exc:  # any failure means "not ready", never a 500
+            logger.warning("readyz: the %s does not answer: %s", name, exc)
+            results[name] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+        else:
+            results[name] = "ok"
+    return results
+
+
+def readyz(request) -> JsonResponse:
+    """Readiness: 200 when the database, the cache and the job broker answer; else 503."""
+    checks = readiness()
+    if all(result == "ok" for result in checks.values()):
+        return JsonResponse({"status": "ok", "checks": checks})
+    down = ", ".join(name for name, result in checks.items() if result != "ok")
+    response = problem_response(
+        503, "not-ready", f"The registry cannot serve: no answer from the {down}.", checks=checks
+    )
+    response["Retry-After"] = "5"
+    return response
