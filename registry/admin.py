@@ -10,7 +10,15 @@ def _as_admin_user(request) -> None:
     audit_actor.set((f"admin:{request.user.get_username()}", ""))
 
 
-class EndpointInline(admin.TabularInline):
+class NoAddMixin:
+    """Agents, endpoints and capabilities are created through the API (validation, cards,
+    audit): the admin browses, moderates (owner changes, deletes) and has no Add pages."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class EndpointInline(NoAddMixin, admin.TabularInline):
     model = Endpoint
     extra = 0
     fields = ["name", "protocol", "transport", "address", "liveness_model", "last_alive_at"]
@@ -19,7 +27,7 @@ class EndpointInline(admin.TabularInline):
     show_change_link = True
 
 
-class CapabilityInline(admin.TabularInline):
+class CapabilityInline(NoAddMixin, admin.TabularInline):
     model = Capability
     extra = 0
     fields = ["name", "description", "tags", "external_id"]
@@ -28,7 +36,7 @@ class CapabilityInline(admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(NoAddMixin, admin.ModelAdmin):
     """Browse and moderate agents. Content changes go through the API so cards stay true."""
 
     list_display = ["name", "owner", "source", "version", "created_at", "updated_at"]
@@ -64,7 +72,7 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(admin.ModelAdmin):
+class EndpointAdmin(NoAddMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "protocol", "transport", "address", "liveness_model"]
     list_filter = ["protocol", "transport", "liveness_model"]
     search_fields = ["name", "address", "agent__name", "=id"]
@@ -73,7 +81,7 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(Capability)
-class CapabilityAdmin(admin.ModelAdmin):
+class CapabilityAdmin(NoAddMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "external_id"]
     search_fields = ["name", "description", "external_id", "agent__name"]
     readonly_fields = [f.name for f in Capability._meta.fields]
