@@ -6,6 +6,8 @@ import uuid
 from django.core.cache import cache
 from django.db import connection
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
 
 from registry.problems import problem_response
 
@@ -15,6 +17,8 @@ logger = logging.getLogger(__name__)
 READY_TIMEOUT = 3
 
 
+@csrf_exempt  # reads only: 405 for any write, never a CSRF page
+@require_safe
 def healthz(request) -> JsonResponse:
     """Liveness for load balancers: answers without touching the database."""
     return JsonResponse({"status": "ok"})
@@ -58,6 +62,8 @@ def readiness() -> dict[str, str]:
     return results
 
 
+@csrf_exempt  # reads only: 405 for any write, never a CSRF page
+@require_safe
 def readyz(request) -> JsonResponse:
     """Readiness: 200 when the database, the cache and the job broker answer; else 503."""
     checks = readiness()
