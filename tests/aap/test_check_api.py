@@ -263,3 +263,12 @@ def test_checks_are_rate_limited_per_client_like_other_posts(anon, settings):
     assert response.json()["type"] == "/problems/throttled"
     other = anon.post("/aap/check", body, format="json", REMOTE_ADDR="203.0.113.8")
     assert other.status_code == 400
+
+
+def test_the_dealer_list_refuses_unknown_parameters_and_out_of_range_limits(anon):
+    response = anon.get("/aap/dealers", {"aap": "true"})  # every dealer listed is compliant
+    assert response.status_code == 400
+    assert [e["path"] for e in response.json()["errors"]] == ["aap"]
+    response = anon.get("/aap/dealers", {"limit": "1000"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == "must be a whole number from 1 to 100"
