@@ -241,11 +241,25 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+# One handler, on the root logger: every record is written once. Django's own loggers
+# (which, by default, also print in DEBUG) hand their records to the root.
+# LOG_FORMAT=json writes one JSON object per line.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "plain": {"format": "%(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "registry.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        name: {"handlers": [], "propagate": True}
+        for name in ("django", "django.server", "django.request", "celery")
+    },
 }
 
 if not DEBUG:
@@ -309,6 +323,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# JSON logs: the job processes log through the root handler too, not Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
