@@ -102,3 +102,51 @@ def test_the_docs_page_loads_only_the_registrys_own_static_files(anon):
     for asset in assets:
         assert asset.startswith("/static/"), asset
         assert finders.find(asset.removeprefix("/static/")), f"{asset} is not a static file"
+
+
+@pytest.mark.apps("a2a", "aap")
+def test_load_demo_prints_and_writes_the_urls_of_the_port_it_serves(capsys, anon, settings):
+    settings.REGISTRY_BASE_URL = "http://127.0.0.1:9123"
+    call_command("load_demo")
+    out = capsys.readouterr().out
+    assert "http://127.0.0.1:9123/api/docs" in out
+    assert "http://127.0.0.1:9123/admin/" in out
+    assert "8000" not in out
+    queued = Agent.objects.get(endpoints__transport="Amqp", endpoints__protocol="A2A")
+    card = anon.get(f"/a2a/agents/{queued.id}").json()
+    urls = [i["url"] for i in card["supportedInterfaces"]]
+    assert any(url.startswith("http://127.0.0.1:9123/a2a/queue/") for url in urls), urls
+    for agent in anon.get("/discover/agents").json()["results"]:
+        if agent.get("cardUrl"):
+            assert agent["cardUrl"].startswith("http://127.0.0.1:9123/a2a/agents/")
+
+
+def test_make_run_serves_and_writes_urls_with_its_port():
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        ["make", "-n", "run", "PORT=9123", "HOST=0.0.0.0"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in __import__("os").environ.items() if k != "REGISTRY_BASE_URL"},
+    )
+    assert "REGISTRY_BASE_URL=${REGISTRY_BASE_URL:-http://127.0.0.1:9123}" in done.stdout
+    assert "HOST=0.0.0.0" in done.stdout
+    assert "PORT=9123" in done.stdout
+
+
+def test_make_without_a_target_lists_the_targets():
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(["make"], cwd=root, capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert "PORT" in lines[0] and "WORKERS" in lines[0]
+    listed = {line.split()[0] for line in lines[1:]}
+    assert {"help", "run", "test", "serve", "worker", "beat", "migrate", "lint"} <= listed
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines[1:]), lines
