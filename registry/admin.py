@@ -90,13 +90,33 @@ class CapabilityAdmin(NoAddMixin, admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are created with `manage.py create_api_key`; here they are listed and revoked."""
+    """Keys are created with `POST /api-keys` or `manage.py create_api_key`; here they are
+    listed, revoked and given an expiry."""
 
-    list_display = ["prefix", "owner", "scope", "label", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["scope", "revoked_at"]
+    list_display = [
+        "prefix",
+        "owner",
+        "scope",
+        "label",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
+    list_filter = ["scope", "revoked_at", "expires_at"]
     search_fields = ["owner", "prefix", "label"]
     readonly_fields = ["id", "prefix", "owner", "scope", "created_at", "last_used_at"]
-    fields = ["id", "prefix", "owner", "scope", "label", "created_at", "last_used_at", "revoked_at"]
+    fields = [
+        "id",
+        "prefix",
+        "owner",
+        "scope",
+        "label",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
 
     def has_add_permission(self, request):
         return False
@@ -109,6 +129,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 "api-key.revoke" if obj.revoked_at else "api-key.restore",
                 object_repr=f"{obj.prefix}… ({obj.owner})",
                 after={"revokedAt": obj.revoked_at.isoformat() if obj.revoked_at else None},
+            )
+        if "expires_at" in form.changed_data:
+            _as_admin_user(request)
+            audit_record(
+                "api-key.expire",
+                object_repr=f"{obj.prefix}… ({obj.owner})",
+                after={"expiresAt": obj.expires_at.isoformat() if obj.expires_at else None},
             )
 
 

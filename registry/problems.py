@@ -31,6 +31,7 @@ PROBLEM_TYPES = {
     "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
     "fetch-failed": "The registry could not fetch a document from the given address.",
     "server-error": "The registry failed to handle the request.",
+    "key-inactive": "The API key is revoked or expired: it cannot be rotated.",
     "not-ready": "A dependency (database, cache or job broker) does not answer; see checks.",
 }
 

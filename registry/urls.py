@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from registry import api, extensions, health, problems
+from registry import api, extensions, health, keys_api, problems
 
 
 def app_routes(*, first: bool) -> list:
@@ -34,6 +34,11 @@ urlpatterns = [
     ),
     path("agents/<str:agent_id>/heartbeat", api.AgentHeartbeatView.as_view(), name="heartbeat"),
     path("agents/<str:agent_id>/liveness", api.AgentLivenessView.as_view(), name="liveness"),
+    path("api-keys", keys_api.ApiKeyListView.as_view(), name="api-keys"),
+    path("api-keys/<str:key_id>", keys_api.ApiKeyDetailView.as_view(), name="api-key"),
+    path(
+        "api-keys/<str:key_id>/rotate", keys_api.ApiKeyRotateView.as_view(), name="api-key-rotate"
+    ),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
     *app_routes(first=False),
     path("admin/", admin.site.urls),

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from registry.audit import audit_actor
-from registry.services import api_key_create
+from registry.keys import api_key_create
 
 
 class Command(BaseCommand):

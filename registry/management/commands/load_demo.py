@@ -8,8 +8,8 @@ from django.db import transaction
 from registry import extensions
 from registry.audit import audit_actor
 from registry.demo import DEMO_OWNER
+from registry.keys import api_key_create
 from registry.models import Agent
-from registry.services import api_key_create
 
 # What `make run` points a new user at, printed with the URL the registry serves at.
 SHOW = [
