@@ -36,7 +36,12 @@ class CheckRequestSerializer(serializers.Serializer):
 ReportSerializer = inline_serializer(
     "AAPReport",
     {
-        "compliant": serializers.BooleanField(),
+        "compliant": serializers.BooleanField(
+            help_text="Every MUST rule was checked (complete) and none fails."
+        ),
+        "complete": serializers.BooleanField(
+            help_text="Every MUST rule was checked: false when the manifest is missing."
+        ),
         "aapVersion": serializers.CharField(allow_null=True),
         "verdict": serializers.CharField(),
         "isDealerAgent": serializers.BooleanField(),
@@ -122,7 +127,8 @@ class CheckView(APIView):
 class DealerListView(DiscoverAgentsView):
     """Compliant AAP v0.1 dealer agents (by their cards), with discovery's filters."""
 
-    filters_left_out = frozenset({"aap"})  # every dealer listed is compliant
+    # Every dealer listed declares AAP and has a compliant card.
+    filters_left_out = frozenset({"aap", "aapCompliant"})
     prefiltered = True
 
     def get_queryset(self):
