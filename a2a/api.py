@@ -116,7 +116,19 @@ def registration_response(
 
 
 class A2AAgentListView(APIView):
-    @extend_schema(request=CardRegistrationSerializer, responses={201: AgentSerializer})
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(
+        request=CardRegistrationSerializer,
+        responses={
+            201: OpenApiResponse(AgentSerializer, description="Registered: a new agent."),
+            200: OpenApiResponse(
+                AgentSerializer,
+                description="The owner already had an agent with this card's preferred "
+                "interface URL: that agent, updated.",
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         """Register by card, or by domain/URL (the registry fetches the card itself).
 
@@ -162,6 +174,8 @@ class A2AAgentListView(APIView):
 
 
 class A2AAgentVerifyView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card from the agent's domain: verified when it is the registered card."""
@@ -225,6 +239,8 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
 
 
 class A2AAgentCardView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     def dispatch(self, request, *args, **kwargs):
         if request.method in ("GET", "HEAD"):
             return card_serve(request, kwargs["agent_id"])

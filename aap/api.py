@@ -1,7 +1,12 @@
 """The AAP API: check documents or a live domain, list compliant dealer agents."""
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -21,6 +26,7 @@ from registry.problems import ProblemError
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
+@extend_schema_serializer(component_name="AAPCheck")  # AAPCheckRequest in the schema
 class CheckRequestSerializer(serializers.Serializer):
     card = serializers.JSONField(required=False, help_text="The agent card to check.")
     manifest = serializers.JSONField(

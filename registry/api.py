@@ -181,6 +181,8 @@ class AgentListView(DiscoverAgentsView):
 
 
 class AgentDetailView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(responses=AgentSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
         return agent_response(request, agent_id)
@@ -234,6 +236,8 @@ class AgentDetailView(APIView):
 
 
 class EndpointListView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)

@@ -102,6 +102,7 @@ class ApiKeyListView(APIView):
     permission_classes = [HasApiKey]
 
     @extend_schema(
+        operation_id="api_keys_list",
         parameters=[
             OpenApiParameter(
                 "owner", str, description="Admin keys: list this owner's keys (default: own)."
@@ -159,6 +160,8 @@ class ApiKeyDetailView(APIView):
 
 
 class ApiKeyRotateView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     permission_classes = [HasApiKey]
 
     @extend_schema(

@@ -238,6 +238,16 @@ SPECTACULAR_SETTINGS = {
     # (drf-spectacular-sidecar): the docs work offline and load nothing from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Readable component names: one enum per set of values, named for what it is.
+    "ENUM_NAME_OVERRIDES": {
+        "TransportEnum": "registry.models.Endpoint.Transport",
+        "ProtocolEnum": "registry.models.Endpoint.Protocol",
+        "LivenessModelEnum": "registry.models.Endpoint.Liveness",
+        "ProbeCategoryEnum": "registry.serializers.PROBE_CATEGORIES",
+        "ApiKeyScopeEnum": ["agent", "admin"],
+        "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
+        "AAPRuleLevelEnum": ["MUST", "SHOULD"],
+    },
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

@@ -150,3 +150,64 @@ def test_make_without_a_target_lists_the_targets():
     listed = {line.split()[0] for line in lines[1:]}
     assert {"help", "run", "test", "serve", "worker", "beat", "migrate", "lint"} <= listed
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines[1:]), lines
+
+
+def openapi(anon) -> dict:
+    import json
+
+    response = anon.get("/api/schema", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def test_the_schema_documents_problem_responses_with_the_problem_schema(anon):
+    schema = openapi(anon)
+    problem = {"$ref": "#/components/schemas/Problem"}
+    assert set(schema["components"]["schemas"]["Problem"]["properties"]) == {
+        "type",
+        "title",
+        "status",
+        "detail",
+        "errors",
+    }
+    patch = schema["paths"]["/agents/{agent_id}"]["patch"]["responses"]
+    assert {"400", "401", "403", "404", "409", "413", "429"} <= set(patch)
+    for status in ("400", "401", "403", "404", "409", "413", "429"):
+        assert patch[status]["content"] == {"application/problem+json": {"schema": problem}}
+    listing = schema["paths"]["/discover/agents"]["get"]["responses"]
+    assert {"400", "429"} <= set(listing)
+    assert "401" not in listing  # reads need no key
+    assert "404" in schema["paths"]["/agents/{agent_id}"]["get"]["responses"]
+    assert "401" in schema["paths"]["/api-keys"]["get"]["responses"]
+
+
+def test_schema_component_names_are_readable(anon):
+    names = set(openapi(anon)["components"]["schemas"])
+    assert {"AgentRequest", "EndpointRequest", "CapabilityRequest", "TransportEnum"} <= names
+    assert not [n for n in names if "InputRequest" in n or n.endswith("RequestRequest")]
+    assert not [n for n in names if n in {"StatusEnum", "LevelEnum", "CategoryEnum"}]
+    assert len([n for n in names if "Transport" in n]) == 1
+
+
+@pytest.mark.apps("a2a")
+def test_card_registration_documents_both_200_and_201(anon):
+    responses = openapi(anon)["paths"]["/a2a/agents"]["post"]["responses"]
+    assert {"200", "201"} <= set(responses)
+    agent = {"$ref": "#/components/schemas/Agent"}
+    assert responses["200"]["content"]["application/json"]["schema"] == agent
+    assert responses["201"]["content"]["application/json"]["schema"] == agent
+
+
+def test_schema_generation_has_no_warnings():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
