@@ -121,18 +121,26 @@ def test_load_demo_prints_and_writes_the_urls_of_the_port_it_serves(capsys, anon
             assert agent["cardUrl"].startswith("http://127.0.0.1:9123/a2a/agents/")
 
 
+def make_env() -> dict[str, str]:
+    """The environment for a make of its own: none of the calling make's (make test)."""
+    import os
+
+    skip = {"REGISTRY_BASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES"}
+    return {k: v for k, v in os.environ.items() if k not in skip}
+
+
 def test_make_run_serves_and_writes_urls_with_its_port():
     import subprocess
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        ["make", "-n", "run", "PORT=9123", "HOST=0.0.0.0"],
+        ["make", "--no-print-directory", "-n", "run", "PORT=9123", "HOST=0.0.0.0"],
         cwd=root,
         capture_output=True,
         text=True,
         check=True,
-        env={k: v for k, v in __import__("os").environ.items() if k != "REGISTRY_BASE_URL"},
+        env=make_env(),
     )
     assert "REGISTRY_BASE_URL=${REGISTRY_BASE_URL:-http://127.0.0.1:9123}" in done.stdout
     assert "HOST=0.0.0.0" in done.stdout
@@ -144,7 +152,14 @@ def test_make_without_a_target_lists_the_targets():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(["make"], cwd=root, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["make", "--no-print-directory"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=make_env(),
+    )
     lines = done.stdout.splitlines()
     assert "PORT" in lines[0] and "WORKERS" in lines[0]
     listed = {line.split()[0] for line in lines[1:]}
