@@ -100,8 +100,6 @@ if "aap" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
 INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS]
 
 MIDDLEWARE = [
-    # Outermost: errors that Django answers in HTML become problem+json.
-    "registry.problems.ProblemFallbackMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -113,6 +111,9 @@ MIDDLEWARE = [
     "registry.audit.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: errors that Django answers in HTML (DEBUG's 404 page, 405s, the CSRF
+    # failure page) become problem+json, and the middleware above still add their headers.
+    "registry.problems.ProblemFallbackMiddleware",
 ]
 
 ROOT_URLCONF = "registry.urls"

@@ -63,3 +63,11 @@ def test_a_malformed_id_in_a_write_is_404_too(alice):
 def test_admin_pages_stay_html(client):
     response = client.get("/admin/")
     assert response.status_code == 302
+
+
+def test_problems_made_from_djangos_errors_keep_the_security_headers(anon, settings):
+    settings.DEBUG = True
+    response = anon.get("/no/such/route")
+    assert response["Content-Type"] == PROBLEM
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["X-Frame-Options"] == "DENY"
