@@ -1,6 +1,8 @@
 """Health endpoints: /healthz (the process answers) and /readyz (its dependencies answer)."""
 
 import logging
+import threading
+import time
 import uuid
 
 from django.core.cache import cache
@@ -15,6 +17,13 @@ logger = logging.getLogger(__name__)
 
 # Seconds each dependency has to answer: a readiness probe must itself answer quickly.
 READY_TIMEOUT = 3
+# A process checks its dependencies at most this often; requests in between (and those
+# arriving while a check runs) get the last result, so /readyz, public like every read,
+# cannot be used to hammer the database, the cache or the broker.
+READY_REUSE_SECONDS = 1.0
+_last: dict = {"at": None, "checks": None}
+_lock = threading.Lock()
+_clock = time.monotonic
 
 
 @csrf_exempt  # reads only: 405 for any write, never a CSRF page
@@ -62,11 +71,20 @@ def readiness() -> dict[str, str]:
     return results
 
 
+def readiness_recent() -> dict[str, str]:
+    """readiness(), reused for READY_REUSE_SECONDS within a process."""
+    with _lock:
+        now = _clock()
+        if _last["at"] is None or now - _last["at"] >= READY_REUSE_SECONDS:
+            _last["checks"], _last["at"] = readiness(), _clock()
+        return dict(_last["checks"])
+
+
 @csrf_exempt  # reads only: 405 for any write, never a CSRF page
 @require_safe
 def readyz(request) -> JsonResponse:
     """Readiness: 200 when the database, the cache and the job broker answer; else 503."""
-    checks = readiness()
+    checks = readiness_recent()
     if all(result == "ok" for result in checks.values()):
         return JsonResponse({"status": "ok", "checks": checks})
     down = ", ".join(name for name, result in checks.items() if result != "ok")

@@ -9,6 +9,12 @@ from registry.celery import app
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _fresh_checks(monkeypatch):
+    # Each test checks afresh: no result reused from the one before.
+    monkeypatch.setitem(health._last, "at", None)
+
+
 def test_readyz_is_200_when_every_dependency_answers(anon):
     response = anon.get("/readyz")
     assert response.status_code == 200
@@ -55,3 +61,16 @@ def test_readyz_is_503_when_the_database_does_not_answer(anon, monkeypatch):
     assert response.json()["checks"]["database"] == (
         "unavailable: OperationalError: connection refused"
     )
+
+
+def test_a_process_checks_at_most_once_a_second(anon, monkeypatch, django_assert_num_queries):
+    clock = [1000.0]
+    monkeypatch.setattr(health, "_clock", lambda: clock[0])
+    with django_assert_num_queries(1):
+        assert anon.get("/readyz").status_code == 200
+    clock[0] += 0.5
+    with django_assert_num_queries(0):
+        assert anon.get("/readyz").json()["status"] == "ok"
+    clock[0] += 0.5
+    with django_assert_num_queries(1):
+        assert anon.get("/readyz").status_code == 200
