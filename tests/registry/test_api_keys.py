@@ -177,3 +177,15 @@ def test_last_use_is_recorded_at_most_once_a_minute(make_key, native_payload):
         last_used_at=timezone.now() - timedelta(seconds=61)
     )
     assert key_updates() == 1
+
+
+def test_create_api_key_may_set_an_expiry(capsys):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    call_command("create_api_key", "--owner", "hal", "--expires-in-days", "7")
+    raw = capsys.readouterr().out.strip().splitlines()[-1]
+    key = ApiKey.objects.get(key_hash=api_key_hash(raw))
+    assert timedelta(days=6, hours=23) < key.expires_at - timezone.now() <= timedelta(days=7)
+    with pytest.raises(CommandError, match="from 1 to 3650"):
+        call_command("create_api_key", "--owner", "hal", "--expires-in-days", "0")
