@@ -207,6 +207,7 @@ class ProblemFallbackMiddleware:
         known = _DJANGO_ERRORS.get(response.status_code)
         if (
             known is None
+            or response.streaming
             or request.path.startswith(HTML_PREFIXES)
             or (
                 response.get("Content-Type", "").startswith(("application/", "text/plain"))
