@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from registry import api, extensions, health, keys_api, problems
 
@@ -43,7 +43,15 @@ urlpatterns = [
     *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Swagger UI from the project's static files, with no inline code (its start-up script
+    # is /api/docs?script): it works offline and under a strict Content-Security-Policy.
+    path(
+        "api/docs",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="schema", template_name="registry/swagger_ui.html"
+        ),
+        name="docs",
+    ),
     path("problems/<slug:slug>", problems.problem_type_view, name="problem-type"),
 ]
 

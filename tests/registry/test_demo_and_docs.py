@@ -104,6 +104,22 @@ def test_the_docs_page_loads_only_the_registrys_own_static_files(anon):
         assert finders.find(asset.removeprefix("/static/")), f"{asset} is not a static file"
 
 
+def test_the_docs_page_has_no_inline_code_and_serves_its_start_up_script(anon):
+    import re
+
+    html = anon.get("/api/docs").content.decode()
+    assert "<style" not in html
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    assert scripts and all(not body.strip() for _, body in scripts), scripts
+    [start] = [s for s, _ in scripts if "script=" in s]
+    url = re.search(r'src="([^"]+)"', start).group(1).replace("&amp;", "&")
+    response = anon.get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/javascript")
+    assert b"SwaggerUIBundle" in response.content
+    assert b"/api/schema" in response.content
+
+
 @pytest.mark.apps("a2a", "aap")
 def test_load_demo_prints_and_writes_the_urls_of_the_port_it_serves(capsys, anon, settings):
     settings.REGISTRY_BASE_URL = "http://127.0.0.1:9123"
