@@ -1,11 +1,21 @@
-# The two commands of the quick start: `make run` and `make test`.
+# The two commands of the quick start: `make run` and `make test`; `make` lists them all.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The URL the registry is reached at: HOST, or this machine when it listens everywhere.
+URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 
-.PHONY: run test serve worker beat lint migrate demo clean bench
+.PHONY: help run test serve worker beat lint migrate demo clean bench
+.DEFAULT_GOAL := help
+
+## List the targets and what each does (the default).
+help:
+	@echo "make TARGET [HOST=127.0.0.1] [PORT=8000] [WORKERS=2]"
+	@awk '/^## /{text = text substr($$0, 4) " "; next} \
+	     /^[a-z][a-z-]*:/{if (text) {split($$0, t, ":"); sub(/ $$/, "", text); printf "  %-8s %s\n", t[1], text}; text = ""} \
+	     !/^## /{text = ""}' $(MAKEFILE_LIST)
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -20,34 +30,40 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	@touch $@
 
+## Create the PostgreSQL database if missing, and apply the migrations.
 migrate: $(VENV)/.runtime
+	$(BIN)/python manage.py database_create
 	$(BIN)/python manage.py migrate --noinput
 
+## Migrate and load the demo agents (once).
 demo: $(VENV)/.runtime
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py database_create
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py load_demo
 
 # make run's processes share these: debug mode, and the URL they serve at.
-RUN_ENV = DEBUG=$${DEBUG:-1} REGISTRY_BASE_URL=$${REGISTRY_BASE_URL:-http://$(HOST):$(PORT)} \
+RUN_ENV = DEBUG=$${DEBUG:-1} REGISTRY_BASE_URL=$${REGISTRY_BASE_URL:-http://$(URL_HOST):$(PORT)} \
 	HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
 
-## Set up, load the demo data, print an admin API key, then serve on http://$(HOST):$(PORT)
+## Set up, load the demo data, print an admin API key, then serve on http://HOST:PORT
 ## with a job worker and the job scheduler (Procfile; SQLite and the filesystem broker unless
 ## DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
 run: $(VENV)/.runtime
+	$(RUN_ENV) $(BIN)/python manage.py database_create
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py load_demo
 	$(RUN_ENV) $(BIN)/honcho start -f Procfile
 
-## Production-style serving: gunicorn with static files from whitenoise.
+## Production-style serving: gunicorn (WORKERS processes) with static files from whitenoise.
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/gunicorn registry.wsgi --bind $(HOST):$(PORT) --workers $${WORKERS:-2} --access-logfile -
 
-## Production-style job processes, one each (CELERY_BROKER_URL: Redis or RabbitMQ).
+## A job worker (WORKER_CONCURRENCY processes; CELERY_BROKER_URL: Redis or RabbitMQ).
 worker: migrate
 	$(BIN)/celery -A registry worker --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2}
 
+## The job scheduler: run exactly one.
 beat:
 	$(BIN)/celery -A registry beat --loglevel=INFO
 
@@ -57,6 +73,7 @@ test: $(VENV)/.dev
 	$(BIN)/ruff check .
 	@bash .ci/pytest $(PYTEST_ARGS)
 
+## Check style (ruff check and ruff format --check).
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -65,5 +82,6 @@ lint: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
+## Remove the virtualenv, the SQLite database, collected static files and the job files.
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var

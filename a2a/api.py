@@ -6,6 +6,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.http import http_date
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -116,7 +118,19 @@ def registration_response(
 
 
 class A2AAgentListView(APIView):
-    @extend_schema(request=CardRegistrationSerializer, responses={201: AgentSerializer})
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(
+        request=CardRegistrationSerializer,
+        responses={
+            201: OpenApiResponse(AgentSerializer, description="Registered: a new agent."),
+            200: OpenApiResponse(
+                AgentSerializer,
+                description="The owner already had an agent with this card's preferred "
+                "interface URL: that agent, updated.",
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         """Register by card, or by domain/URL (the registry fetches the card itself).
 
@@ -163,6 +177,8 @@ class A2AAgentListView(APIView):
 
 
 class A2AAgentVerifyView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card from the agent's domain: verified when it is the registered card."""
@@ -210,10 +226,7 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
         pk = uuid.UUID(agent_id)
     except ValueError:
         return problem_response(
-            400,
-            "validation-error",
-            f"'{agent_id}' is not a valid agent id (a UUID).",
-            errors=[Problem("agent_id", "must be a UUID")],
+            404, "not-found", f"There is no agent '{agent_id}' (ids are UUIDs)."
         )
     # With a shared cache (REDIS_URL) cards are served from it; writes invalidate them
     # (a2a.models). A per-process cache could not be invalidated everywhere: not used.
@@ -236,6 +249,8 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
 
 
 class A2AAgentCardView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     def dispatch(self, request, *args, **kwargs):
         if request.method in ("GET", "HEAD"):
             return card_serve(request, kwargs["agent_id"])
@@ -325,6 +340,8 @@ def registry_card(base: str) -> dict:
     }
 
 
+@csrf_exempt  # reads only: 405 for any write, never a CSRF page
+@require_safe
 def registry_card_view(request) -> JsonResponse:
     response = JsonResponse(
         registry_card(settings.REGISTRY_BASE_URL), json_dumps_params={"ensure_ascii": False}

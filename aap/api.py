@@ -1,7 +1,12 @@
 """The AAP API: check documents or a live domain, list compliant dealer agents."""
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -22,6 +27,7 @@ from registry.throttles import fetch_rate_check
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
+@extend_schema_serializer(component_name="AAPCheck")  # AAPCheckRequest in the schema
 class CheckRequestSerializer(serializers.Serializer):
     card = serializers.JSONField(required=False, help_text="The agent card to check.")
     manifest = serializers.JSONField(
@@ -37,7 +43,12 @@ class CheckRequestSerializer(serializers.Serializer):
 ReportSerializer = inline_serializer(
     "AAPReport",
     {
-        "compliant": serializers.BooleanField(),
+        "compliant": serializers.BooleanField(
+            help_text="Every MUST rule was checked (complete) and none fails."
+        ),
+        "complete": serializers.BooleanField(
+            help_text="Every MUST rule was checked: false when the manifest is missing."
+        ),
         "aapVersion": serializers.CharField(allow_null=True),
         "verdict": serializers.CharField(),
         "isDealerAgent": serializers.BooleanField(),
@@ -125,7 +136,8 @@ class CheckView(APIView):
 class DealerListView(DiscoverAgentsView):
     """Compliant AAP v0.1 dealer agents (by their cards), with discovery's filters."""
 
-    filters_left_out = frozenset({"aap"})  # every dealer listed is compliant
+    # Every dealer listed declares AAP and has a compliant card.
+    filters_left_out = frozenset({"aap", "aapCompliant"})
     prefiltered = True
 
     def get_queryset(self):

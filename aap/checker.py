@@ -15,10 +15,10 @@ Choices:
   ``card.extension`` fails and the rules after it are skipped.
 - Checks made elsewhere (``aap.services`` fetching a domain's documents gives
   ``card.fetch`` and ``manifest.fetch``) join a report through ``report_with_results``.
-- ``manifest=None`` means the manifest was not supplied: manifest rules are 'skip' and
-  do not count, so ``compliant`` covers the card rules and the verdict says
-  "manifest not checked". Skips never make a report compliant on their own:
-  ``compliant`` also needs a v0.1 extension declaration.
+- ``manifest=None`` means the manifest was not supplied: the four manifest MUST rules are
+  'skip', so the report is not ``complete`` and not ``compliant`` (compliance needs every
+  MUST rule checked and passing); the verdict says the manifest is missing and whether
+  the card rules pass. ``compliant`` also needs a v0.1 extension declaration.
 - Paths are JSON-path-like, in each document's own member names (``skills[2].id``,
   ``supportedInterfaces[0]`` in a camelCase card, ``a2a.skills[5].id`` in a
   manifest). The rule id's prefix (``card.`` / ``manifest.``) names the document; a
@@ -158,17 +158,19 @@ def aap_check(card: Any, manifest: Any | None = None) -> AAPReport:
         results=results,
     )
     failed, warned = report.failed_rules(), report.warned_rules()
-    report.compliant = not failed
+    report.compliant = not failed and report.complete
     if failed:
         report.verdict = f"Not compliant: {plural(len(failed), 'MUST rule', 'fail')}"
         if legacy:
             report.verdict += "; the manifest is legacy 0.1.0"
-    else:
+    elif manifest is None:
+        unchecked = plural(len(report.skipped_rules()), "MUST rule")
         report.verdict = (
-            "AAP v0.1 compliant"
-            if manifest is not None
-            else "AAP v0.1 card rules pass; manifest not checked"
+            f"Not compliant: the manifest is missing, so {unchecked} could not be checked "
+            "(the card rules pass)"
         )
-        if warned:
-            report.verdict += f", with {plural(len(warned), 'SHOULD warning')}"
+    else:
+        report.verdict = "AAP v0.1 compliant"
+    if warned and not failed:
+        report.verdict += f", with {plural(len(warned), 'SHOULD warning')}"
     return report

@@ -10,7 +10,15 @@ from registry.models import Agent
 FACT_KINDS = [
     FactKind(
         "aap",
-        "true: compliant AAP v0.1 dealer agents (by their card); false: all others.",
+        "true: agents that declare AAP (dealer agents, whatever their compliance); "
+        "false: all others.",
+        filter="present",
+    ),
+    FactKind(
+        "aapCompliant",
+        "true: dealer agents whose card passes every AAP v0.1 card MUST rule (the registry "
+        "checks cards, not manifests: POST /aap/check with the manifest or the domain gives "
+        "the full verdict); false: all others.",
         filter="present",
     ),
     FactKind("aapSkill", "Implements this AAP skill (e.g. lead.submit).", facet=False),
@@ -21,7 +29,11 @@ AAP_SCHEMA = {
     "nullable": True,
     "properties": {
         "dealer": {"type": "boolean"},
-        "compliant": {"type": "boolean"},
+        "cardCompliant": {
+            "type": "boolean",
+            "description": "The card passes every AAP v0.1 card MUST rule. Compliance also "
+            "needs the manifest rules, which the registry does not check.",
+        },
         "version": {"type": "string", "nullable": True},
         "implementedSkills": {"type": "array", "items": {"type": "string"}},
     },
@@ -34,7 +46,7 @@ def aap_member(agent: Agent) -> dict | None:
         return None
     return {
         "dealer": status.is_dealer_agent,
-        "compliant": status.compliant,
+        "cardCompliant": status.compliant,
         "version": status.aap_version or None,
         "implementedSkills": list(status.implemented_skills),
     }

@@ -17,7 +17,8 @@ class AAPStatus(models.Model):
         Agent, on_delete=models.CASCADE, primary_key=True, related_name="aap_status"
     )
     is_dealer_agent = models.BooleanField(default=False)
-    # The card passes every AAP v0.1 card MUST rule; the manifest is not fetched.
+    # The card passes every AAP v0.1 card MUST rule; the manifest is not fetched, so this is
+    # the card's compliance (shown as aap.cardCompliant, filtered by aapCompliant).
     compliant = models.BooleanField(default=False)
     aap_version = models.CharField(
         max_length=VERSION_MAX_LENGTH, blank=True, help_text="Empty: none declared"

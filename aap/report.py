@@ -58,6 +58,9 @@ class RuleResult:
 
 @dataclass
 class AAPReport:
+    """``compliant``: every MUST rule was checked and none fails. ``complete``: every MUST
+    rule was checked (none skipped, e.g. for a missing manifest)."""
+
     compliant: bool
     aap_version: str | None
     verdict: str
@@ -65,9 +68,14 @@ class AAPReport:
     implemented_skills: list[str] = field(default_factory=list)
     results: list[RuleResult] = field(default_factory=list)
 
+    @property
+    def complete(self) -> bool:
+        return not self.skipped_rules()
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "compliant": self.compliant,
+            "complete": self.complete,
             "aapVersion": self.aap_version,
             "verdict": self.verdict,
             "isDealerAgent": self.is_dealer_agent,
@@ -78,6 +86,12 @@ class AAPReport:
     def failed_rules(self) -> list[str]:
         """Ids of the MUST rules that fail, in rule order."""
         return list(dict.fromkeys(r.rule for r in self.results if r.status == FAIL))
+
+    def skipped_rules(self) -> list[str]:
+        """Ids of the MUST rules not checked, in rule order."""
+        return list(
+            dict.fromkeys(r.rule for r in self.results if r.status == SKIP and r.level == MUST)
+        )
 
     def warned_rules(self) -> list[str]:
         return list(dict.fromkeys(r.rule for r in self.results if r.status == WARN))
@@ -118,6 +132,8 @@ def report_with_results(report: AAPReport, results: Iterable[RuleResult]) -> AAP
         combined.compliant = False
         failed = combined.failed_rules()
         combined.verdict = f"Not compliant: {plural(len(failed), 'MUST rule', 'fail')}"
+    elif not combined.complete:
+        combined.compliant = False
     return combined
 
 

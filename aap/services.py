@@ -34,7 +34,7 @@ from registry.services import facts_rows
 CARD_PATH = "/.well-known/agent-card.json"
 MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
 # Fact kinds (registry.extensions) this app writes.
-FACT_KINDS = ("aap", "aapSkill")
+FACT_KINDS = ("aap", "aapCompliant", "aapSkill")
 
 
 def _unchecked(results: list[RuleResult], reason: str, prefix: str) -> list[RuleResult]:
@@ -107,7 +107,9 @@ def aap_status_of(card: Any) -> dict[str, Any]:
     summary = aap_card_summary(card)
     if summary["isDealerAgent"]:
         report = aap_check(card)
-        compliant, skills = report.compliant, list(report.implemented_skills)
+        # The card's own rules: no manifest here, so the report itself is never compliant.
+        compliant = report.aap_version == "0.1" and not report.failed_rules()
+        skills = list(report.implemented_skills)
     else:
         compliant, skills = False, []
     return {
@@ -121,10 +123,11 @@ def aap_status_of(card: Any) -> dict[str, Any]:
 
 
 def aap_facts(status: dict[str, Any]) -> set[tuple[str, str]]:
-    """The facts (registry.extensions) of an AAP status: a dealer's compliance, its skills."""
+    """The facts (registry.extensions) of an AAP status: a dealer declares AAP; its card's
+    compliance; its skills."""
     if not status["is_dealer_agent"]:
         return set()
-    facts = {("aap", "true" if status["compliant"] else "false")}
+    facts = {("aap", "true"), ("aapCompliant", "true" if status["compliant"] else "false")}
     facts.update(("aapSkill", skill) for skill in status["implemented_skills"])
     return facts
 

@@ -133,7 +133,7 @@ def card_paths() -> list[str]:
 
 def api_key(owner: str = OWNER) -> str:
     """A new API key of the agents' owner, for the heartbeat requests."""
-    from registry.services import api_key_create
+    from registry.keys import api_key_create
 
     return api_key_create(owner=owner, label="bench")[1]
 

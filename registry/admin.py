@@ -10,7 +10,15 @@ def _as_admin_user(request) -> None:
     audit_actor.set((f"admin:{request.user.get_username()}", ""))
 
 
-class EndpointInline(admin.TabularInline):
+class NoAddMixin:
+    """Agents, endpoints and capabilities are created through the API (validation, cards,
+    audit): the admin browses, moderates (owner changes, deletes) and has no Add pages."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class EndpointInline(NoAddMixin, admin.TabularInline):
     model = Endpoint
     extra = 0
     fields = ["name", "protocol", "transport", "address", "liveness_model", "last_alive_at"]
@@ -19,7 +27,7 @@ class EndpointInline(admin.TabularInline):
     show_change_link = True
 
 
-class CapabilityInline(admin.TabularInline):
+class CapabilityInline(NoAddMixin, admin.TabularInline):
     model = Capability
     extra = 0
     fields = ["name", "description", "tags", "external_id"]
@@ -28,7 +36,7 @@ class CapabilityInline(admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(NoAddMixin, admin.ModelAdmin):
     """Browse and moderate agents. Content changes go through the API so cards stay true."""
 
     list_display = ["name", "owner", "source", "version", "created_at", "updated_at"]
@@ -64,7 +72,7 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(admin.ModelAdmin):
+class EndpointAdmin(NoAddMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "protocol", "transport", "address", "liveness_model"]
     list_filter = ["protocol", "transport", "liveness_model"]
     search_fields = ["name", "address", "agent__name", "=id"]
@@ -73,7 +81,7 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(Capability)
-class CapabilityAdmin(admin.ModelAdmin):
+class CapabilityAdmin(NoAddMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "external_id"]
     search_fields = ["name", "description", "external_id", "agent__name"]
     readonly_fields = [f.name for f in Capability._meta.fields]
@@ -82,13 +90,33 @@ class CapabilityAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are created with `manage.py create_api_key`; here they are listed and revoked."""
+    """Keys are created with `POST /api-keys` or `manage.py create_api_key`; here they are
+    listed, revoked and given an expiry."""
 
-    list_display = ["prefix", "owner", "scope", "label", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["scope", "revoked_at"]
+    list_display = [
+        "prefix",
+        "owner",
+        "scope",
+        "label",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
+    list_filter = ["scope", "revoked_at", "expires_at"]
     search_fields = ["owner", "prefix", "label"]
     readonly_fields = ["id", "prefix", "owner", "scope", "created_at", "last_used_at"]
-    fields = ["id", "prefix", "owner", "scope", "label", "created_at", "last_used_at", "revoked_at"]
+    fields = [
+        "id",
+        "prefix",
+        "owner",
+        "scope",
+        "label",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
 
     def has_add_permission(self, request):
         return False
@@ -101,6 +129,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 "api-key.revoke" if obj.revoked_at else "api-key.restore",
                 object_repr=f"{obj.prefix}… ({obj.owner})",
                 after={"revokedAt": obj.revoked_at.isoformat() if obj.revoked_at else None},
+            )
+        if "expires_at" in form.changed_data:
+            _as_admin_user(request)
+            audit_record(
+                "api-key.expire",
+                object_repr=f"{obj.prefix}… ({obj.owner})",
+                after={"expiresAt": obj.expires_at.isoformat() if obj.expires_at else None},
             )
 
 

@@ -11,7 +11,6 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +22,7 @@ from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint, ProbeResult
-from registry.pagination import bad_parameter, cursor_key
+from registry.pagination import cursor_key, limit_parse, params_check
 from registry.problems import ProblemError
 from registry.serializers import (
     LIVENESS_SCHEMA,
@@ -59,6 +58,27 @@ def agent_response(request: Request, agent_id, status_code: int = 200, **headers
     liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
     headers = {"ETag": agent_etag(agent, liveness), **headers}
     return Response(body, status=status_code, headers=headers)
+
+
+# The query parameters of discovery besides its filters.
+DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor"})
+
+
+def filter_problems(filterset) -> ProblemError:
+    """A filterset's errors as one 400; a choice's error lists the allowed values."""
+    problems = []
+    for name, messages in filterset.errors.items():
+        choices = (
+            filterset.filters[name].extra.get("choices") if name in filterset.filters else None
+        )
+        if choices:
+            allowed = ", ".join(str(value) for value, _ in choices)
+            given = filterset.data.get(name)
+            problems.append(Problem(name, f"must be one of {allowed}, not '{given}'"))
+        else:
+            problems.extend(Problem(name, str(message)) for message in messages)
+    detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
+    return ProblemError(400, "validation-error", f"{detail}.", problems)
 
 
 def owner_for(request: Request, requested: str | None) -> str:
@@ -98,7 +118,7 @@ class DiscoverAgentsView(APIView):
             OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
             OpenApiParameter("facets", str, description="Comma-separated facet names."),
             OpenApiParameter("updated_since", OpenApiTypes.DATETIME),
-            OpenApiParameter("limit", int),
+            OpenApiParameter("limit", int, description="Agents per page, 1 to 100 (default 20)."),
             OpenApiParameter("cursor", str),
         ],
         filters=True,
@@ -108,8 +128,9 @@ class DiscoverAgentsView(APIView):
         filterset = self.filterset_class(
             data=request.query_params, queryset=self.get_queryset(), request=request
         )
+        params_check(request.query_params, DISCOVERY_PARAMS | set(filterset.filters))
         if not filterset.is_valid():
-            raise ValidationError(filterset.errors)
+            raise filter_problems(filterset)
         queryset = filterset.qs
         page, sort, since = discovery.discover(
             queryset,
@@ -165,6 +186,8 @@ class AgentListView(DiscoverAgentsView):
 
 
 class AgentDetailView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(responses=AgentSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
         return agent_response(request, agent_id)
@@ -222,6 +245,8 @@ def _if_match(request: Request):
 
 
 class EndpointListView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
     @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
@@ -387,10 +412,8 @@ class AgentLivenessView(APIView):
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
-        raw = request.query_params.get("limit") or "100"
-        if not raw.isdigit() or not 1 <= int(raw) <= 500:
-            raise bad_parameter("limit", "must be a whole number from 1 to 500")
-        limit = int(raw)
+        params_check(request.query_params, {"limit"})
+        limit = limit_parse(request.query_params.get("limit"), default=100, most=500)
         probes = ProbeResult.objects.filter(agent=agent).order_by("-at", "-id")[:limit]
         now = timezone.now()
         body = {

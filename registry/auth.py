@@ -67,13 +67,17 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         key = (
             ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .only("id", "owner", "scope", "prefix", "last_used_at")
+            .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at")
             .first()
         )
         if key is None:
             raise exceptions.AuthenticationFailed("The API key is not valid.")
-        audit_actor.set((key.owner, key.prefix))
         now = timezone.now()
+        if key.expires_at is not None and key.expires_at <= now:
+            raise exceptions.AuthenticationFailed(
+                f"The API key expired at {key.expires_at.isoformat()}."
+            )
+        audit_actor.set((key.owner, key.prefix))
         # Recording use at most once a minute keeps reads from turning into writes.
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
             ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

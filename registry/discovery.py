@@ -26,7 +26,7 @@ def sort_choose(params, *, has_text: bool, syncing: bool) -> str:
         return "updated"
     sort = params.get("sort") or ("relevance" if has_text else "recent")
     if sort not in SORTS or sort == "updated":
-        raise bad_parameter("sort", "must be relevance, recent or name")
+        raise bad_parameter("sort", f"must be one of relevance, recent, name, not '{sort}'")
     if sort == "relevance" and not has_text:
         raise bad_parameter("sort", "relevance needs a text query (q)")
     return sort

@@ -45,6 +45,7 @@ def _statement() -> str:
                 set_config('synchronous_commit', 'off', true) AS commit_mode
             FROM {key}
             WHERE key_hash = %(hash)s AND revoked_at IS NULL
+              AND (expires_at IS NULL OR expires_at > %(now)s)
         ), beat AS (
             UPDATE {endpoint} AS e
             SET last_alive_at = %(now)s, alive_until = %(now)s + e.liveness_grace,

@@ -29,8 +29,11 @@ class ApiKey(models.Model):
     )
     label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Recorded at most once a minute per key, so reads do not turn into writes.
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Refused from this time on; empty: never expires.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = "API key"
@@ -42,6 +45,9 @@ class ApiKey(models.Model):
     @property
     def is_admin(self) -> bool:
         return self.scope == self.Scope.ADMIN
+
+    def is_active(self, now) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
 
 # How an agent came to be registered: natively through the API here; protocol apps

@@ -10,6 +10,7 @@ import binascii
 import json
 import math
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -38,16 +39,40 @@ def bad_parameter(name: str, message: str) -> ProblemError:
     return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
 
 
-def limit_parse(raw: str | None) -> int:
+def limit_parse(raw: str | None, default: int = DEFAULT_LIMIT, most: int = MAX_LIMIT) -> int:
+    """A page size: a whole number from 1 to ``most``; anything else is a 400 saying so
+    (never silently clamped)."""
     if raw is None or raw == "":
-        return DEFAULT_LIMIT
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise bad_parameter("limit", "must be a whole number from 1 to 100")
-    return min(value, MAX_LIMIT)
+        return default
+    value = int(raw) if raw.isascii() and raw.isdigit() else 0
+    if not 1 <= value <= most:
+        raise bad_parameter("limit", f"must be a whole number from 1 to {most}")
+    return value
+
+
+def choice_parse(name: str, raw: str | None, choices: Iterable[str]) -> str | None:
+    """One of ``choices`` (None when absent); else a 400 listing them."""
+    if raw is None or raw == "":
+        return None
+    choices = list(choices)
+    if raw not in choices:
+        raise bad_parameter(name, f"must be one of {', '.join(choices)}, not '{raw}'")
+    return raw
+
+
+def params_check(params: Iterable[str], known: Iterable[str]) -> None:
+    """Every list endpoint refuses query parameters it does not know: a 400 naming them
+    (a misspelt filter would otherwise widen the answer without a word)."""
+    known = set(known)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ProblemError(
+            400,
+            "validation-error",
+            f"Unknown query parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)}; this endpoint takes {', '.join(sorted(known))}.",
+            [Problem(name, "is not a parameter of this endpoint") for name in unknown],
+        )
 
 
 def _encode(sort: str, key: Any, pk: uuid.UUID) -> str:

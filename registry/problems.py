@@ -31,6 +31,8 @@ PROBLEM_TYPES = {
     "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
     "fetch-failed": "The registry could not fetch a document from the given address.",
     "server-error": "The registry failed to handle the request.",
+    "key-inactive": "The API key is revoked or expired: it cannot be rotated.",
+    "not-ready": "A dependency (database, cache or job broker) does not answer; see checks.",
 }
 
 
@@ -181,3 +183,42 @@ def handler400(request, exception=None) -> JsonResponse:
 
 def handler403(request, exception=None) -> JsonResponse:
     return problem_response(403, "forbidden", "Access denied.")
+
+
+# Errors Django answers with its own HTML: DEBUG's 404 page, a plain view's 405, the CSRF
+# failure page. The admin's pages stay HTML.
+_DJANGO_ERRORS = {
+    403: ("forbidden", "Access denied."),
+    404: ("not-found", "There is nothing at {path}."),
+    405: ("method-not-allowed", "{method} is not allowed on {path}."),
+}
+HTML_PREFIXES = ("/admin/", "/static/")
+
+
+class ProblemFallbackMiddleware:
+    """Every error outside the admin is problem+json, including those Django answers
+    itself in HTML (DEBUG's 404s, 405s of plain views, CSRF failures)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        known = _DJANGO_ERRORS.get(response.status_code)
+        if (
+            known is None
+            or response.streaming
+            or request.path.startswith(HTML_PREFIXES)
+            or (
+                response.get("Content-Type", "").startswith(("application/", "text/plain"))
+                and response.content
+            )
+        ):
+            return response
+        slug, detail = known
+        problem = problem_response(
+            response.status_code, slug, detail.format(path=request.path, method=request.method)
+        )
+        if response.has_header("Allow"):
+            problem["Allow"] = response["Allow"]
+        return problem

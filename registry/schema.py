@@ -5,6 +5,39 @@ from drf_spectacular.extensions import (
     OpenApiSerializerFieldExtension,
 )
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import permissions, serializers
+
+from registry.auth import ReadOnlyOrApiKey
+from registry.problems import PROBLEM_CONTENT_TYPE
+
+PROBLEM_RESPONSES = {
+    400: "The request is invalid: a body, a field or a query parameter (see errors[]).",
+    401: "No API key, or one that is unknown, revoked or expired.",
+    403: "The API key may not do this.",
+    404: "There is no such resource (also for an id that is not a UUID).",
+    409: "The request conflicts with the resource's state.",
+    413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
+    429: "Too many requests: retry after Retry-After seconds.",
+}
+WRITES = {"POST", "PUT", "PATCH", "DELETE"}
+# A view whose writes can answer 409 says so with a class attribute ``may_conflict = True``.
+
+
+class ProblemFieldErrorSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="Where: a JSON path into the body, or a parameter.")
+    message = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="Problem")
+class ProblemSerializer(serializers.Serializer):
+    """An RFC 9457 problem: every error of the API."""
+
+    type = serializers.CharField(help_text="/problems/<slug>: what this kind of problem means.")
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = ProblemFieldErrorSerializer(many=True, required=False)
 
 
 class RegistryAutoSchema(AutoSchema):
@@ -12,6 +45,47 @@ class RegistryAutoSchema(AutoSchema):
         # The parser reads any body as JSON (so a wrong body is a 400, not a 415); what the
         # API takes is JSON.
         return ["application/json"]
+
+    def _needs_key(self) -> bool:
+        for permission in self.view.get_permissions():
+            if isinstance(permission, permissions.AllowAny):
+                return False
+            if isinstance(permission, ReadOnlyOrApiKey):
+                return self.method in WRITES
+        return bool(self.view.get_permissions())
+
+    def problem_statuses(self, operation: dict) -> set[int]:
+        """The problem responses an operation can give, from what it takes."""
+        statuses = {429}
+        has_body = "requestBody" in operation
+        if has_body or any(p["in"] == "query" for p in operation.get("parameters", [])):
+            statuses.add(400)
+        if has_body:
+            statuses.add(413)
+        if any(p["in"] == "path" for p in operation.get("parameters", [])):
+            statuses.add(404)
+        if self._needs_key():
+            statuses |= {401, 403}
+        if self.method in WRITES and getattr(self.view, "may_conflict", False):
+            statuses.add(409)
+        return statuses
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
+        problem = self.resolve_serializer(ProblemSerializer, "response").ref
+        responses = operation["responses"]
+        for status in self.problem_statuses(operation):
+            responses.setdefault(
+                str(status),
+                {
+                    "description": PROBLEM_RESPONSES[status],
+                    "content": {PROBLEM_CONTENT_TYPE: {"schema": problem}},
+                },
+            )
+        operation["responses"] = dict(sorted(responses.items()))
+        return operation
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -18,11 +18,12 @@ def agent_queryset() -> QuerySet[Agent]:
 
 
 def parse_uuid(value: str, what: str = "agent") -> uuid.UUID:
+    """The id in a path; a malformed one names no resource: 404, as an unknown id is."""
     try:
         return uuid.UUID(str(value))
     except ValueError:
         raise ProblemError(
-            400, "validation-error", f"'{value}' is not a valid {what} id (a UUID)."
+            404, "not-found", f"There is no {what} '{value}' (ids are UUIDs)."
         ) from None
 
 

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from registry import extensions
@@ -22,6 +22,7 @@ from registry.models import (
 from registry.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
 
 
+@extend_schema_serializer(component_name="Capability")  # CapabilityRequest in the schema
 class CapabilityInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(
@@ -44,13 +45,14 @@ class CapabilityInputSerializer(serializers.Serializer):
         return value
 
 
+@extend_schema_serializer(component_name="Endpoint")  # EndpointRequest in the schema
 class EndpointInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
-    transport = serializers.ChoiceField(choices=Endpoint.Transport.values)
+    transport = serializers.ChoiceField(choices=Endpoint.Transport.choices)
     protocol = serializers.ChoiceField(choices=Endpoint.Protocol.values)
     address = serializers.CharField(max_length=2048)
     livenessModel = serializers.ChoiceField(
-        choices=Endpoint.Liveness.values, required=False, default=Endpoint.Liveness.PERSISTENT
+        choices=Endpoint.Liveness.choices, required=False, default=Endpoint.Liveness.PERSISTENT
     )
     heartbeatIntervalSeconds = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=86400
@@ -110,6 +112,7 @@ def capability_input(attrs: dict) -> CapabilityInput:
     )
 
 
+@extend_schema_serializer(component_name="Agent")  # AgentRequest in the schema
 class AgentInputSerializer(serializers.Serializer):
     """A native registration. With ``partial=True`` (PATCH) every member is optional."""
 

@@ -15,7 +15,6 @@ from registry.models import (
     Agent,
     AgentFacet,
     AgentSearchText,
-    ApiKey,
     AuditEntry,
     Capability,
     CapabilityTag,
@@ -326,26 +325,6 @@ def endpoint_remove(*, endpoint: Endpoint) -> None:
 
 def _endpoint_line(endpoint: Endpoint) -> str:
     return f"{endpoint.name} {endpoint.protocol}/{endpoint.transport} {endpoint.address}"
-
-
-def api_key_create(*, owner: str, admin: bool = False, label: str = "") -> tuple[ApiKey, str]:
-    """Create a key; the raw key is returned once and never stored."""
-    from registry.auth import api_key_generate, api_key_hash
-
-    raw = api_key_generate()
-    key = ApiKey.objects.create(
-        owner=owner,
-        scope=ApiKey.Scope.ADMIN if admin else ApiKey.Scope.AGENT,
-        key_hash=api_key_hash(raw),
-        prefix=raw[:10],
-        label=label,
-    )
-    audit_record(
-        "api-key.create",
-        object_repr=f"{key.prefix}… ({owner})",
-        after={"owner": owner, "scope": key.scope, "label": label},
-    )
-    return key, raw
 
 
 def tags_clean(tags: Iterable[str]) -> list[str]:

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "registry",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
@@ -116,6 +117,9 @@ MIDDLEWARE = [
     "registry.deadlines.FetchBudgetMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: errors that Django answers in HTML (DEBUG's 404 page, 405s, the CSRF
+    # failure page) become problem+json, and the middleware above still add their headers.
+    "registry.problems.ProblemFallbackMiddleware",
 ]
 
 ROOT_URLCONF = "registry.urls"
@@ -241,14 +245,42 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": REGISTRY_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs loads Swagger UI from the registry's own static files
+    # (drf-spectacular-sidecar): the docs work offline and load nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Readable component names: one enum per set of values, named for what it is.
+    "ENUM_NAME_OVERRIDES": {
+        "TransportEnum": "registry.models.Endpoint.Transport",
+        "ProtocolEnum": "registry.models.Endpoint.Protocol",
+        "LivenessModelEnum": "registry.models.Endpoint.Liveness",
+        "ProbeCategoryEnum": "registry.serializers.PROBE_CATEGORIES",
+        "ApiKeyScopeEnum": ["agent", "admin"],
+        "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
+        "AAPRuleLevelEnum": ["MUST", "SHOULD"],
+    },
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+# One handler, on the root logger: every record is written once. Django's own loggers
+# (which, by default, also print in DEBUG) hand their records to the root.
+# LOG_FORMAT=json writes one JSON object per line.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "plain": {"format": "%(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "registry.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        name: {"handlers": [], "propagate": True}
+        for name in ("django", "django.server", "django.request", "celery")
+    },
 }
 
 # Served over HTTPS (REGISTRY_HTTPS=1, the production setting): plain-HTTP requests are
@@ -331,6 +363,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# JSON logs: the job processes log through the root handler too, not Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)

@@ -1,14 +1,8 @@
 from django.contrib import admin
-from django.http import JsonResponse
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from registry import api, extensions, problems
-
-
-def healthz(request) -> JsonResponse:
-    """Liveness for load balancers: answers without touching the database."""
-    return JsonResponse({"status": "ok"})
+from registry import api, extensions, health, keys_api, problems
 
 
 def app_routes(*, first: bool) -> list:
@@ -17,7 +11,8 @@ def app_routes(*, first: bool) -> list:
 
 
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     *app_routes(first=True),
     path("agents", api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
@@ -39,11 +34,24 @@ urlpatterns = [
     ),
     path("agents/<str:agent_id>/heartbeat", api.AgentHeartbeatView.as_view(), name="heartbeat"),
     path("agents/<str:agent_id>/liveness", api.AgentLivenessView.as_view(), name="liveness"),
+    path("api-keys", keys_api.ApiKeyListView.as_view(), name="api-keys"),
+    path("api-keys/<str:key_id>", keys_api.ApiKeyDetailView.as_view(), name="api-key"),
+    path(
+        "api-keys/<str:key_id>/rotate", keys_api.ApiKeyRotateView.as_view(), name="api-key-rotate"
+    ),
     path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
     *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Swagger UI from the project's static files, with no inline code (its start-up script
+    # is /api/docs?script): it works offline and under a strict Content-Security-Policy.
+    path(
+        "api/docs",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="schema", template_name="registry/swagger_ui.html"
+        ),
+        name="docs",
+    ),
     path("problems/<slug:slug>", problems.problem_type_view, name="problem-type"),
 ]
 

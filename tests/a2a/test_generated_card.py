@@ -165,3 +165,26 @@ def test_agent_with_no_capabilities_still_gets_one_skill(alice, anon, native_pay
         }
     ]
     uuid.UUID(card["skills"][0]["id"])
+
+
+def test_imported_and_generated_urls_follow_registry_base_url(
+    settings, tmp_path, anon, alice, make_card, native_payload, capsys
+):
+    from django.core.management import call_command
+
+    settings.REGISTRY_BASE_URL = "http://127.0.0.1:9123"
+    path = tmp_path / "cards.jsonl"
+    path.write_text(json.dumps(make_card()) + "\n", encoding="utf-8")
+    call_command("import_cards", str(path), "--owner", "crawler")
+    [imported] = anon.get("/discover/agents", {"owner": "crawler"}).json()["results"]
+    assert imported["cardUrl"] == f"http://127.0.0.1:9123/a2a/agents/{imported['id']}"
+
+    payload = native_payload()
+    payload["endpoints"].append(
+        {"name": "jobs", "transport": "Amqp", "protocol": "A2A", "address": "jobs.queue"}
+    )
+    agent = alice.post("/agents", payload, format="json").json()
+    card = anon.get(f"/a2a/agents/{agent['id']}").json()
+    urls = [i["url"] for i in card["supportedInterfaces"]]
+    assert any(u.startswith("http://127.0.0.1:9123/a2a/queue/") for u in urls), urls
+    assert not any("8000" in u or "testserver" in u for u in urls)

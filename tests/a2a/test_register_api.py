@@ -199,12 +199,13 @@ def test_an_invalid_card_reports_every_problem_by_path_and_changes_nothing(alice
     assert CardDocument.objects.count() == 0
 
 
-def test_card_of_an_unknown_agent_is_404_and_a_malformed_id_is_400(anon):
+def test_card_of_an_unknown_agent_or_a_malformed_id_is_404(anon):
     response = anon.get(f"/a2a/agents/{uuid.uuid4()}")
     assert response.status_code == 404
     assert response.json()["type"] == "/problems/not-found"
     response = anon.get("/a2a/agents/not-a-uuid")
-    assert response.status_code == 400
+    assert response.status_code == 404
+    assert response.json()["type"] == "/problems/not-found"
 
 
 def test_registering_needs_a_key(anon, make_card):

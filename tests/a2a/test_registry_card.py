@@ -53,3 +53,10 @@ def test_a2a_card_resolver_fetches_a_registered_card_from_a_live_server(
 def test_a2a_card_resolver_reads_the_registry_card(live_server):
     resolved = resolve(live_server.url, "/.well-known/agent-card.json")
     assert {s.id for s in resolved.skills} == {"agent-registration", "agent-discovery"}
+
+
+def test_writes_to_the_registry_card_are_405_problems(anon):
+    response = anon.post("/.well-known/agent-card.json", {}, format="json")
+    assert response.status_code == 405
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["type"] == "/problems/method-not-allowed"

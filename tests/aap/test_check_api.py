@@ -13,6 +13,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aap"
 CARD_PATH = "/.well-known/agent-card.json"
 DEFAULT_MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
 
+MISSING_MANIFEST = (
+    "Not compliant: the manifest is missing, so 4 MUST rules could not be checked "
+    "(the card rules pass)"
+)
+
 
 def load(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
@@ -89,12 +94,18 @@ def test_a_broken_example_fails_with_the_rule_id_and_path_but_still_answers_200(
     assert result(report, "manifest.auth_type")["level"] == "MUST"
 
 
-def test_a_card_alone_is_checked_with_manifest_rules_skipped(anon):
+def test_a_card_alone_is_incomplete_and_so_not_compliant(anon):
     report = check(anon, {"card": load("card-public.json")})
 
-    assert report["compliant"] is True
-    assert report["verdict"] == "AAP v0.1 card rules pass; manifest not checked"
+    assert report["compliant"] is False
+    assert report["complete"] is False
+    assert report["verdict"] == MISSING_MANIFEST
     assert statuses(report, "manifest.schema") == [("skip", "(manifest)")]
+    with_manifest = check(
+        anon, {"card": load("card-public.json"), "manifest": load("manifest-public.json")}
+    )
+    assert with_manifest["compliant"] is True
+    assert with_manifest["complete"] is True
 
 
 def test_an_invalid_api_key_does_not_matter_to_the_public_check(client_for):
@@ -103,7 +114,8 @@ def test_an_invalid_api_key_does_not_matter_to_the_public_check(client_for):
 
     report = check(client, {"card": load("card-public.json")})
 
-    assert report["compliant"] is True
+    assert report["complete"] is False
+    assert report["verdict"].endswith("(the card rules pass)")
 
 
 @pytest.mark.parametrize(
@@ -298,3 +310,12 @@ def test_a_03_card_with_a_number_for_a_list_is_checked_not_a_crash(anon, member)
     report = check(anon, {"card": card})
 
     assert report["compliant"] is False
+
+
+def test_the_dealer_list_refuses_unknown_parameters_and_out_of_range_limits(anon):
+    response = anon.get("/aap/dealers", {"aap": "true"})  # every dealer listed is compliant
+    assert response.status_code == 400
+    assert [e["path"] for e in response.json()["errors"]] == ["aap"]
+    response = anon.get("/aap/dealers", {"limit": "1000"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == "must be a whole number from 1 to 100"

@@ -162,7 +162,10 @@ def test_a_form_post_without_the_csrf_token_is_refused(browser):
 
 
 def test_json_posts_to_the_same_path_reach_the_api_without_a_csrf_token(browser):
-    body: dict[str, Any] = {"card": json.loads(text_of("card-public.json"))}
+    body: dict[str, Any] = {
+        "card": json.loads(text_of("card-public.json")),
+        "manifest": json.loads(text_of("manifest-public.json")),
+    }
 
     response = browser.post("/aap/check", json.dumps(body), content_type="application/json")
 

@@ -15,6 +15,11 @@ from aap.report import RULES, AAPReport, report_as_text
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aap"
 SCHEMAS = Path(__file__).resolve().parents[2] / "aap" / "schemas"
 
+MISSING_MANIFEST = (
+    "Not compliant: the manifest is missing, so 4 MUST rules could not be checked "
+    "(the card rules pass)"
+)
+
 
 def load(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
@@ -466,11 +471,19 @@ def test_legacy_0_1_0_manifest_is_reported_as_legacy(bearer_card):
     assert ("fail", "a2a.skills[4].id") in results_of(report, "manifest.schema")
 
 
-def test_card_alone_passes_its_rules_and_skips_the_manifest(public_card):
+def test_card_alone_passes_its_rules_but_is_incomplete_so_not_compliant(public_card):
     report = aap_check(public_card)
 
-    assert report.compliant
-    assert report.verdict == "AAP v0.1 card rules pass; manifest not checked"
+    assert not report.compliant
+    assert not report.complete
+    assert report.failed_rules() == []
+    assert report.skipped_rules() == [
+        "manifest.schema",
+        "manifest.auth_type",
+        "manifest.skills",
+        "manifest.endpoint",
+    ]
+    assert report.verdict == MISSING_MANIFEST
     skipped = [r for r in report.results if r.rule.startswith("manifest.")]
     assert {r.status for r in skipped} == {"skip"}
     assert all("not supplied" in r.message for r in skipped)
@@ -513,6 +526,7 @@ def test_report_serializes_to_json_with_camel_case_keys(bearer_card, bearer_mani
 
     assert set(document) == {
         "compliant",
+        "complete",
         "aapVersion",
         "verdict",
         "isDealerAgent",

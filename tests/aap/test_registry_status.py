@@ -81,7 +81,7 @@ def test_registering_the_public_example_card_marks_the_agent_a_compliant_dealer(
 
     expected = {
         "dealer": True,
-        "compliant": True,
+        "cardCompliant": True,
         "version": "0.1",
         "implementedSkills": ALL_SKILLS,
     }
@@ -91,7 +91,12 @@ def test_registering_the_public_example_card_marks_the_agent_a_compliant_dealer(
 
 
 def test_generic_and_native_agents_show_no_dealer_status(agents, anon):
-    not_a_dealer = {"dealer": False, "compliant": False, "version": None, "implementedSkills": []}
+    not_a_dealer = {
+        "dealer": False,
+        "cardCompliant": False,
+        "version": None,
+        "implementedSkills": [],
+    }
     assert aap_of(anon, agents["generic"]) == not_a_dealer
     assert aap_of(anon, agents["native"]) == not_a_dealer
 
@@ -108,31 +113,46 @@ def test_a_dealer_card_that_breaks_a_rule_is_a_dealer_but_not_compliant(agents, 
     status = aap_of(anon, agents["broken"])
 
     assert status["dealer"] is True
-    assert status["compliant"] is False
+    assert status["cardCompliant"] is False
     assert "lead.submit" in status["implementedSkills"]
 
 
-def test_aap_true_lists_only_compliant_dealers_and_false_the_rest(agents, anon):
+def test_aap_true_lists_every_agent_declaring_aap_and_false_the_rest(agents, anon):
     assert names(anon.get("/discover/agents", {"aap": "true"})) == [
+        "Broken Dealer",
         "Demo Toyota Dealer Agent",
         "Showroom Dealer",
     ]
     assert names(anon.get("/discover/agents", {"aap": "false"})) == [
-        "Broken Dealer",
         "Summarizer",
         "Weather Agent",
     ]
 
 
-def test_the_aap_facet_counts_dealers_by_compliance(agents, anon):
-    # Two compliant dealers, one that is not; agents that are no dealers are not counted.
-    body = anon.get("/discover/agents", {"facets": "aap"}).json()
-    assert body["facets"]["aap"] == [
+def test_aap_compliant_true_lists_dealers_whose_card_passes_and_false_the_rest(agents, anon):
+    assert names(anon.get("/discover/agents", {"aapCompliant": "true"})) == [
+        "Demo Toyota Dealer Agent",
+        "Showroom Dealer",
+    ]
+    assert names(anon.get("/discover/agents", {"aapCompliant": "false"})) == [
+        "Broken Dealer",
+        "Summarizer",
+        "Weather Agent",
+    ]
+    both = anon.get("/discover/agents", {"aap": "true", "aapCompliant": "false"})
+    assert names(both) == ["Broken Dealer"]
+
+
+def test_the_aap_facets_count_dealers_and_their_cards_compliance(agents, anon):
+    # Three dealers: two compliant cards, one not; agents that are no dealers are not counted.
+    body = anon.get("/discover/agents", {"facets": "aap,aapCompliant"}).json()
+    assert body["facets"]["aap"] == [{"value": "true", "count": 3}]
+    assert body["facets"]["aapCompliant"] == [
         {"value": "true", "count": 2},
         {"value": "false", "count": 1},
     ]
-    narrowed = anon.get("/discover/agents", {"aap": "false", "facets": "aap"}).json()
-    assert narrowed["facets"]["aap"] == [{"value": "false", "count": 1}]
+    narrowed = anon.get("/discover/agents", {"aapCompliant": "false", "facets": "aap"}).json()
+    assert narrowed["facets"]["aap"] == [{"value": "true", "count": 1}]
 
 
 def test_dealer_listing_facets_count_only_dealers(agents, anon):
@@ -145,7 +165,7 @@ def test_dealer_listing_facets_count_only_dealers(agents, anon):
 def test_aap_skill_filter_finds_agents_implementing_the_skill(agents, anon):
     lead_agents = names(anon.get("/discover/agents", {"aapSkill": "lead.submit"}))
     assert lead_agents == ["Broken Dealer", "Demo Toyota Dealer Agent"]
-    both = anon.get("/discover/agents", {"aapSkill": "lead.submit", "aap": "true"})
+    both = anon.get("/discover/agents", {"aapSkill": "lead.submit", "aapCompliant": "true"})
     assert names(both) == ["Demo Toyota Dealer Agent"]
     assert names(anon.get("/discover/agents", {"aapSkill": "lead.unknown"})) == []
 
@@ -161,7 +181,7 @@ def test_dealers_listing_shows_compliant_dealers_only(agents, anon):
     response = anon.get("/aap/dealers")
 
     assert names(response) == ["Demo Toyota Dealer Agent", "Showroom Dealer"]
-    assert all(agent["aap"]["compliant"] for agent in response.json()["results"])
+    assert all(agent["aap"]["cardCompliant"] for agent in response.json()["results"])
     assert names(anon.get("/aap/dealers", {"aapSkill": "lead.submit"})) == [
         "Demo Toyota Dealer Agent"
     ]
@@ -206,7 +226,7 @@ def test_replacing_the_card_with_a_non_aap_card_clears_the_status(agents, alice,
     assert response.status_code == 200, response.content
     assert response.json()["aap"] == {
         "dealer": False,
-        "compliant": False,
+        "cardCompliant": False,
         "version": None,
         "implementedSkills": [],
     }
@@ -237,7 +257,7 @@ def test_a_native_rename_of_a_dealer_rechecks_its_rewritten_card(agents, alice):
     response = alice.patch(f"/agents/{agent_id}", {"name": "Renamed Dealer"}, format="json")
 
     assert response.status_code == 200, response.content
-    assert response.json()["aap"]["compliant"] is True
+    assert response.json()["aap"]["cardCompliant"] is True
     assert AAPStatus.objects.get(agent_id=agent_id).checked_at > before
 
 
@@ -265,7 +285,7 @@ def test_a_native_agent_whose_metadata_declares_aap_is_a_dealer_of_its_generated
     assert status["dealer"] is True
     assert status["version"] == "0.1"
     # Generated skill ids are capability ids, never AAP skill ids: card.skills fails.
-    assert status["compliant"] is False
+    assert status["cardCompliant"] is False
 
 
 def test_status_refresh_is_idempotent_and_keeps_one_skill_row_each(agents):
@@ -284,7 +304,7 @@ def test_the_demo_dealer_is_listed_as_a_compliant_dealer(anon, capsys):
 
     dealers = anon.get("/aap/dealers").json()["results"]
     assert [agent["name"] for agent in dealers] == ["Demo Motors Dealer Agent"]
-    assert dealers[0]["aap"]["compliant"] is True
+    assert dealers[0]["aap"]["cardCompliant"] is True
 
 
 def test_admin_lists_aap_statuses_by_compliance(agents, client, django_user_model):
@@ -308,7 +328,7 @@ def test_a_card_claiming_an_absurd_aap_version_registers_with_the_version_cut_sh
     body = register(alice, card)
 
     assert body["aap"]["dealer"] is True
-    assert body["aap"]["compliant"] is False
+    assert body["aap"]["cardCompliant"] is False
     assert body["aap"]["version"] == version[: AAPStatus.VERSION_MAX_LENGTH]
 
 

@@ -87,11 +87,12 @@ def test_cursor_pagination_walks_every_agent_once(alice, anon, native_payload):
     assert sorted(seen) == [f"Agent {i:02d}" for i in range(25)]
 
 
-def test_default_page_is_20_and_limit_is_capped_at_100(alice, anon, native_payload):
+def test_default_page_is_20_and_limit_takes_1_to_100(alice, anon, native_payload):
     for index in range(21):
         alice.post("/agents", native_payload(name=f"A{index}"), format="json")
     assert len(anon.get("/discover/agents").json()["results"]) == 20
-    assert len(anon.get("/discover/agents", {"limit": 500}).json()["results"]) == 21
+    assert len(anon.get("/discover/agents", {"limit": 100}).json()["results"]) == 21
+    assert len(anon.get("/discover/agents", {"limit": 1}).json()["results"]) == 1
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from django.core.management import call_command
+
 from registry import extensions
 from registry.celery import app
 
@@ -36,3 +39,25 @@ def test_every_registered_schedule_reaches_beat_and_names_a_registered_task():
     for entry in registered:
         assert schedule[entry.name]["schedule"] == entry.seconds
         assert entry.task in app.tasks
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_database_create_creates_a_missing_postgresql_database_once(monkeypatch, capsys):
+    import uuid
+
+    import psycopg
+    from django.db import connection
+
+    name = f"registry_create_{uuid.uuid4().hex[:12]}"
+    monkeypatch.setitem(connection.settings_dict, "NAME", name)
+    params = {**connection.get_connection_params(), "dbname": "postgres"}
+    for private in ("prepare_threshold", "cursor_factory", "context", "options"):
+        params.pop(private, None)
+    call_command("database_create")
+    call_command("database_create")
+    assert capsys.readouterr().out.count(f"Created the database '{name}'") == 1
+    with psycopg.connect(**params, autocommit=True) as admin:
+        query = "SELECT 1 FROM pg_database WHERE datname = %s"
+        assert admin.execute(query, [name]).fetchone() == (1,)
+        admin.execute(f'DROP DATABASE "{name}"')

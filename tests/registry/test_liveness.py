@@ -256,3 +256,13 @@ def test_a_revoked_key_or_another_owners_key_changes_nothing(alice, bob, agent):
     assert alice.post(url).status_code == 401
     assert bob.post(url).status_code == 403
     assert Endpoint.objects.get(pk=web).alive_until is None
+
+
+def test_an_expired_key_sends_no_heartbeat(alice, agent):
+    web = ids(agent)["web"]
+    ApiKey.objects.filter(owner="alice").update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    response = alice.post(f"/agents/{agent['id']}/endpoints/{web}/heartbeat")
+
+    assert response.status_code == 401
+    assert Endpoint.objects.get(pk=web).alive_until is None

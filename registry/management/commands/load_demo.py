@@ -8,8 +8,17 @@ from django.db import transaction
 from registry import extensions
 from registry.audit import audit_actor
 from registry.demo import DEMO_OWNER
+from registry.keys import api_key_create
 from registry.models import Agent
-from registry.services import api_key_create
+
+# What `make run` points a new user at, printed with the URL the registry serves at.
+SHOW = [
+    ("/api/docs", "interactive API docs"),
+    ("/discover/agents", "the demo agents"),
+    ("/.well-known/agent-card.json", "the registry's own card"),
+    ("/admin/", "browse and moderate"),
+    ("/readyz", "database, cache and job broker reachable"),
+]
 
 
 class Command(BaseCommand):
@@ -34,6 +43,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Django admin at {base_url}/admin/: user 'admin', password '{password}'"
             )
+        self.stdout.write(f"Serving at {base_url}/ (REGISTRY_BASE_URL):")
+        for path, what in SHOW:
+            self.stdout.write(f"  {base_url}{path:<32} {what}")
         _, raw = api_key_create(owner="local-admin", admin=True, label="make run")
         self.stdout.write("Local admin API key (use as 'Authorization: Bearer <key>'):")
         self.stdout.write(raw)

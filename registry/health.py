@@ -1,0 +1,95 @@
+"""Health endpoints: /healthz (the process answers) and /readyz (its dependencies answer)."""
+
+import logging
+import threading
+import time
+import uuid
+
+from django.core.cache import cache
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
+
+from registry.problems import problem_response
+
+logger = logging.getLogger(__name__)
+
+# Seconds each dependency has to answer: a readiness probe must itself answer quickly.
+READY_TIMEOUT = 3
+# A process checks its dependencies at most this often; requests in between (and those
+# arriving while a check runs) get the last result, so /readyz, public like every read,
+# cannot be used to hammer the database, the cache or the broker.
+READY_REUSE_SECONDS = 1.0
+_last: dict = {"at": None, "checks": None}
+_lock = threading.Lock()
+_clock = time.monotonic
+
+
+@csrf_exempt  # reads only: 405 for any write, never a CSRF page
+@require_safe
+def healthz(request) -> JsonResponse:
+    """Liveness for load balancers: answers without touching the database."""
+    return JsonResponse({"status": "ok"})
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _cache() -> None:
+    key = f"readyz:{uuid.uuid4().hex}"
+    cache.set(key, "1", timeout=READY_TIMEOUT)
+    if cache.get(key) != "1":
+        raise RuntimeError("a value written to the cache could not be read back")
+    cache.delete(key)
+
+
+def _broker() -> None:
+    from registry.celery import app
+
+    with app.connection_for_write(connect_timeout=READY_TIMEOUT) as conn:
+        conn.ensure_connection(max_retries=1, timeout=READY_TIMEOUT)
+
+
+CHECKS = {"database": _database, "cache": _cache, "broker": _broker}
+
+
+def readiness() -> dict[str, str]:
+    """Each dependency: "ok", or why it does not answer."""
+    results = {}
+    for name, check in CHECKS.items():
+        try:
+            check()
+        except Exception as exc:  # any failure means "not ready", never a 500
+            logger.warning("readyz: the %s does not answer: %s", name, exc)
+            results[name] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+        else:
+            results[name] = "ok"
+    return results
+
+
+def readiness_recent() -> dict[str, str]:
+    """readiness(), reused for READY_REUSE_SECONDS within a process."""
+    with _lock:
+        now = _clock()
+        if _last["at"] is None or now - _last["at"] >= READY_REUSE_SECONDS:
+            _last["checks"], _last["at"] = readiness(), _clock()
+        return dict(_last["checks"])
+
+
+@csrf_exempt  # reads only: 405 for any write, never a CSRF page
+@require_safe
+def readyz(request) -> JsonResponse:
+    """Readiness: 200 when the database, the cache and the job broker answer; else 503."""
+    checks = readiness_recent()
+    if all(result == "ok" for result in checks.values()):
+        return JsonResponse({"status": "ok", "checks": checks})
+    down = ", ".join(name for name, result in checks.items() if result != "ok")
+    response = problem_response(
+        503, "not-ready", f"The registry cannot serve: no answer from the {down}.", checks=checks
+    )
+    response["Retry-After"] = "5"
+    return response
