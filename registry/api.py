@@ -11,13 +11,12 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry import discovery, facets, liveness, selectors, services
-from registry.auth import principal_may_change
+from registry.auth import owner_choose, principal_may_change
 from registry.filters import agent_filterset
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint, ProbeResult
@@ -58,16 +57,7 @@ def agent_response(request: Request, agent_id, status_code: int = 200, **headers
 
 def owner_for(request: Request, requested: str | None) -> str:
     """The owner of a new agent: the key's owner; admin keys may name another."""
-    if requested and requested != request.user.owner:
-        if not request.user.is_admin:
-            raise ProblemError(
-                403,
-                "forbidden",
-                "Only an admin key may register an agent for another owner.",
-                [Problem("owner", "may be set by admin keys only")],
-            )
-        return requested
-    return request.user.owner
+    return owner_choose(request.user, requested)
 
 
 class DiscoverAgentsView(APIView):
@@ -100,12 +90,9 @@ class DiscoverAgentsView(APIView):
         responses=AgentPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        filterset = self.filterset_class(
-            data=request.query_params, queryset=self.get_queryset(), request=request
+        queryset = discovery.agents_filter(
+            request.query_params, self.get_queryset(), self.filterset_class
         )
-        if not filterset.is_valid():
-            raise ValidationError(filterset.errors)
-        queryset = filterset.qs
         page, sort, since = discovery.discover(
             queryset,
             request.query_params,

@@ -8,7 +8,9 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from registry.audit import audit_actor
+from registry.jsonutil import Problem
 from registry.models import ApiKey
+from registry.problems import ProblemError
 
 KEY_PREFIX = "rk_"
 
@@ -42,6 +44,31 @@ class Principal:
         return self.is_admin or owner == self.owner
 
 
+def principal_for_key(raw: str) -> Principal | None:
+    """The principal of a raw API key (None when unknown or revoked); sets the audit actor.
+
+    The one key check of every way in: the HTTP API, A2A and MCP."""
+    key = (
+        ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+        .only("id", "owner", "scope", "prefix", "last_used_at")
+        .first()
+    )
+    if key is None:
+        return None
+    audit_actor.set((key.owner, key.prefix))
+    now = timezone.now()
+    # Recording use at most once a minute keeps reads from turning into writes.
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return Principal(key)
+
+
+def bearer_key(header: str) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header value, or None."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         raw = request.META.get("HTTP_X_API_KEY", "").strip()
@@ -55,19 +82,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw = value.strip()
         if not raw:
             return None
-        key = (
-            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .only("id", "owner", "scope", "prefix", "last_used_at")
-            .first()
-        )
-        if key is None:
+        principal = principal_for_key(raw)
+        if principal is None:
             raise exceptions.AuthenticationFailed("The API key is not valid.")
-        audit_actor.set((key.owner, key.prefix))
-        now = timezone.now()
-        # Recording use at most once a minute keeps reads from turning into writes.
-        if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-        return Principal(key), key
+        return principal, principal.key
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="registry"'
@@ -91,3 +109,17 @@ def principal_may_change(request, owner: str) -> None:
         raise exceptions.PermissionDenied(
             "Only the API key that owns this agent, or an admin key, may change it."
         )
+
+
+def owner_choose(principal: Principal, requested: str | None) -> str:
+    """The owner of a new agent: the key's owner; admin keys may name another."""
+    if requested and requested != principal.owner:
+        if not principal.is_admin:
+            raise ProblemError(
+                403,
+                "forbidden",
+                "Only an admin key may register an agent for another owner.",
+                [Problem("owner", "may be set by admin keys only")],
+            )
+        return requested
+    return principal.owner

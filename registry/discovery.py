@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 from django.db.models import DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
+from rest_framework.exceptions import ValidationError
 
+from registry.filters import agent_filterset
 from registry.models import Agent, Tombstone
 from registry.pagination import (
     SORTS,
@@ -17,6 +19,16 @@ from registry.pagination import (
     tiered_page,
 )
 from registry.search import KEY_FILTERS, TIERS, filter_keys, text_matches
+
+
+def agents_filter(params, queryset: QuerySet, filterset_class=None) -> QuerySet:
+    """The agents matching the discovery filters in ``params`` (a QueryDict or a dict of
+    strings): the one filtering of every way to discover (HTTP, A2A, MCP). Bad values raise
+    ``ValidationError`` with the errors per parameter."""
+    filterset = (filterset_class or agent_filterset())(data=params, queryset=queryset)
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset.qs
 
 
 def sort_choose(params, *, has_text: bool, syncing: bool) -> str:

@@ -53,3 +53,18 @@ def test_a2a_card_resolver_fetches_a_registered_card_from_a_live_server(
 def test_a2a_card_resolver_reads_the_registry_card(live_server):
     resolved = resolve(live_server.url, "/.well-known/agent-card.json")
     assert {s.id for s in resolved.skills} == {"agent-registration", "agent-discovery"}
+
+
+def test_the_registry_card_declares_both_bindings_and_the_bearer_key(anon, settings, db):
+    settings.REGISTRY_BASE_URL = "https://registry.example"
+    card = anon.get("/.well-known/agent-card.json").json()
+    ParseDict(copy.deepcopy(card), AgentCard())  # strict: no unknown members
+    assert [(i["protocolBinding"], i["url"]) for i in card["supportedInterfaces"]] == [
+        ("JSONRPC", "https://registry.example/a2a/jsonrpc"),
+        ("HTTP+JSON", "https://registry.example/a2a/rest"),
+    ]
+    assert card["securitySchemes"]["apiKey"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+    registration, discovery = card["skills"]
+    assert registration["securityRequirements"] == [{"schemes": {"apiKey": {"list": []}}}]
+    assert "securityRequirements" not in discovery
+    assert card["capabilities"]["streaming"] is False

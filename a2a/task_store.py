@@ -1,0 +1,90 @@
+"""The tasks of the registry's own A2A agent, in the project's database.
+
+An a2a-sdk ``TaskStore``: the request handler saves and reads every task through it. Each
+task belongs to the scope of the caller that created it, the hash of its API key (empty
+without one), as the SDK's in-memory store scopes tasks by user: a task is read with the
+key it was created with, and listing needs a key.
+"""
+
+import base64
+
+from asgiref.sync import sync_to_async
+from google.protobuf.json_format import MessageToDict, ParseDict
+
+from a2a.models import AgentTask
+from a2a.server.context import ServerCallContext
+from a2a.server.tasks import TaskStore
+from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Task, TaskState
+from registry.auth import api_key_hash, bearer_key
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 100
+
+
+def task_scope(context: ServerCallContext | None) -> str:
+    headers = (context.state.get("headers") or {}) if context is not None else {}
+    key = bearer_key(headers.get("authorization", ""))
+    return api_key_hash(key) if key else ""
+
+
+def _task_save(task: Task, scope: str) -> None:
+    body = MessageToDict(task, preserving_proto_field_name=False)
+    state = TaskState.Name(task.status.state)
+    updated = AgentTask.objects.filter(pk=task.id, scope=scope).update(
+        context_id=task.context_id, state=state, body=body
+    )
+    if not updated:
+        AgentTask.objects.create(
+            id=task.id, scope=scope, context_id=task.context_id, state=state, body=body
+        )
+
+
+def _task_get(task_id: str, scope: str) -> Task | None:
+    row = AgentTask.objects.filter(pk=task_id, scope=scope).only("body").first()
+    return None if row is None else ParseDict(row.body, Task(), ignore_unknown_fields=True)
+
+
+def _offset(token: str) -> int:
+    try:
+        return max(0, int(base64.urlsafe_b64decode(token.encode()).decode()))
+    except ValueError:
+        return 0
+
+
+def _tasks_list(params: ListTasksRequest, scope: str) -> ListTasksResponse:
+    size = min(params.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    if not scope:  # callers without a key have no tasks of their own to list
+        return ListTasksResponse(tasks=[], total_size=0, page_size=size)
+    rows = AgentTask.objects.filter(scope=scope)
+    if params.context_id:
+        rows = rows.filter(context_id=params.context_id)
+    if params.status:
+        rows = rows.filter(state=TaskState.Name(params.status))
+    if params.HasField("status_timestamp_after"):
+        rows = rows.filter(updated_at__gte=params.status_timestamp_after.ToDatetime(tzinfo=None))
+    total = rows.count()
+    start = _offset(params.page_token) if params.page_token else 0
+    page = list(rows.order_by("-updated_at", "-id")[start : start + size])
+    tasks = [ParseDict(row.body, Task(), ignore_unknown_fields=True) for row in page]
+    if not params.include_artifacts:
+        for task in tasks:
+            task.ClearField("artifacts")
+    following = start + size
+    token = base64.urlsafe_b64encode(str(following).encode()).decode() if following < total else ""
+    return ListTasksResponse(tasks=tasks, next_page_token=token, total_size=total, page_size=size)
+
+
+class DatabaseTaskStore(TaskStore):
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        await sync_to_async(_task_save)(task, task_scope(context))
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        return await sync_to_async(_task_get)(task_id, task_scope(context))
+
+    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        return await sync_to_async(_tasks_list)(params, task_scope(context))
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        await sync_to_async(
+            AgentTask.objects.filter(pk=task_id, scope=task_scope(context)).delete
+        )()
