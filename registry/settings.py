@@ -87,8 +87,9 @@ INSTALLED_APPS = [
     "registry",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
-# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it.
-PROTOCOL_APPS = ["a2a", "aap"]
+# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
+# does the MCP face (mcp_face: discovery, cards and registration as MCP tools).
+PROTOCOL_APPS = ["a2a", "aap", "mcp_face"]
 REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
 if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     raise ImproperlyConfigured(
@@ -96,6 +97,8 @@ if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     )
 if "aap" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
     raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: aap extends a2a and needs it")
+if "mcp_face" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
+    raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: mcp_face builds on a2a and needs it")
 INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS]
 
 MIDDLEWARE = [
