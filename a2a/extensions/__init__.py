@@ -32,7 +32,7 @@ FACT_KINDS = [
     ),
     FactKind("streaming", "The card declares streaming.", filter="flag"),
     FactKind("pushNotifications", "The card declares push notifications.", filter="flag"),
-    FactKind("specVersion", "The card's A2A version: 1.0, 0.3 or hybrid.", filter=None),
+    FactKind("specVersion", "The card's A2A version: 1.0, 1.0-rc, 0.3 or hybrid.", filter=None),
     FactKind(
         "verified",
         "true: the agent's domain served its card (registered by domain, or verified).",
