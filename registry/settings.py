@@ -322,5 +322,8 @@ PROBE_TIMEOUT_SECONDS = env_int("PROBE_TIMEOUT_SECONDS", 5)
 A2A_PROBE_REIMPORT = env_bool("A2A_PROBE_REIMPORT", False)
 # How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
 A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
+# The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
+# long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
+A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)

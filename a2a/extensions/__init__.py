@@ -127,3 +127,4 @@ def register() -> None:
         "a2a.tasks.signatures_recheck",
         settings.A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS,
     )
+    extensions.register_schedule("agent-tasks-expire", "a2a.tasks.agent_tasks_expire", 3600)

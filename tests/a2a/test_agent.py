@@ -306,3 +306,22 @@ def test_what_the_a2a_routes_do_not_serve_is_a_problem(registry_url, method, pat
     assert response.status_code == status
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["status"] == status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from a2a.models import AgentTask
+
+    old, _, _ = converse(registry_url, "JSONRPC", [new_text_part("weather")])
+    new, _, _ = converse(registry_url, "JSONRPC", [new_text_part("news")])
+    settings.A2A_TASK_RETENTION_SECONDS = 3600
+    AgentTask.objects.filter(pk=old.id).update(updated_at=timezone.now() - timedelta(hours=2))
+
+    call_command("agent_tasks_expire")
+
+    assert list(AgentTask.objects.values_list("id", flat=True)) == [new.id]
