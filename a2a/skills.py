@@ -154,7 +154,7 @@ def discover(params: dict[str, str]) -> Answer:
     except APIException as exc:
         return refused(exc)
     found = [agent_summary(agent) for agent in page.rows]
-    data = {"agents": found, "count": len(found), "nextCursor": page.next_cursor, "sort": sort}
+    data = {"agents": found, "nextCursor": page.next_cursor, "sort": sort}
     asked = f" for “{params['q']}”" if params.get("q") else ""
     if not found:
         return Answer("completed", f"No agents found{asked}.", data)
