@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rest_framework.exceptions import APIException, NotAuthenticated
+from django.conf import settings
+from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 
 from a2a.api import card_register
 from a2a.extensions import card_url
@@ -20,6 +21,7 @@ from registry.auth import Principal, principal_for_key
 from registry.jsonutil import Problem
 from registry.models import Agent
 from registry.problems import ProblemError, exception_problem
+from registry.throttles import window_allows
 
 DISCOVERY = "agent-discovery"
 REGISTRATION = "agent-registration"
@@ -182,6 +184,9 @@ def register(body: dict[str, Any], key: str | None) -> Answer:
         ) + " Send it as 'Authorization: Bearer <key>'."
         problem = exception_problem(NotAuthenticated(detail))
         return Answer("auth-required", detail, {"problem": problem})
+    wait = window_allows("write", f"key:{principal.key.pk}", settings.RATE_LIMIT_WRITE)
+    if wait is not None:  # the key's write budget, shared with the HTTP API
+        return refused(Throttled(wait))
     try:
         registration = card_register(principal, body)
     except APIException as exc:

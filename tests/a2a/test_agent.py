@@ -325,3 +325,17 @@ def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings):
     call_command("agent_tasks_expire")
 
     assert list(AgentTask.objects.values_list("id", flat=True)) == [new.id]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_registrations_share_the_keys_write_limit(make_key, make_card, registry_url, settings):
+    settings.RATE_LIMIT_WRITE = "1/min"
+    key = make_key()
+    first, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"card": make_card()})], key=key)
+    card = make_card(name="Second")
+    second, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"card": card})], key=key)
+
+    assert first.status.state == TaskState.TASK_STATE_COMPLETED
+    assert second.status.state == TaskState.TASK_STATE_REJECTED
+    assert answer(second)[0]["problem"]["status"] == 429
+    assert Agent.objects.count() == 1
