@@ -13,9 +13,9 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import ParseDict, ParseError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 
@@ -30,14 +30,16 @@ from a2a.helpers.proto_helpers import (
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.jsonrpc_models import JSONParseError
+from a2a.server.request_handlers import DefaultRequestHandler, build_error_response
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskUpdater
 from a2a.task_store import DatabaseTaskStore
 from a2a.types.a2a_pb2 import AgentCard, Message, TaskState
+from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import UnsupportedOperationError
 from registry.auth import bearer_key
-from registry.bridge import asgi_response
+from registry.bridge import asgi_response, json_body_problem
 from registry.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
 from registry.throttles import client_ip, window_allows
 
@@ -162,4 +164,17 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
         request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
     except RequestDataTooBig:
         return problem_response(413, "payload-too-large", "The request body is too large.")
+    problem = json_body_problem(request)
+    if problem is not None:
+        return _unreadable(problem, rest=bool(path))
     return asgi_response(protocol_app(), request)
+
+
+def _unreadable(problem: str, *, rest: bool) -> JsonResponse:
+    """A body the SDK would read with laxer rules, refused as the binding refuses bad JSON."""
+    if rest:
+        payload = build_rest_error_payload(ParseError(f"Failed to load JSON: {problem}."))
+        return JsonResponse(payload, status=payload["error"]["code"])
+    return JsonResponse(
+        build_error_response(None, JSONParseError(message=f"Parse error: {problem}"))
+    )

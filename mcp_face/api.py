@@ -5,14 +5,15 @@ import functools
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError
 
 from mcp_face.tools import mcp_server
-from registry.bridge import asgi_response
+from registry.bridge import asgi_response, json_body_problem
 from registry.problems import problem_response
 from registry.throttles import client_ip, window_allows
 
@@ -49,4 +50,12 @@ def mcp_view(request: HttpRequest) -> HttpResponse:
         request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
     except RequestDataTooBig:
         return problem_response(413, "payload-too-large", "The request body is too large.")
+    problem = json_body_problem(request)
+    if problem is not None:
+        error = JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {problem}"),
+        )
+        return JsonResponse(error.model_dump(mode="json"), status=400)
     return asgi_response(mcp_app, request)

@@ -13,11 +13,27 @@ from typing import Any
 
 import anyio
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+
+from registry.jsonutil import JSONInputError, strict_loads
 
 ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Any]
 # Headers the Django response sets itself.
 HOP_HEADERS = {"content-length", "transfer-encoding", "connection"}
+
+
+def json_body_problem(request: HttpRequest) -> str | None:
+    """Why a request's body is not JSON the registry accepts anywhere (registry.jsonutil's
+    rules: UTF-8, no duplicate keys, NaN, NUL or lone surrogates, REGISTRY_MAX_JSON_DEPTH),
+    or None (also for no body): checked before an SDK parses it, with laxer rules."""
+    if not request.body:
+        return None
+    try:
+        strict_loads(request.body, max_depth=settings.REGISTRY_MAX_JSON_DEPTH)
+    except JSONInputError as exc:
+        return str(exc)
+    return None
 
 
 def asgi_scope(request: HttpRequest) -> dict:

@@ -244,6 +244,13 @@ def rpc(registry_url: str, body: bytes | str, content_type="application/json") -
         ('{"jsonrpc": "1.0", "id": 1, "method": "GetTask", "params": {}}', -32600),
         ("[]", -32600),
         ('"just a string"', -32600),
+        ("[" * 5000 + "]" * 5000, -32700),
+        ('{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "GetTask", "params": {}}', -32700),
+        (
+            '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {'
+            '"role": "ROLE_USER", "messageId": "m", "parts": [{"data": {"limit": NaN}}]}}}',
+            -32700,
+        ),
     ],
 )
 def test_bad_json_rpc_gets_json_rpc_errors(registry_url, body, code):
@@ -269,6 +276,8 @@ def test_an_unknown_task_is_a_task_not_found_error(registry_url):
         ("POST", "/a2a/rest/message:send", b'{"message": 5}', 400),
         ("GET", f"/a2a/rest/tasks/{uuid.uuid4()}", None, 404),
         ("POST", "/a2a/rest/message:stream", b'{"message": {}}', 400),
+        ("POST", "/a2a/rest/message:send", b"[" * 5000 + b"]" * 5000, 400),
+        ("POST", "/a2a/rest/message:send", b'{"message": {"parts": [{"data": NaN}]}}', 400),
     ],
 )
 def test_bad_http_json_requests_get_client_errors(registry_url, method, path, body, status):

@@ -128,7 +128,13 @@ def test_register_agent_with_an_invalid_card_lists_every_problem(make_key, make_
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "body",
-    [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": 7}', b"[]"],
+    [
+        b"{not json",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": 7}',
+        b"[]",
+        b"[" * 5000 + b"]" * 5000,
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": NaN}}',
+    ],
 )
 def test_bad_mcp_requests_get_client_errors(registry_url, body):
     headers = {
