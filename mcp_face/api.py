@@ -46,6 +46,12 @@ def mcp_view(request: HttpRequest) -> HttpResponse:
         response = problem_response(429, "throttled", "Too many requests.")
         response["Retry-After"] = str(int(wait + 0.999))
         return response
+    if request.method != "POST":
+        # Stateless, JSON answers: no event stream to GET, no session to DELETE (the
+        # Streamable HTTP transport's 405 for both).
+        response = problem_response(405, "method-not-allowed", "MCP requests are POSTed to /mcp.")
+        response["Allow"] = "POST"
+        return response
     try:
         request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
     except RequestDataTooBig:

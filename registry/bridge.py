@@ -5,7 +5,8 @@ serves them from its own Django views, on the same port, middleware and database
 connection as every other request: the view hands the request to the SDK's application
 as an ASGI ``http`` scope (``async_to_sync``: the SDK's database calls, through
 ``sync_to_async``, run back in the request's thread) and returns what it answered. The
-answer is read whole, so these views serve no open-ended event streams.
+answer is read whole, so these views serve no open-ended event streams (an answer still
+open after ``ANSWER_SECONDS`` ends as a 504).
 """
 
 from collections.abc import Awaitable, Callable
@@ -17,8 +18,12 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from registry.jsonutil import JSONInputError, strict_loads
+from registry.problems import problem_response
 
 ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Any]
+# The longest an answer may take (a registration by domain fetches for up to
+# FETCH_TOTAL_TIMEOUT, twice at most): past it the request ends with a 504 problem.
+ANSWER_SECONDS = 120
 # Headers the Django response sets itself.
 HOP_HEADERS = {"content-length", "transfer-encoding", "connection"}
 
@@ -87,7 +92,10 @@ async def asgi_call(app: ASGIApp, scope: dict, body: bytes) -> tuple[int, list, 
             if not message.get("more_body"):
                 answered.set()
 
-    await app(scope, receive, send)
+    with anyio.move_on_after(ANSWER_SECONDS):
+        await app(scope, receive, send)
+    if not answered.is_set():  # an open-ended answer (an event stream) or a stuck one
+        return 504, [], b""
     return status, headers, b"".join(chunks)
 
 
@@ -95,6 +103,8 @@ def asgi_response(app: ASGIApp, request: HttpRequest, scope: dict | None = None)
     status, headers, body = async_to_sync(asgi_call)(
         app, scope or asgi_scope(request), request.body
     )
+    if status == 504 and not headers:
+        return problem_response(504, "timeout", "The answer took too long.")
     response = HttpResponse(body, status=status)
     for name, value in headers:
         name = name.decode("latin-1")

@@ -31,6 +31,7 @@ PROBLEM_TYPES = {
     "throttled": "Too many requests; retry after the number of seconds in Retry-After.",
     "fetch-failed": "The registry could not fetch a document from the given address.",
     "server-error": "The registry failed to handle the request.",
+    "timeout": "The answer took longer than the registry waits (an A2A or MCP request).",
 }
 
 

@@ -276,12 +276,13 @@ def test_an_unknown_task_is_a_task_not_found_error(registry_url):
         ("POST", "/a2a/rest/message:send", b'{"message": 5}', 400),
         ("GET", f"/a2a/rest/tasks/{uuid.uuid4()}", None, 404),
         ("POST", "/a2a/rest/message:stream", b'{"message": {}}', 400),
+        ("GET", f"/a2a/rest/tasks/{uuid.uuid4()}:subscribe", None, 400),
         ("POST", "/a2a/rest/message:send", b"[" * 5000 + b"]" * 5000, 400),
         ("POST", "/a2a/rest/message:send", b'{"message": {"parts": [{"data": NaN}]}}', 400),
     ],
 )
 def test_bad_http_json_requests_get_client_errors(registry_url, method, path, body, status):
-    with httpx.Client(headers={"A2A-Version": "1.0"}) as http:
+    with httpx.Client(headers={"A2A-Version": "1.0"}, timeout=30) as http:
         response = http.request(
             method,
             f"{registry_url}{path}",

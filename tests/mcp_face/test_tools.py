@@ -146,3 +146,12 @@ def test_bad_mcp_requests_get_client_errors(registry_url, body):
         response = http.post(f"{registry_url}/mcp", content=body, headers=headers)
     assert 400 <= response.status_code < 500, response.text
     assert response.json()["error"]["code"] in (-32700, -32600, -32602)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_there_is_no_stream_to_get_nor_session_to_delete(registry_url, method):
+    with httpx.Client(timeout=30) as http:
+        response = http.request(method, f"{registry_url}/mcp")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
