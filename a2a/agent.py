@@ -8,6 +8,7 @@ registry card's two interfaces.
 """
 
 import functools
+import uuid
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -16,6 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from google.protobuf.json_format import ParseDict, ParseError
+from google.protobuf.timestamp_pb2 import Timestamp
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 
@@ -35,7 +37,7 @@ from a2a.server.request_handlers import DefaultRequestHandler, build_error_respo
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskUpdater
 from a2a.task_store import DatabaseTaskStore
-from a2a.types.a2a_pb2 import AgentCard, Message, TaskState
+from a2a.types.a2a_pb2 import AgentCard, Artifact, Message, TaskState, TaskStatus
 from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import UnsupportedOperationError
 from registry.auth import bearer_key
@@ -90,22 +92,41 @@ def answer_for(message: Message, key: str | None) -> skills.Answer:
     return skills.discover_text(" ".join(get_text_parts(message.parts)))
 
 
+def _now() -> Timestamp:
+    stamp = Timestamp()
+    stamp.GetCurrentTime()
+    return stamp
+
+
 class RegistryAgentExecutor(AgentExecutor):
     """Answers each message with a task: an artifact with the answer's data part, and a
     final status (completed, rejected or auth-required) whose message is the summary."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task = context.current_task
-        if task is None:
-            task = new_task_from_user_message(context.message)
-            await event_queue.enqueue_event(task)
         headers = context.call_context.state.get("headers") or {}
         key = bearer_key(headers.get("authorization", ""))
         answer = await sync_to_async(answer_for)(context.message, key)
+        parts = [new_data_part(answer.data, media_type="application/json")]
+        task = context.current_task
+        if task is None:
+            # A new task is answered at once: one Task event, stored once, already final.
+            task = new_task_from_user_message(context.message)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            task.artifacts.append(
+                Artifact(artifact_id=str(uuid.uuid4()), name="result", parts=parts)
+            )
+            task.status.CopyFrom(
+                TaskStatus(
+                    state=STATES[answer.state],
+                    message=updater.new_agent_message([new_text_part(answer.text)]),
+                    timestamp=_now(),
+                )
+            )
+            await event_queue.enqueue_event(task)
+            return
+        # A message to a task that asked for more (auth-required): answered in that task.
         updater = TaskUpdater(event_queue, task.id, task.context_id)
-        await updater.add_artifact(
-            [new_data_part(answer.data, media_type="application/json")], name="result"
-        )
+        await updater.add_artifact(parts, name="result")
         summary = updater.new_agent_message([new_text_part(answer.text)])
         await updater.update_status(STATES[answer.state], message=summary)
 

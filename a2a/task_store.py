@@ -9,6 +9,7 @@ key it was created with, and listing needs a key.
 import base64
 
 from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.models import AgentTask
@@ -17,6 +18,8 @@ from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Task, TaskState
 from registry.auth import api_key_hash, bearer_key
 
+# The call context's state entry holding the tasks this request saved or read.
+SEEN = "registry.tasks"
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
@@ -27,16 +30,19 @@ def task_scope(context: ServerCallContext | None) -> str:
     return api_key_hash(key) if key else ""
 
 
-def _task_save(task: Task, scope: str) -> None:
+def _task_save(task: Task, scope: str, stored: bool) -> None:
+    """One query: an INSERT for a task not yet stored (the usual case: a task is answered
+    at once), an UPDATE of the caller's own task otherwise."""
     body = MessageToDict(task, preserving_proto_field_name=False)
-    state = TaskState.Name(task.status.state)
-    updated = AgentTask.objects.filter(pk=task.id, scope=scope).update(
-        context_id=task.context_id, state=state, body=body
-    )
-    if not updated:
-        AgentTask.objects.create(
-            id=task.id, scope=scope, context_id=task.context_id, state=state, body=body
-        )
+    fields = {"context_id": task.context_id, "state": TaskState.Name(task.status.state)}
+    if not stored:
+        try:
+            with transaction.atomic():
+                AgentTask.objects.create(id=task.id, scope=scope, body=body, **fields)
+            return
+        except IntegrityError:
+            pass  # stored after all (by an earlier request): update it, if it is the caller's
+    AgentTask.objects.filter(pk=task.id, scope=scope).update(body=body, **fields)
 
 
 def _task_get(task_id: str, scope: str) -> Task | None:
@@ -75,16 +81,37 @@ def _tasks_list(params: ListTasksRequest, scope: str) -> ListTasksResponse:
 
 
 class DatabaseTaskStore(TaskStore):
+    """Tasks in ``AgentTask``; within one request, a task saved or read is kept in the call
+    context's state, so the handler's reads after a save need no query."""
+
+    @staticmethod
+    def _seen(context: ServerCallContext | None) -> dict[str, Task | None]:
+        """This request's tasks by id (None: looked up, not stored)."""
+        return context.state.setdefault(SEEN, {}) if context is not None else {}
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await sync_to_async(_task_save)(task, task_scope(context))
+        seen = self._seen(context)
+        stored = seen.get(task.id) is not None
+        await sync_to_async(_task_save)(task, task_scope(context), stored)
+        copy = Task()
+        copy.CopyFrom(task)
+        seen[task.id] = copy
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        return await sync_to_async(_task_get)(task_id, task_scope(context))
+        seen = self._seen(context)
+        if task_id not in seen:
+            seen[task_id] = await sync_to_async(_task_get)(task_id, task_scope(context))
+        if seen[task_id] is None:
+            return None
+        task = Task()
+        task.CopyFrom(seen[task_id])
+        return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         return await sync_to_async(_tasks_list)(params, task_scope(context))
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        self._seen(context).pop(task_id, None)
         await sync_to_async(
             AgentTask.objects.filter(pk=task_id, scope=task_scope(context)).delete
         )()
