@@ -134,17 +134,20 @@ class RegistryAgentExecutor(AgentExecutor):
         raise UnsupportedOperationError(message="The registry's tasks finish at once.")
 
 
-def registry_agent_card() -> AgentCard:
-    return ParseDict(registry_card(settings.REGISTRY_BASE_URL), AgentCard())
+@functools.lru_cache(maxsize=4)
+def registry_agent_card(base: str) -> AgentCard:
+    return ParseDict(registry_card(base), AgentCard())
 
 
-@functools.cache
 def protocol_app() -> Starlette:
-    """The SDK's JSON-RPC and HTTP+JSON routes, in one ASGI application."""
+    """The SDK's JSON-RPC and HTTP+JSON routes over a request handler, in one ASGI
+    application. Made for each request (about a millisecond): the handler keeps its
+    running tasks in memory, bound to the request's event loop, and tasks live in the
+    database (a follow-up message finds its task there)."""
     handler = DefaultRequestHandler(
         agent_executor=RegistryAgentExecutor(),
         task_store=DatabaseTaskStore(),
-        agent_card=registry_agent_card(),
+        agent_card=registry_agent_card(settings.REGISTRY_BASE_URL),
     )
     routes = [
         *create_jsonrpc_routes(handler, JSONRPC_PATH),

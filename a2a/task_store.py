@@ -2,8 +2,9 @@
 
 An a2a-sdk ``TaskStore``: the request handler saves and reads every task through it. Each
 task belongs to the scope of the caller that created it, the hash of its API key (empty
-without one), as the SDK's in-memory store scopes tasks by user: a task is read with the
-key it was created with, and listing needs a key.
+without one), as the SDK's in-memory store scopes tasks by user: a task created with a key is read
+with that key; one created without is read by whoever has its id (and becomes the key's
+when a follow-up message brings one, as after auth-required); listing needs a key.
 """
 
 import base64
@@ -42,11 +43,14 @@ def _task_save(task: Task, scope: str, stored: bool) -> None:
             return
         except IntegrityError:
             pass  # stored after all (by an earlier request): update it, if it is the caller's
-    AgentTask.objects.filter(pk=task.id, scope=scope).update(body=body, **fields)
+    # A task created without a key becomes the key's when a follow-up message brings one.
+    AgentTask.objects.filter(pk=task.id, scope__in={scope, ""}).update(
+        scope=scope, body=body, **fields
+    )
 
 
 def _task_get(task_id: str, scope: str) -> Task | None:
-    row = AgentTask.objects.filter(pk=task_id, scope=scope).only("body").first()
+    row = AgentTask.objects.filter(pk=task_id, scope__in={scope, ""}).only("body").first()
     return None if row is None else ParseDict(row.body, Task(), ignore_unknown_fields=True)
 
 

@@ -349,3 +349,35 @@ def test_registrations_share_the_keys_write_limit(make_key, make_card, registry_
     assert second.status.state == TaskState.TASK_STATE_REJECTED
     assert answer(second)[0]["problem"]["status"] == 429
     assert Agent.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_after_auth_required_the_same_task_goes_on_with_a_key(
+    make_key, make_card, registry_url, binding
+):
+    parts = [new_data_part({"card": make_card()})]
+    asked, _, _ = converse(registry_url, binding, parts)
+    assert asked.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+
+    async def follow_up(key):
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http:
+            config = ClientConfig(
+                httpx_client=http, supported_protocol_bindings=[binding], streaming=False
+            )
+            client = await ClientFactory(config).create_from_url(registry_url)
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                task_id=asked.id,
+                context_id=asked.context_id,
+                parts=parts,
+            )
+            events = [e async for e in client.send_message(SendMessageRequest(message=message))]
+            return events[-1].task
+
+    done = asyncio.run(follow_up(make_key("erin")))
+    assert done.id == asked.id
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    agent_id = get_data_parts(done.artifacts[-1].parts)[0]["agentId"]
+    assert Agent.objects.get(pk=agent_id).owner == "erin"
