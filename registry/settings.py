@@ -242,6 +242,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # The SDKs' per-request lines (an event queue closed, a stateless MCP session manager
+    # started and stopped): one of each for every A2A or MCP request, at INFO.
+    "loggers": {
+        "a2a.server.events": {"level": "WARNING"},
+        "mcp.server.streamable_http_manager": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG:
