@@ -27,7 +27,6 @@ from a2a.helpers.proto_helpers import (
     get_data_parts,
     get_text_parts,
     new_data_part,
-    new_task_from_user_message,
     new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -37,7 +36,7 @@ from a2a.server.request_handlers import DefaultRequestHandler, build_error_respo
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskUpdater
 from a2a.task_store import DatabaseTaskStore
-from a2a.types.a2a_pb2 import AgentCard, Artifact, Message, TaskState, TaskStatus
+from a2a.types.a2a_pb2 import AgentCard, Artifact, Message, Task, TaskState, TaskStatus
 from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import UnsupportedOperationError
 from registry.auth import bearer_key
@@ -110,7 +109,8 @@ class RegistryAgentExecutor(AgentExecutor):
         task = context.current_task
         if task is None:
             # A new task is answered at once: one Task event, stored once, already final.
-            task = new_task_from_user_message(context.message)
+            task = Task(id=context.task_id, context_id=context.context_id)
+            task.history.append(context.message)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
             task.artifacts.append(
                 Artifact(artifact_id=str(uuid.uuid4()), name="result", parts=parts)

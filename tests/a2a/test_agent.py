@@ -260,6 +260,24 @@ def test_bad_json_rpc_gets_json_rpc_errors(registry_url, body, code):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("parts", "state"),
+    [
+        ([{"text": ""}], "TASK_STATE_COMPLETED"),  # no words: the most recent agents
+        ([{"data": [1, 2]}], "TASK_STATE_COMPLETED"),  # not an object: no filters
+        ([{"url": "https://files.example/q.txt"}], "TASK_STATE_COMPLETED"),
+        ([{"data": {"q": {"nested": 1}}}], "TASK_STATE_REJECTED"),
+        ([{"data": {"card": "not a card"}}], "TASK_STATE_AUTH_REQUIRED"),
+    ],
+)
+def test_odd_messages_get_answers_not_errors(registry_url, parts, state):
+    message = {"role": "ROLE_USER", "messageId": "m", "parts": parts}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    answered = rpc(registry_url, json.dumps(body)).json()
+    assert answered["result"]["task"]["status"]["state"] == state
+
+
+@pytest.mark.django_db(transaction=True)
 def test_an_unknown_task_is_a_task_not_found_error(registry_url):
     body = json.dumps(
         {"jsonrpc": "2.0", "id": "x", "method": "GetTask", "params": {"id": str(uuid.uuid4())}}
