@@ -399,3 +399,13 @@ def test_after_auth_required_the_same_task_goes_on_with_a_key(
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     agent_id = get_data_parts(done.artifacts[-1].parts)[0]["agentId"]
     assert Agent.objects.get(pk=agent_id).owner == "erin"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_lists_the_tasks(registry_url, client, django_user_model):
+    task, _, _ = converse(registry_url, "JSONRPC", [new_text_part("weather")])
+    client.force_login(django_user_model.objects.create_superuser("root", "", "pw-123456789"))
+
+    listing = client.get("/admin/a2a/agenttask/")
+    assert listing.status_code == 200 and task.id in listing.content.decode()
+    assert client.get(f"/admin/a2a/agenttask/{task.id}/change/").status_code == 200
