@@ -10,7 +10,7 @@ when a follow-up message brings one, as after auth-required); listing needs a ke
 import base64
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.models import AgentTask
@@ -31,6 +31,15 @@ def task_scope(context: ServerCallContext | None) -> str:
     return api_key_hash(key) if key else ""
 
 
+def _commit_unsynced() -> None:
+    """PostgreSQL: this transaction's commit does not wait for the disk. A task is a
+    day-long record of an answer already given; a crash may lose the last moments of them,
+    never anything else (every other write commits as usual)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def _task_save(task: Task, scope: str, stored: bool) -> None:
     """One query: an INSERT for a task not yet stored (the usual case: a task is answered
     at once), an UPDATE of the caller's own task otherwise."""
@@ -39,6 +48,7 @@ def _task_save(task: Task, scope: str, stored: bool) -> None:
     if not stored:
         try:
             with transaction.atomic():
+                _commit_unsynced()
                 AgentTask.objects.create(id=task.id, scope=scope, body=body, **fields)
             return
         except IntegrityError:
