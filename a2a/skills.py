@@ -25,8 +25,6 @@ from registry.throttles import window_allows
 
 DISCOVERY = "agent-discovery"
 REGISTRATION = "agent-registration"
-# The discovery parameters a structured query may carry (GET /discover/agents's).
-SHAPING = {"q", "sort", "limit", "cursor", "updated_since"}
 # Words that ask for agents rather than describe them: dropped from a free-text query, so
 # "find agents that can translate" searches for "translate".
 FILLER = frozenset(
