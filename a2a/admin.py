@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils.html import format_html
 
-from a2a.models import CardDocument
+from a2a.models import AgentTask, CardDocument
 
 
 @admin.register(CardDocument)
@@ -31,3 +31,20 @@ class CardDocumentAdmin(admin.ModelAdmin):
     @admin.display(description="Card as served")
     def card(self, obj: CardDocument):
         return format_html("<pre>{}</pre>", bytes(obj.body).decode("utf-8", "replace"))
+
+
+@admin.register(AgentTask)
+class AgentTaskAdmin(admin.ModelAdmin):
+    """The registry agent's A2A tasks (a discovery or registration each): read only."""
+
+    list_display = ["id", "state", "context_id", "updated_at"]
+    list_filter = ["state"]
+    search_fields = ["=id", "=context_id"]
+    readonly_fields = ["id", "state", "context_id", "created_at", "updated_at", "body"]
+    exclude = ["scope"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -18,8 +18,7 @@ from a2a import services
 from a2a.models import CardDocument
 from a2a.selectors import card_read
 from registry import selectors
-from registry.api import owner_for
-from registry.auth import principal_may_change
+from registry.auth import Principal, owner_choose, principal_may_change
 from registry.concurrency import if_match_document
 from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
@@ -67,8 +66,7 @@ def body_object(request: Request) -> dict:
     return body
 
 
-def card_from_body(request: Request) -> dict:
-    body = request.data
+def card_from_body(body) -> dict:
     if not isinstance(body, dict) or not body:
         raise ProblemError(
             400,
@@ -117,6 +115,40 @@ def registration_response(
     return Response(body, status=status_code, headers=headers or None)
 
 
+def card_register(principal: Principal, body: dict) -> services.CardRegistration:
+    """Register by card, domain or URL as ``principal``: the one way in of POST /a2a/agents
+    and of the A2A and MCP registration skills. Raises ProblemError / ValidationError."""
+    given = [name for name in ("card", "domain", "url") if name in body]
+    if not given:
+        raise ProblemError(
+            400,
+            "malformed-request",
+            'The body has no "card" member: send {"card": {...}}, or {"domain": "..."} '
+            'or {"url": "https://..."} for the registry to fetch the card.',
+            [Problem("card", "is required (or domain, or url)")],
+        )
+    if len(given) > 1:
+        raise ProblemError(
+            400,
+            "malformed-request",
+            'Send exactly one of "card", "domain" and "url".',
+            [Problem(name, "give exactly one of card, domain, url") for name in given],
+        )
+    if given == ["card"]:
+        card_from_body(body)
+    payload = CardRegistrationSerializer(data=body)
+    payload.is_valid(raise_exception=True)
+    owner = owner_choose(principal, payload.validated_data.get("owner"))
+    if given == ["card"]:
+        return services.agent_register_card(owner=owner, card=body["card"])
+    fetch_rate_check(principal)  # the registry fetches: the key's own, stricter limit
+    return services.agent_register_from_domain(
+        owner=owner,
+        domain=payload.validated_data.get("domain"),
+        url=payload.validated_data.get("url"),
+    )
+
+
 class A2AAgentListView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
 
@@ -137,37 +169,7 @@ class A2AAgentListView(APIView):
         Registering the same card again (same owner, same preferred interface URL) updates
         the agent: 200 instead of 201.
         """
-        body = body_object(request)
-        given = [name for name in ("card", "domain", "url") if name in body]
-        if not given:
-            raise ProblemError(
-                400,
-                "malformed-request",
-                'The body has no "card" member: send {"card": {...}}, or {"domain": "..."} '
-                'or {"url": "https://..."} for the registry to fetch the card.',
-                [Problem("card", "is required (or domain, or url)")],
-            )
-        if len(given) > 1:
-            raise ProblemError(
-                400,
-                "malformed-request",
-                'Send exactly one of "card", "domain" and "url".',
-                [Problem(name, "give exactly one of card, domain, url") for name in given],
-            )
-        if given == ["card"]:
-            card_from_body(request)
-        payload = CardRegistrationSerializer(data=body)
-        payload.is_valid(raise_exception=True)
-        owner = owner_for(request, payload.validated_data.get("owner"))
-        if given == ["card"]:
-            registration = services.agent_register_card(owner=owner, card=body["card"])
-        else:
-            fetch_rate_check(request)
-            registration = services.agent_register_from_domain(
-                owner=owner,
-                domain=payload.validated_data.get("domain"),
-                url=payload.validated_data.get("url"),
-            )
+        registration = card_register(request.user, body_object(request))
         return registration_response(
             request,
             registration,
@@ -266,7 +268,7 @@ class A2AAgentCardView(APIView):
     def put(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
-        card = card_from_body(request)
+        card = card_from_body(request.data)
         registration = services.agent_replace_card(
             agent=agent,
             card=card,
@@ -298,8 +300,12 @@ class QueueEndpointView(APIView):
         )
 
 
+BEARER_SCHEME = "apiKey"
+
+
 def registry_card(base: str) -> dict:
-    """The registry's own A2A 1.0 card."""
+    """The registry's own A2A 1.0 card: its two skills over JSON-RPC and HTTP+JSON (the
+    SDK's server, a2a.agent); registration needs an API key as a bearer token."""
     return {
         "name": settings.REGISTRY_NAME,
         "description": (
@@ -307,34 +313,58 @@ def registry_card(base: str) -> dict:
             "and consumers discover them by skill, tag, protocol and text."
         ),
         "supportedInterfaces": [
-            {"url": f"{base}/a2a/agents", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            {"url": f"{base}/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": f"{base}/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ],
         "provider": {"organization": settings.REGISTRY_NAME, "url": base},
         "version": settings.REGISTRY_VERSION,
         "documentationUrl": f"{base}/api/docs",
         "capabilities": {"streaming": False, "pushNotifications": False},
-        "defaultInputModes": ["application/json"],
-        "defaultOutputModes": ["application/json"],
+        "securitySchemes": {
+            BEARER_SCHEME: {
+                "httpAuthSecurityScheme": {
+                    "scheme": "Bearer",
+                    "description": (
+                        "A registry API key (python manage.py create_api_key), as "
+                        "'Authorization: Bearer <key>'. Needed to register; discovery is public."
+                    ),
+                }
+            }
+        },
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["application/json", "text/plain"],
         "skills": [
             {
                 "id": "agent-registration",
                 "name": "Agent registration",
                 "description": (
-                    "Register, update and deregister agents: natively (POST /agents) or by "
-                    "A2A agent card (POST /a2a/agents). Writes need an API key."
+                    'Register an agent by its A2A card: a data part {"card": {...}}, or '
+                    '{"domain": "agent.example"} or {"url": "https://..."} for the registry '
+                    "to fetch the card (as POST /a2a/agents). Needs an API key. The answer "
+                    "names the agent id and card URL, or every problem of the card."
                 ),
                 "tags": ["registry", "registration", "a2a"],
-                "examples": ['POST /a2a/agents {"card": {...}}'],
+                "examples": ['{"card": {...}}', '{"domain": "agent.example"}'],
+                "inputModes": ["application/json"],
+                "outputModes": ["application/json", "text/plain"],
+                "securityRequirements": [{"schemes": {BEARER_SCHEME: {"list": []}}}],
             },
             {
                 "id": "agent-discovery",
                 "name": "Agent discovery",
                 "description": (
-                    "Find agents by capability, tag, protocol, transport or text "
-                    "(GET /discover/agents) and fetch their cards (GET /a2a/agents/<id>)."
+                    "Find agents: a text part is a free-text search; a data part holds the "
+                    "filters of GET /discover/agents (q, capability, tag, protocol, skill, "
+                    "liveOnly, limit, cursor …). The answer lists the matching agents (id, "
+                    "name, description, card URL, skills) in a data part."
                 ),
                 "tags": ["registry", "discovery", "search"],
-                "examples": ["GET /discover/agents?tag=weather&protocol=A2A"],
+                "examples": [
+                    "find agents that can forecast the weather",
+                    '{"tag": "weather", "protocol": "A2A", "limit": 10}',
+                ],
+                "inputModes": ["text/plain", "application/json"],
+                "outputModes": ["application/json", "text/plain"],
             },
         ],
     }

@@ -104,3 +104,23 @@ def _card_cache_forget(agent_id) -> None:
 @receiver(post_delete, sender=CardDocument, dispatch_uid="card-cache-delete")
 def card_document_changed(sender, instance: CardDocument, **kwargs) -> None:
     _card_cache_forget(instance.agent_id)
+
+
+class AgentTask(models.Model):
+    """A task of the registry's own A2A agent (``a2a.task_store``): the SDK's ``Task``,
+    as its JSON, with the scope of the caller that created it (the hash of its API key, or
+    empty for callers without one)."""
+
+    id = models.CharField(primary_key=True, max_length=200)
+    scope = models.CharField(max_length=64, blank=True)
+    context_id = models.CharField(max_length=200)
+    state = models.CharField(max_length=40)
+    body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["scope", "-updated_at"], name="a2a_task_scope_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.state})"

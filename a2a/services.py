@@ -8,15 +8,17 @@ Native writes to agents reach this app through ``agent_changed`` (a2a.receivers)
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from a2a.bootstrap import card_resolve
 from a2a.card_format import CardReport
 from a2a.mapping import card_facts, card_to_agent_input
-from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.models import AgentIdentity, AgentTask, CardDocument, CardProvenance
 from a2a.provenance import (
     CardSource,
     card_preferred_url,
@@ -345,3 +347,10 @@ def _agent_card_apply(*, agent: Agent, data: core.AgentInput) -> None:
         writer=WRITER,
         audit_action="agent.replace-card",
     )
+
+
+def agent_tasks_expire(now: datetime | None = None) -> int:
+    """Remove the registry agent's tasks unchanged for A2A_TASK_RETENTION_SECONDS."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.A2A_TASK_RETENTION_SECONDS)
+    deleted, _ = AgentTask.objects.filter(updated_at__lt=cutoff).delete()
+    return deleted

@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from a2a.provenance import signatures_recheck as signatures_recheck_all
+from a2a.services import agent_tasks_expire
 
 logger = get_task_logger(__name__)
 
@@ -14,3 +15,11 @@ def signatures_recheck() -> dict[str, int]:
     counts = signatures_recheck_all()
     logger.info("Rechecked the signatures of %d cards: %s.", sum(counts.values()), counts)
     return counts
+
+
+@shared_task(name="a2a.tasks.agent_tasks_expire")
+def agent_tasks_expire_job() -> int:
+    """Remove the registry agent's old tasks (as `manage.py agent_tasks_expire`)."""
+    deleted = agent_tasks_expire()
+    logger.info("Removed %d tasks of the registry agent.", deleted)
+    return deleted

@@ -1,12 +1,14 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from a2a import api
+from a2a import agent, api
 
 urlpatterns = [
     path("a2a/agents", api.A2AAgentListView.as_view(), name="a2a-agents"),
     path("a2a/agents/<str:agent_id>", api.A2AAgentCardView.as_view(), name="a2a-agent-card"),
     path("a2a/agents/<str:agent_id>/verify", api.A2AAgentVerifyView.as_view(), name="a2a-verify"),
     path("a2a/queue/<str:endpoint_id>", api.QueueEndpointView.as_view(), name="a2a-queue"),
+    path("a2a/jsonrpc", agent.protocol_view, name="a2a-jsonrpc"),
+    re_path(r"^a2a/rest/(?P<path>.+)$", agent.protocol_view, name="a2a-rest"),
     path(".well-known/agent-card.json", api.registry_card_view, name="registry-card"),
     path(".well-known/agent.json", api.registry_card_view, name="registry-card-legacy"),
 ]

@@ -26,9 +26,11 @@ from a2a.card_format import (
     LEGACY_MEMBERS,
     MEDIA_TYPE,
     V03,
+    V1_RC,
     CardReport,
     card_classify,
     card_naming,
+    rc_view,
     url_problem,
 )
 from a2a.client.card_resolver import parse_agent_card
@@ -217,9 +219,12 @@ def card_validate(doc: Any) -> CardReport:
         check_v03(doc, walker)
         check_security(doc, walker, v1=False)
     else:
-        walker.message(doc, AgentCard.DESCRIPTOR, "")
-        check_interfaces(doc, walker)
-        check_security(doc, walker, v1=True)
+        work, rc_warnings = rc_view(doc) if spec_version == V1_RC else (doc, [])
+        walker.message(work, AgentCard.DESCRIPTOR, "")
+        check_interfaces(work, walker)
+        check_security(work, walker, v1=True)
+        if spec_version == V1_RC:
+            _rc_problems(doc, walker, rc_warnings)
         if spec_version == HYBRID and isinstance(doc.get("url"), str):
             problem = url_problem(doc["url"])
             if problem:
@@ -238,6 +243,33 @@ def card_validate(doc: Any) -> CardReport:
     signatures = doc.get("signatures")
     report.signatures = signatures if isinstance(signatures, list) else []
     return report
+
+
+def _rc_problems(doc: dict, walker: CardWalker, rc_warnings: list[Problem]) -> None:
+    """A 1.0 RC card's problems in its own names (``transport``), without the absent
+    description that the dialect allows; a warning for each RC member."""
+    allowed = Problem("description", "is required") if "description" not in doc else None
+    renamed = []
+    for problem in walker.errors:
+        if problem == allowed:
+            continue
+        head, dot, tail = problem.path.partition(".protocolBinding")
+        if (
+            dot
+            and head.startswith("supportedInterfaces[")
+            and "protocolBinding" not in str(_interface_at(doc, head))
+        ):
+            problem = Problem(f"{head}.transport{tail}", problem.message)
+        renamed.append(problem)
+    walker.errors = renamed
+    walker.warnings.extend(rc_warnings)
+
+
+def _interface_at(doc: dict, path: str) -> dict:
+    try:
+        return doc["supportedInterfaces"][int(path.split("[", 1)[1].rstrip("]"))]
+    except (KeyError, IndexError, ValueError, TypeError):
+        return {}
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
@@ -259,7 +291,10 @@ def _single_flow(doc: dict) -> dict:
 def card_index_view(doc: dict) -> dict:
     """The card as a2a-sdk reads it, in 1.0 camelCase: for indexing, never for serving."""
     working = copy.deepcopy(doc)
-    if card_classify(doc) == V03:
+    kind = card_classify(doc)
+    if kind == V03:
         _single_flow(working)
+    elif kind == V1_RC:
+        working = rc_view(working)[0]
     message = parse_agent_card(working)
     return MessageToDict(message)

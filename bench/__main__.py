@@ -216,6 +216,13 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
             heartbeat = throughput("heartbeat", beats, args, port, generator, tmp, key)
+            searches, messages = discover.throughput_pairs(args.requests, args.seed)
+            say(f"GET /discover/agents?q= and the same queries as A2A messages, {generator}")
+            discover.a2a_answer_check(port, searches[0], messages[0])
+            discover_get = throughput("discover", searches, args, port, generator, tmp)
+            a2a_message = throughput(
+                "a2a-discover", messages, args, port, generator, tmp, discover.A2A_HEADERS
+            )
         except BaseException:
             say(server.log())
             raise
@@ -251,6 +258,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             "card": card.as_dict(),
             "baseline": baseline.as_dict(),
             "heartbeat": heartbeat.as_dict(),
+            "discover": discover_get.as_dict(),
+            "a2a-discover": a2a_message.as_dict(),
         },
     }
     results["targets"] = report.targets_evaluate(results)

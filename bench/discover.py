@@ -3,7 +3,7 @@
 import json
 import random
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from bench.database import BenchError
 from bench.generate import AUDIENCES, ORG_FIRST, TAGS, query_words, skill_names
@@ -77,3 +77,49 @@ def _facets_unsupported(status: int, body: bytes) -> str | None:
     if status == 200 and "facets" not in json.loads(body):
         return "the server ignores the facets parameter (no facets in the answer)"
     return None
+
+
+# The A2A discovery message's JSON-RPC call, with the text query of "text" as its data part.
+A2A_HEADERS = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+
+
+def a2a_message_line(query: str, n: int) -> str:
+    """A paths-file line: a JSON-RPC SendMessage to /a2a/jsonrpc whose data part is the
+    discovery query ``{"q": query}``, the same search as /discover/agents?q=<query>."""
+    message = {
+        "role": "ROLE_USER",
+        "messageId": f"bench-{n}",
+        "parts": [{"data": {"q": query}}],
+    }
+    body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {"message": message}}
+    return "POST /a2a/jsonrpc " + json.dumps(body, separators=(",", ":"))
+
+
+def throughput_pairs(count: int, seed: int) -> tuple[list[str], list[str]]:
+    """The same text queries twice: as GET /discover/agents?q= paths, and as A2A messages."""
+    paths = query_paths("text", count, seed)
+    queries = [parse_qs(urlsplit(path).query)["q"][0] for path in paths]
+    return paths, [a2a_message_line(q, n) for n, q in enumerate(queries)]
+
+
+def a2a_answer_check(port: int, search: str, message: str) -> None:
+    """The A2A message must answer what the GET answers (a completed task listing the same
+    agents): otherwise its throughput would measure errors."""
+    import http.client
+
+    from bench.loadgen import HOST, request_line
+
+    _, path, body = request_line(message)
+    connection = http.client.HTTPConnection(HOST, port, timeout=120)
+    try:
+        connection.request("POST", path, body=body, headers=A2A_HEADERS)
+        answer = json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
+    listed = json.loads(requests_sequential(port, [search])[0].body)["results"]
+    task = answer.get("result", {}).get("task", {})
+    if task.get("status", {}).get("state") != "TASK_STATE_COMPLETED":
+        raise BenchError(f"the A2A discovery message did not complete: {answer!r:.300}")
+    found = task["artifacts"][0]["parts"][0]["data"]["agents"]
+    if [a["id"] for a in found] != [a["id"] for a in listed]:
+        raise BenchError("the A2A discovery message found other agents than the GET")

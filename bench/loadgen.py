@@ -23,9 +23,10 @@ HOST = "127.0.0.1"
 
 WRK_SCRIPT = r"""
 -- Each thread reads the request paths from the file named after "--" and picks at random.
--- A line is a path (a GET) or "POST <path>" (an empty POST).
+-- A line is a path (a GET), "POST <path>" (an empty POST) or "POST <path> <body>".
 local paths = {}
 local methods = {}
+local bodies = {}
 local counter = 0
 
 function setup(thread)
@@ -36,9 +37,10 @@ end
 function init(args)
   for line in io.lines(args[1]) do
     if line ~= "" then
-      local method, path = line:match("^(%u+) (.+)$")
+      local method, path, body = line:match("^(%u+) (%S+) ?(.*)$")
       paths[#paths + 1] = path or line
       methods[#methods + 1] = method or "GET"
+      bodies[#bodies + 1] = (body ~= nil and body ~= "") and body or nil
     end
   end
   math.randomseed(id * 7919 + os.time())
@@ -46,7 +48,7 @@ end
 
 function request()
   local i = math.random(#paths)
-  return wrk.format(methods[i], paths[i])
+  return wrk.format(methods[i], paths[i], nil, bodies[i])
 end
 
 function done(summary, latency, requests)
@@ -98,10 +100,13 @@ def wrk_version() -> str:
     return f"wrk {found.group(1)}" if found else "wrk"
 
 
-def request_line(line: str) -> tuple[str, str]:
-    """A paths-file line: ``/path`` (a GET) or ``POST /path``."""
-    method, _, path = line.partition(" ")
-    return (method, path) if path else ("GET", line)
+def request_line(line: str) -> tuple[str, str, str | None]:
+    """A paths-file line: ``/path`` (a GET), ``POST /path`` or ``POST /path <body>``."""
+    method, _, rest = line.partition(" ")
+    if not rest:
+        return "GET", line, None
+    path, _, body = rest.partition(" ")
+    return method, path, body or None
 
 
 def throughput_wrk(
@@ -162,11 +167,11 @@ def _client_thread(
     connection = http.client.HTTPConnection(HOST, port, timeout=30)
     failed = 0
     while time.monotonic() < deadline:
-        method, path = request_line(paths[rng.randrange(len(paths))])
+        method, path, body = request_line(paths[rng.randrange(len(paths))])
         began = time.perf_counter()
         try:
             # gunicorn's sync workers close after each answer; http.client reconnects.
-            connection.request(method, path, headers=headers)
+            connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             response.read()
             ok = 200 <= response.status < 300

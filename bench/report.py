@@ -10,6 +10,7 @@ DISCOVERY_P95_RATIO_MAX = 3.0
 LOAD_100K_SECONDS_MAX = 3600.0
 HEARTBEAT_TO_CARD_MIN = 0.5
 LIVE_ONLY_P95_RATIO_MAX = 1.5
+A2A_TO_DISCOVER_MIN = 0.5
 
 
 def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -34,6 +35,22 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "value": round(ratio, 3),
                 "limit": HEARTBEAT_TO_CARD_MIN,
                 "holds": ratio >= HEARTBEAT_TO_CARD_MIN,
+            }
+        )
+    searches, messages = (results["throughput"].get(k) for k in ("discover", "a2a-discover"))
+    if searches is not None and messages is not None:
+        ratio = (
+            messages["requests_per_second"] / searches["requests_per_second"]
+            if searches["requests_per_second"]
+            else 0.0
+        )
+        targets.append(
+            {
+                "target": "A2A discovery message throughput >= 0.5 x GET /discover/agents "
+                "(the same text queries)",
+                "value": round(ratio, 3),
+                "limit": A2A_TO_DISCOVER_MIN,
+                "holds": ratio >= A2A_TO_DISCOVER_MIN,
             }
         )
     small, full = results["discovery"]["small"], results["discovery"]["full"]
@@ -114,6 +131,8 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
         ("card", "GET /a2a/agents/<id>"),
         ("baseline", "GET /healthz"),
         ("heartbeat", "POST /agents/<id>/endpoints/<eid>/heartbeat"),
+        ("discover", "GET /discover/agents?q=<word>"),
+        ("a2a-discover", "A2A SendMessage {q: <word>} (POST /a2a/jsonrpc)"),
     ):
         figures = results["throughput"].get(name)
         if figures is None:

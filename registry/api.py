@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry import discovery, facets, liveness, selectors, services
-from registry.auth import principal_may_change
+from registry.auth import owner_choose, principal_may_change
 from registry.concurrency import agent_etag, if_match_agent
 from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
@@ -60,39 +60,9 @@ def agent_response(request: Request, agent_id, status_code: int = 200, **headers
     return Response(body, status=status_code, headers=headers)
 
 
-# The query parameters of discovery besides its filters.
-DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor"})
-
-
-def filter_problems(filterset) -> ProblemError:
-    """A filterset's errors as one 400; a choice's error lists the allowed values."""
-    problems = []
-    for name, messages in filterset.errors.items():
-        choices = (
-            filterset.filters[name].extra.get("choices") if name in filterset.filters else None
-        )
-        if choices:
-            allowed = ", ".join(str(value) for value, _ in choices)
-            given = filterset.data.get(name)
-            problems.append(Problem(name, f"must be one of {allowed}, not '{given}'"))
-        else:
-            problems.extend(Problem(name, str(message)) for message in messages)
-    detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
-    return ProblemError(400, "validation-error", f"{detail}.", problems)
-
-
 def owner_for(request: Request, requested: str | None) -> str:
     """The owner of a new agent: the key's owner; admin keys may name another."""
-    if requested and requested != request.user.owner:
-        if not request.user.is_admin:
-            raise ProblemError(
-                403,
-                "forbidden",
-                "Only an admin key may register an agent for another owner.",
-                [Problem("owner", "may be set by admin keys only")],
-            )
-        return requested
-    return request.user.owner
+    return owner_choose(request.user, requested)
 
 
 class DiscoverAgentsView(APIView):
@@ -125,13 +95,13 @@ class DiscoverAgentsView(APIView):
         responses=AgentPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        filterset = self.filterset_class(
-            data=request.query_params, queryset=self.get_queryset(), request=request
+        filterset_class = self.filterset_class
+        params_check(
+            request.query_params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters)
         )
-        params_check(request.query_params, DISCOVERY_PARAMS | set(filterset.filters))
-        if not filterset.is_valid():
-            raise filter_problems(filterset)
-        queryset = filterset.qs
+        queryset = discovery.agents_filter(
+            request.query_params, self.get_queryset(), filterset_class
+        )
         page, sort, since = discovery.discover(
             queryset,
             request.query_params,

@@ -8,7 +8,9 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from registry.audit import audit_actor
+from registry.jsonutil import Problem
 from registry.models import ApiKey
+from registry.problems import ProblemError
 
 KEY_PREFIX = "rk_"
 
@@ -55,6 +57,41 @@ class Principal:
         return self.is_admin or owner == self.owner
 
 
+class KeyExpired(exceptions.AuthenticationFailed):
+    """An API key past its expiry: refused, saying when it expired."""
+
+    def __init__(self, expires_at):
+        super().__init__(f"The API key expired at {expires_at.isoformat()}.")
+
+
+def principal_for_key(raw: str) -> Principal | None:
+    """The principal of a raw API key (None when unknown or revoked, KeyExpired when past
+    its expiry); sets the audit actor.
+
+    The one key check of every way in: the HTTP API, A2A and MCP."""
+    key = (
+        ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+        .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at")
+        .first()
+    )
+    if key is None:
+        return None
+    now = timezone.now()
+    if key.expires_at is not None and key.expires_at <= now:
+        raise KeyExpired(key.expires_at)
+    audit_actor.set((key.owner, key.prefix))
+    # Recording use at most once a minute keeps reads from turning into writes.
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return Principal(key)
+
+
+def bearer_key(header: str) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header value, or None."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         try:
@@ -65,23 +102,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             ) from None
         if not raw:
             return None
-        key = (
-            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at")
-            .first()
-        )
-        if key is None:
+        principal = principal_for_key(raw)
+        if principal is None:
             raise exceptions.AuthenticationFailed("The API key is not valid.")
-        now = timezone.now()
-        if key.expires_at is not None and key.expires_at <= now:
-            raise exceptions.AuthenticationFailed(
-                f"The API key expired at {key.expires_at.isoformat()}."
-            )
-        audit_actor.set((key.owner, key.prefix))
-        # Recording use at most once a minute keeps reads from turning into writes.
-        if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-        return Principal(key), key
+        return principal, principal.key
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="registry"'
@@ -105,3 +129,17 @@ def principal_may_change(request, owner: str) -> None:
         raise exceptions.PermissionDenied(
             "Only the API key that owns this agent, or an admin key, may change it."
         )
+
+
+def owner_choose(principal: Principal, requested: str | None) -> str:
+    """The owner of a new agent: the key's owner; admin keys may name another."""
+    if requested and requested != principal.owner:
+        if not principal.is_admin:
+            raise ProblemError(
+                403,
+                "forbidden",
+                "Only an admin key may register an agent for another owner.",
+                [Problem("owner", "may be set by admin keys only")],
+            )
+        return requested
+    return principal.owner

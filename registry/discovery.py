@@ -8,6 +8,8 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from registry.filters import agent_filterset
+from registry.jsonutil import Problem
 from registry.liveness import live_agents
 from registry.models import Agent, Tombstone
 from registry.pagination import (
@@ -18,7 +20,38 @@ from registry.pagination import (
     limit_parse,
     tiered_page,
 )
+from registry.problems import ProblemError
 from registry.search import KEY_FILTERS, TIERS, filter_keys, text_matches
+
+# The query parameters of discovery besides its filters.
+DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor"})
+
+
+def filter_problems(filterset) -> ProblemError:
+    """A filterset's errors as one 400; a choice's error lists the allowed values."""
+    problems = []
+    for name, messages in filterset.errors.items():
+        choices = (
+            filterset.filters[name].extra.get("choices") if name in filterset.filters else None
+        )
+        if choices:
+            allowed = ", ".join(str(value) for value, _ in choices)
+            given = filterset.data.get(name)
+            problems.append(Problem(name, f"must be one of {allowed}, not '{given}'"))
+        else:
+            problems.extend(Problem(name, str(message)) for message in messages)
+    detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
+    return ProblemError(400, "validation-error", f"{detail}.", problems)
+
+
+def agents_filter(params, queryset: QuerySet, filterset_class=None) -> QuerySet:
+    """The agents matching the discovery filters in ``params`` (a QueryDict or a dict of
+    strings): the one filtering of every way to discover (HTTP, A2A, MCP). Bad values are
+    one 400 problem naming each parameter (filter_problems)."""
+    filterset = (filterset_class or agent_filterset())(data=params, queryset=queryset)
+    if not filterset.is_valid():
+        raise filter_problems(filterset)
+    return filterset.qs
 
 
 def sort_choose(params, *, has_text: bool, syncing: bool) -> str:

@@ -33,6 +33,7 @@ PROBLEM_TYPES = {
     "server-error": "The registry failed to handle the request.",
     "key-inactive": "The API key is revoked or expired: it cannot be rotated.",
     "not-ready": "A dependency (database, cache or job broker) does not answer; see checks.",
+    "timeout": "The answer took longer than the registry waits (an A2A or MCP request).",
 }
 
 
@@ -135,6 +136,22 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, RequestDataTooBig):
         exc = ProblemError(413, "payload-too-large", "The request body is too large.")
+    body = exception_problem(exc)
+    if body is None:
+        return None
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        headers["Retry-After"] = str(int(exc.wait + 0.999))
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    response = Response(body, status=body["status"], headers=headers)
+    response.content_type = PROBLEM_CONTENT_TYPE
+    return response
+
+
+def exception_problem(exc: Exception) -> dict[str, Any] | None:
+    """The problem body of an API exception (None for any other): what the HTTP API
+    answers, and what the A2A and MCP faces report in their own envelopes."""
     if isinstance(exc, ProblemError):
         body = problem_body(exc.status_code, exc.slug, exc.problem_detail, exc.errors, **exc.extra)
     elif isinstance(exc, exceptions.ValidationError):
@@ -150,16 +167,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         slug = next((s for cls, s in _SLUGS.items() if isinstance(exc, cls)), "error")
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         body = problem_body(exc.status_code, slug, str(detail))
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            headers["Retry-After"] = str(int(exc.wait + 0.999))
-        auth_header = getattr(exc, "auth_header", None)
-        if auth_header:
-            headers["WWW-Authenticate"] = auth_header
     else:
         return None
-    response = Response(body, status=body["status"], headers=headers)
-    response.content_type = PROBLEM_CONTENT_TYPE
-    return response
+    return body
 
 
 def problem_type_view(request, slug: str) -> JsonResponse:

@@ -92,8 +92,9 @@ INSTALLED_APPS = [
     "registry",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
-# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it.
-PROTOCOL_APPS = ["a2a", "aap"]
+# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
+# does the MCP face (mcp_face: discovery, cards and registration as MCP tools).
+PROTOCOL_APPS = ["a2a", "aap", "mcp_face"]
 REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
 if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     raise ImproperlyConfigured(
@@ -101,6 +102,8 @@ if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     )
 if "aap" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
     raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: aap extends a2a and needs it")
+if "mcp_face" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
+    raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: mcp_face builds on a2a and needs it")
 INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS]
 
 MIDDLEWARE = [
@@ -277,9 +280,15 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # The SDKs' per-request lines (an event queue closed, a stateless MCP session manager
+    # started and stopped): one of each for every A2A or MCP request, at INFO.
     "loggers": {
-        name: {"handlers": [], "propagate": True}
-        for name in ("django", "django.server", "django.request", "celery")
+        **{
+            name: {"handlers": [], "propagate": True}
+            for name in ("django", "django.server", "django.request", "celery")
+        },
+        "a2a.server.events": {"level": "WARNING"},
+        "mcp.server.streamable_http_manager": {"level": "WARNING"},
     },
 }
 
@@ -382,5 +391,8 @@ PROBE_TIMEOUT_SECONDS = env_int("PROBE_TIMEOUT_SECONDS", 5)
 A2A_PROBE_REIMPORT = env_bool("A2A_PROBE_REIMPORT", False)
 # How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
 A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
+# The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
+# long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
+A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)

@@ -101,19 +101,20 @@ class HeartbeatThrottle(BaseThrottle):
         return self._wait
 
 
-def fetch_rate_wait(request) -> float | None:
+def fetch_rate_wait(who) -> float | None:
     """Count a request that makes the registry fetch from the network: per API key
     (RATE_LIMIT_FETCH), or per client IP without one (RATE_LIMIT_FETCH_ANON, stricter).
+    ``who``: the request, or the principal of one that came another way (A2A, MCP).
     None if allowed, else the seconds to wait."""
-    user = getattr(request, "user", None)
+    user = who if isinstance(who, Principal) else getattr(who, "user", None)
     if isinstance(user, Principal):
         return window_allows("fetch", f"key:{user.key.pk}", settings.RATE_LIMIT_FETCH)
-    return window_allows("fetch-anon", f"ip:{client_ip(request)}", settings.RATE_LIMIT_FETCH_ANON)
+    return window_allows("fetch-anon", f"ip:{client_ip(who)}", settings.RATE_LIMIT_FETCH_ANON)
 
 
-def fetch_rate_check(request) -> None:
+def fetch_rate_check(who) -> None:
     """fetch_rate_wait, as a 429 problem."""
-    wait = fetch_rate_wait(request)
+    wait = fetch_rate_wait(who)
     if wait is not None:
         raise Throttled(
             wait, detail="Too many requests that fetch from the network; try again later."

@@ -8,6 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_APPS = ["a2a", "aap"]
+# The MCP face: a thin protocol app over A2A's skills, with only the roles it needs.
+FACES = ["mcp_face"]
 # Module roles every protocol app has, so a reader finds each in the same place.
 SHARED_MODULES = [
     "apps",
@@ -50,11 +52,17 @@ def offending(package: str, forbidden: list[str]) -> list[str]:
 
 
 def test_the_core_imports_no_protocol_app():
-    assert offending("registry", PROTOCOL_APPS) == []
+    assert offending("registry", PROTOCOL_APPS + FACES) == []
 
 
 def test_a2a_imports_no_extension_of_it():
-    assert offending("a2a", ["aap"]) == []
+    assert offending("a2a", ["aap", *FACES]) == []
+
+
+def test_the_mcp_face_has_the_shared_roles_it_needs():
+    present = {path.stem for path in (ROOT / "mcp_face").glob("*.py")}
+    assert {"apps", "api", "urls", "extensions"} <= present
+    assert present - set(SHARED_MODULES) - {"__init__"} == {"tools"}
 
 
 def test_the_check_sees_imports_in_functions_too(tmp_path):
@@ -75,7 +83,7 @@ def test_protocol_apps_use_the_same_module_names(app):
 
 def test_no_module_is_longer_than_about_400_lines():
     long = []
-    for package in ["registry", *PROTOCOL_APPS, "bench"]:
+    for package in ["registry", *PROTOCOL_APPS, *FACES, "bench"]:
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" in path.parts:
                 continue

@@ -32,7 +32,7 @@ FACT_KINDS = [
     ),
     FactKind("streaming", "The card declares streaming.", filter="flag"),
     FactKind("pushNotifications", "The card declares push notifications.", filter="flag"),
-    FactKind("specVersion", "The card's A2A version: 1.0, 0.3 or hybrid.", filter=None),
+    FactKind("specVersion", "The card's A2A version: 1.0, 1.0-rc, 0.3 or hybrid.", filter=None),
     FactKind(
         "verified",
         "true: the agent's domain served its card (registered by domain, or verified).",
@@ -127,3 +127,4 @@ def register() -> None:
         "a2a.tasks.signatures_recheck",
         settings.A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS,
     )
+    extensions.register_schedule("agent-tasks-expire", "a2a.tasks.agent_tasks_expire", 3600)

@@ -60,3 +60,18 @@ def test_writes_to_the_registry_card_are_405_problems(anon):
     assert response.status_code == 405
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["type"] == "/problems/method-not-allowed"
+
+
+def test_the_registry_card_declares_both_bindings_and_the_bearer_key(anon, settings, db):
+    settings.REGISTRY_BASE_URL = "https://registry.example"
+    card = anon.get("/.well-known/agent-card.json").json()
+    ParseDict(copy.deepcopy(card), AgentCard())  # strict: no unknown members
+    assert [(i["protocolBinding"], i["url"]) for i in card["supportedInterfaces"]] == [
+        ("JSONRPC", "https://registry.example/a2a/jsonrpc"),
+        ("HTTP+JSON", "https://registry.example/a2a/rest"),
+    ]
+    assert card["securitySchemes"]["apiKey"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+    registration, discovery = card["skills"]
+    assert registration["securityRequirements"] == [{"schemes": {"apiKey": {"list": []}}}]
+    assert "securityRequirements" not in discovery
+    assert card["capabilities"]["streaming"] is False

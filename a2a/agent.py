@@ -1,0 +1,204 @@
+"""The registry as an A2A agent: a2a-sdk's server (its request handler, the JSON-RPC and
+HTTP+JSON routes) around an ``AgentExecutor`` running the registry's two skills
+(``a2a.skills``), with its tasks in the database (``a2a.task_store``).
+
+The SDK's routes form one ASGI application, served from Django views (``a2a.api``
+through ``registry.bridge``) at ``/a2a/jsonrpc`` and ``/a2a/rest``: the URLs of the
+registry card's two interfaces.
+"""
+
+import functools
+import uuid
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from google.protobuf.json_format import ParseDict, ParseError
+from google.protobuf.timestamp_pb2 import Timestamp
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+
+from a2a import skills
+from a2a.api import registry_card
+from a2a.helpers.proto_helpers import (
+    get_data_parts,
+    get_text_parts,
+    new_data_part,
+    new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.jsonrpc_models import JSONParseError
+from a2a.server.request_handlers import DefaultRequestHandler, build_error_response
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import TaskUpdater
+from a2a.task_store import DatabaseTaskStore
+from a2a.types.a2a_pb2 import AgentCard, Artifact, Message, Task, TaskState, TaskStatus
+from a2a.utils.error_handlers import build_rest_error_payload
+from a2a.utils.errors import UnsupportedOperationError
+from registry.auth import bearer_key
+from registry.bridge import asgi_response, json_body_problem
+from registry.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
+from registry.throttles import client_ip, window_allows
+
+JSONRPC_PATH = "/a2a/jsonrpc"
+REST_PATH = "/a2a/rest"
+STATES = {
+    "completed": TaskState.TASK_STATE_COMPLETED,
+    "rejected": TaskState.TASK_STATE_REJECTED,
+    "auth-required": TaskState.TASK_STATE_AUTH_REQUIRED,
+}
+REGISTRATION_KEYS = {"card", "domain", "url"}
+
+
+def whole_numbers(value: Any) -> Any:
+    """A data part's JSON with whole numbers as integers again (A2A data parts carry
+    numbers as doubles), so that a card registered through A2A is served as sent."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    return value
+
+
+def _skill_of(message: Message, data: dict | None) -> str:
+    asked = message.metadata.fields.get("skill") if message.HasField("metadata") else None
+    if asked is not None and asked.string_value in (skills.DISCOVERY, skills.REGISTRATION):
+        return asked.string_value
+    if data is not None and REGISTRATION_KEYS & set(data):
+        return skills.REGISTRATION
+    return skills.DISCOVERY
+
+
+def answer_for(message: Message, key: str | None) -> skills.Answer:
+    """Run the skill a message asks for: registration for a data part with ``card``,
+    ``domain`` or ``url`` (or ``metadata.skill``), discovery otherwise: by the first data
+    part's filters, else by the text."""
+    data = next((d for d in get_data_parts(message.parts) if isinstance(d, dict)), None)
+    skill = _skill_of(message, data)
+    if skill == skills.REGISTRATION:
+        return skills.register(whole_numbers(data or {}), key)
+    if data is not None:
+        try:
+            return skills.discover(skills.discovery_params(whole_numbers(data)))
+        except skills.ProblemError as exc:  # a filter value that is not a scalar
+            return skills.refused(exc)
+    return skills.discover_text(" ".join(get_text_parts(message.parts)))
+
+
+def _now() -> Timestamp:
+    stamp = Timestamp()
+    stamp.GetCurrentTime()
+    return stamp
+
+
+class RegistryAgentExecutor(AgentExecutor):
+    """Answers each message with a task: an artifact with the answer's data part, and a
+    final status (completed, rejected or auth-required) whose message is the summary."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        headers = context.call_context.state.get("headers") or {}
+        key = bearer_key(headers.get("authorization", ""))
+        answer = await sync_to_async(answer_for)(context.message, key)
+        parts = [new_data_part(answer.data, media_type="application/json")]
+        task = context.current_task
+        if task is None:
+            # A new task is answered at once: one Task event, stored once, already final.
+            task = Task(id=context.task_id, context_id=context.context_id)
+            task.history.append(context.message)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            task.artifacts.append(
+                Artifact(artifact_id=str(uuid.uuid4()), name="result", parts=parts)
+            )
+            task.status.CopyFrom(
+                TaskStatus(
+                    state=STATES[answer.state],
+                    message=updater.new_agent_message([new_text_part(answer.text)]),
+                    timestamp=_now(),
+                )
+            )
+            await event_queue.enqueue_event(task)
+            return
+        # A message to a task that asked for more (auth-required): answered in that task.
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.add_artifact(parts, name="result")
+        summary = updater.new_agent_message([new_text_part(answer.text)])
+        await updater.update_status(STATES[answer.state], message=summary)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise UnsupportedOperationError(message="The registry's tasks finish at once.")
+
+
+@functools.lru_cache(maxsize=4)
+def registry_agent_card(base: str) -> AgentCard:
+    return ParseDict(registry_card(base), AgentCard())
+
+
+def protocol_app() -> Starlette:
+    """The SDK's JSON-RPC and HTTP+JSON routes over a request handler, in one ASGI
+    application. Made for each request (about a millisecond): the handler keeps its
+    running tasks in memory, bound to the request's event loop, and tasks live in the
+    database (a follow-up message finds its task there)."""
+    handler = DefaultRequestHandler(
+        agent_executor=RegistryAgentExecutor(),
+        task_store=DatabaseTaskStore(),
+        agent_card=registry_agent_card(settings.REGISTRY_BASE_URL),
+    )
+    routes = [
+        *create_jsonrpc_routes(handler, JSONRPC_PATH),
+        *create_rest_routes(handler, path_prefix=REST_PATH),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: _not_here, 405: _not_here})
+
+
+async def _not_here(request, exc) -> JSONResponse:
+    """Paths and methods the SDK's routes do not serve: problem+json, as everywhere."""
+    status = exc.status_code
+    detail = (
+        f"There is no A2A operation at {request.url.path}."
+        if status == 404
+        else f"{request.method} is not allowed on {request.url.path}."
+    )
+    slug = "not-found" if status == 404 else "method-not-allowed"
+    return JSONResponse(
+        problem_body(status, slug, detail), status_code=status, media_type=PROBLEM_CONTENT_TYPE
+    )
+
+
+@csrf_exempt
+def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
+    """POST /a2a/jsonrpc, and /a2a/rest/...: the A2A protocol, answered by the SDK."""
+    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
+    if wait is not None:
+        response = problem_response(429, "throttled", "Too many requests.")
+        response["Retry-After"] = str(int(wait + 0.999))
+        return response
+    if not path and request.method != "POST":
+        response = problem_response(
+            405, "method-not-allowed", "JSON-RPC requests are POSTed to /a2a/jsonrpc."
+        )
+        response["Allow"] = "POST"
+        return response
+    try:
+        request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
+    except RequestDataTooBig:
+        return problem_response(413, "payload-too-large", "The request body is too large.")
+    problem = json_body_problem(request)
+    if problem is not None:
+        return _unreadable(problem, rest=bool(path))
+    return asgi_response(protocol_app(), request)
+
+
+def _unreadable(problem: str, *, rest: bool) -> JsonResponse:
+    """A body the SDK would read with laxer rules, refused as the binding refuses bad JSON."""
+    if rest:
+        payload = build_rest_error_payload(ParseError(f"Failed to load JSON: {problem}."))
+        return JsonResponse(payload, status=payload["error"]["code"])
+    return JsonResponse(
+        build_error_response(None, JSONParseError(message=f"Parse error: {problem}"))
+    )

@@ -1,0 +1,205 @@
+"""The registry's own A2A skills, ``agent-discovery`` and ``agent-registration``, as plain
+functions from what a message carries to an answer (``a2a.agent`` runs them for the A2A
+server, ``mcp_face`` for MCP).
+
+They go through the same code as the HTTP API: discovery through the discovery filters
+and sorts (``registry.discovery``) over the agent selectors, registration through
+``a2a.api.card_register``, the code of ``POST /a2a/agents``, as the caller's API key.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
+
+from a2a.api import card_register
+from a2a.extensions import card_url
+from registry import discovery, selectors
+from registry.auth import Principal, principal_for_key
+from registry.jsonutil import Problem
+from registry.models import Agent
+from registry.problems import ProblemError, exception_problem
+from registry.throttles import window_allows
+
+DISCOVERY = "agent-discovery"
+REGISTRATION = "agent-registration"
+# Words that ask for agents rather than describe them: dropped from a free-text query, so
+# "find agents that can translate" searches for "translate".
+FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "any",
+        "some",
+        "all",
+        "me",
+        "us",
+        "i",
+        "we",
+        "please",
+        "show",
+        "list",
+        "find",
+        "search",
+        "look",
+        "looking",
+        "for",
+        "get",
+        "give",
+        "which",
+        "who",
+        "whose",
+        "that",
+        "can",
+        "could",
+        "do",
+        "does",
+        "able",
+        "to",
+        "agent",
+        "agents",
+        "bot",
+        "bots",
+        "something",
+        "someone",
+        "with",
+        "is",
+        "are",
+        "there",
+        "need",
+        "want",
+        "one",
+        "ones",
+        "help",
+        "helps",
+        "of",
+        "in",
+        "on",
+        "by",
+        "what",
+    ]
+)
+WORD = re.compile(r"[\w][\w'.+#-]*", re.UNICODE)
+
+
+@dataclass
+class Answer:
+    """What a skill answers: ``state`` is ``completed``, ``rejected`` (the request was
+    refused: bad input, forbidden) or ``auth-required`` (no valid API key)."""
+
+    state: str
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def text_query(text: str) -> str:
+    """The search words of a free-text request, without the words that only ask."""
+    words = [w.strip(".'") for w in WORD.findall(text or "")]
+    kept = [w for w in words if w and w.lower() not in FILLER]
+    return " ".join(kept)
+
+
+def _param(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # JSON numbers travel as doubles in A2A data parts
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise ProblemError(
+        400,
+        "validation-error",
+        f"{name} must be a string, a number or a boolean.",
+        [Problem(name, "must be a string, a number or a boolean")],
+    )
+
+
+def discovery_params(data: dict[str, Any]) -> dict[str, str]:
+    return {name: _param(name, value) for name, value in data.items() if value is not None}
+
+
+def agent_summary(agent: Agent) -> dict[str, Any]:
+    return {
+        "id": str(agent.id),
+        "name": agent.name,
+        "description": agent.description,
+        "cardUrl": card_url(agent),
+        "skills": [
+            {
+                "id": capability.external_id or str(capability.id),
+                "name": capability.name,
+                "description": capability.description,
+                "tags": list(capability.tags or []),
+            }
+            for capability in agent.capabilities.all()
+        ],
+    }
+
+
+def refused(exc: Exception) -> Answer:
+    body = exception_problem(exc)
+    if body is None:
+        raise exc
+    return Answer("rejected", body["detail"], {"problem": body})
+
+
+def discover(params: dict[str, str]) -> Answer:
+    """Find agents with GET /discover/agents's filters, sorts and pages."""
+    try:
+        agents = discovery.agents_filter(params, selectors.agent_queryset())
+        page, sort, _ = discovery.discover(agents, params, full_rows=selectors.agent_queryset())
+    except APIException as exc:
+        return refused(exc)
+    found = [agent_summary(agent) for agent in page.rows]
+    data = {"agents": found, "nextCursor": page.next_cursor, "sort": sort}
+    asked = f" for “{params['q']}”" if params.get("q") else ""
+    if not found:
+        return Answer("completed", f"No agents found{asked}.", data)
+    names = ", ".join(agent["name"] for agent in found[:5]) + (" …" if len(found) > 5 else "")
+    more = " (more on the next page)" if page.next_cursor else ""
+    plural = "agent" if len(found) == 1 else "agents"
+    return Answer("completed", f"Found {len(found)} {plural}{asked}{more}: {names}.", data)
+
+
+def discover_text(text: str) -> Answer:
+    query = text_query(text)
+    return discover({"q": query} if query else {})
+
+
+def principal_of(key: str | None) -> Principal | None:
+    return principal_for_key(key) if key else None
+
+
+def register(body: dict[str, Any], key: str | None) -> Answer:
+    """Register by ``{"card"}``, ``{"domain"}`` or ``{"url"}`` as the key's owner."""
+    principal = principal_of(key)
+    if principal is None:
+        detail = (
+            "The API key is not valid." if key else "Registration needs an API key."
+        ) + " Send it as 'Authorization: Bearer <key>'."
+        problem = exception_problem(NotAuthenticated(detail))
+        return Answer("auth-required", detail, {"problem": problem})
+    wait = window_allows("write", f"key:{principal.key.pk}", settings.RATE_LIMIT_WRITE)
+    if wait is not None:  # the key's write budget, shared with the HTTP API
+        return refused(Throttled(wait))
+    try:
+        registration = card_register(principal, body)
+    except APIException as exc:
+        return refused(exc)
+    agent, report = registration.agent, registration.report
+    url = card_url(selectors.agent_get(str(agent.id)))
+    verb = "Registered" if registration.created else "Updated"
+    data = {
+        "agentId": str(agent.id),
+        "name": agent.name,
+        "cardUrl": url,
+        "created": registration.created,
+        "specVersion": report.spec_version,
+        "warnings": [w.as_dict() for w in report.warnings],
+        "signature": registration.signature.status,
+        "verified": bool(registration.source.verified_domain),
+    }
+    return Answer("completed", f"{verb} {agent.name} as agent {agent.id}; its card: {url}.", data)

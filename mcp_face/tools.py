@@ -1,0 +1,118 @@
+"""The MCP server and its tools: ``discover_agents``, ``get_agent_card`` and
+``register_agent``, thin over the A2A app's skills (``a2a.skills``: the discovery filters
+and ``POST /a2a/agents``'s registration) and its card read (``a2a.selectors.card_read``).
+
+Results are structured content (the JSON a tool returns) with its text rendering; a
+refusal (a bad filter, an invalid card, no key) is a tool error whose structured content
+holds the problem, every error with its path.
+"""
+
+import json
+import uuid
+from typing import Annotated, Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from a2a import skills
+from a2a.selectors import card_read
+from registry.auth import bearer_key
+from registry.models import Agent
+
+INSTRUCTIONS = (
+    "An A2A agent registry. discover_agents finds agents by text and filters; "
+    "get_agent_card returns an agent's A2A card as published; register_agent registers an "
+    "agent by its card, domain or card URL and needs the registry API key as "
+    "'Authorization: Bearer <key>'."
+)
+
+
+def _result(answer: skills.Answer) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=answer.text)],
+        structured_content=answer.data,
+        is_error=answer.state != "completed",
+    )
+
+
+async def discover_agents(
+    q: Annotated[
+        str | None, Field(description="Free text: words in names, descriptions, skills and tags.")
+    ] = None,
+    capability: Annotated[str | None, Field(description="Skill (capability) name.")] = None,
+    tag: Annotated[str | None, Field(description="Skill tag.")] = None,
+    protocol: Annotated[str | None, Field(description="A2A, MCP, ACP or Generic.")] = None,
+    skill: Annotated[str | None, Field(description="Skill id.")] = None,
+    transport: Annotated[str | None, Field(description="Http, Amqp or AzureServiceBus.")] = None,
+    protocolBinding: Annotated[str | None, Field(description="JSONRPC, HTTP+JSON, GRPC …")] = None,
+    provider: Annotated[str | None, Field(description="Provider organization.")] = None,
+    liveOnly: Annotated[bool | None, Field(description="Only agents live now.")] = None,
+    sort: Annotated[str | None, Field(description="relevance, recent or name.")] = None,
+    limit: Annotated[int | None, Field(description="Agents per page, 1 to 100.")] = None,
+    cursor: Annotated[str | None, Field(description="nextCursor of the previous page.")] = None,
+) -> CallToolResult:
+    """Find agents in the registry, as GET /discover/agents does: free text (q) and filters
+    combine. Returns the agents (id, name, description, cardUrl, skills) and nextCursor."""
+    given = {k: v for k, v in locals().items() if v is not None}
+    params = skills.discovery_params(given)
+    if "q" in params:
+        params["q"] = skills.text_query(params["q"]) or params["q"]
+    return _result(await sync_to_async(skills.discover)(params))
+
+
+def _card(agent_id: str) -> tuple[dict | None, str]:
+    try:
+        pk = uuid.UUID(agent_id)
+    except ValueError:
+        return None, f"'{agent_id}' is not a valid agent id (a UUID)."
+    entry = card_read(pk)
+    if entry is not None:
+        return json.loads(entry[0]), ""
+    if Agent.objects.filter(pk=pk).exists():
+        return None, f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
+    return None, f"There is no agent {agent_id}."
+
+
+async def get_agent_card(
+    agent_id: Annotated[
+        str, Field(description="The agent's id (a UUID), as discover_agents lists it.")
+    ],
+) -> dict[str, Any]:
+    """The agent's A2A card, exactly as the registry serves it at /a2a/agents/<id>."""
+    card, problem = await sync_to_async(_card)(agent_id)
+    if card is None:
+        raise ToolError(problem)
+    return card
+
+
+async def register_agent(
+    ctx: Context,
+    card: Annotated[
+        dict[str, Any] | None, Field(description="The A2A agent card (1.0, 0.3 or hybrid).")
+    ] = None,
+    domain: Annotated[str | None, Field(description="Fetch the card from this domain.")] = None,
+    url: Annotated[str | None, Field(description="Fetch the card from this https URL.")] = None,
+) -> CallToolResult:
+    """Register an agent by its card, or by a domain or URL the registry fetches the card
+    from, as POST /a2a/agents does. Needs the registry API key as a bearer token. Returns
+    the agent id and card URL, or every problem of the card with its path."""
+    body = {k: v for k, v in (("card", card), ("domain", domain), ("url", url)) if v is not None}
+    key = bearer_key((ctx.headers or {}).get("authorization", ""))
+    return _result(await sync_to_async(skills.register)(body, key))
+
+
+def mcp_server() -> MCPServer:
+    server = MCPServer(
+        name=settings.REGISTRY_NAME, instructions=INSTRUCTIONS, version=settings.REGISTRY_VERSION
+    )
+    read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+    server.add_tool(discover_agents, annotations=read_only)
+    server.add_tool(get_agent_card, annotations=read_only, structured_output=True)
+    server.add_tool(
+        register_agent, annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False)
+    )
+    return server
