@@ -17,7 +17,7 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 from a2a.api import card_register
 from a2a.extensions import card_url
 from registry import discovery, selectors
-from registry.auth import Principal, principal_for_key
+from registry.auth import KeyExpired, Principal, principal_for_key
 from registry.jsonutil import Problem
 from registry.models import Agent
 from registry.problems import ProblemError, exception_problem
@@ -175,7 +175,10 @@ def principal_of(key: str | None) -> Principal | None:
 
 def register(body: dict[str, Any], key: str | None) -> Answer:
     """Register by ``{"card"}``, ``{"domain"}`` or ``{"url"}`` as the key's owner."""
-    principal = principal_of(key)
+    try:
+        principal = principal_of(key)
+    except KeyExpired as exc:
+        return Answer("auth-required", str(exc.detail), {"problem": exception_problem(exc)})
     if principal is None:
         detail = (
             "The API key is not valid." if key else "Registration needs an API key."

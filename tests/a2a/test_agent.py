@@ -5,9 +5,11 @@ its two bindings."""
 import asyncio
 import json
 import uuid
+from datetime import timedelta
 
 import httpx
 import pytest
+from django.utils import timezone
 
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
@@ -20,7 +22,7 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
-from registry.models import Agent
+from registry.models import Agent, ApiKey
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
@@ -184,6 +186,21 @@ def test_registration_with_a_wrong_key_stores_nothing(make_card, registry_url):
 
     assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
     assert "not valid" in answer(task)[1]
+    assert not Agent.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_registration_with_an_expired_key_stores_nothing_and_says_it_expired(
+    make_key, make_card, registry_url
+):
+    key = make_key("alice")
+    ApiKey.objects.filter(owner="alice").update(expires_at=timezone.now() - timedelta(minutes=1))
+    parts = [new_data_part({"card": make_card()})]
+
+    task, _, _ = converse(registry_url, "JSONRPC", parts, key=key)
+
+    assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+    assert "expired" in answer(task)[1]
     assert not Agent.objects.exists()
 
 
