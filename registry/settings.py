@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "registry",
+    "web",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
 # A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it.

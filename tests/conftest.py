@@ -13,7 +13,12 @@ from registry.models import ApiKey
 
 # The protocol apps each test folder needs; the core's tests (tests/registry) need none,
 # so they also run with only the core installed (REGISTRY_PROTOCOL_APPS="", see .ci/run).
-FOLDER_APPS = {"a2a": {"a2a"}, "aap": {"a2a", "aap"}, "tests": {"a2a", "aap"}}
+FOLDER_APPS = {
+    "a2a": {"a2a"},
+    "aap": {"a2a", "aap"},
+    "web": {"a2a", "aap"},
+    "tests": {"a2a", "aap"},
+}
 
 
 def _installed() -> set[str]:
