@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test serve worker beat lint migrate demo clean bench
+.PHONY: run test serve worker beat lint migrate demo clean bench screenshots
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -51,11 +51,22 @@ worker: migrate
 beat:
 	$(BIN)/celery -A registry beat --loglevel=INFO
 
-## Set up and run the whole suite (SQLite unless DATABASE_URL is set).
+# The browser tests (tests/web/test_browser.py) drive this chromium (CHROMIUM=/path to choose).
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+
+## Set up and run the whole suite (SQLite unless DATABASE_URL is set). The browser tests run
+## when a chromium is installed and are skipped, with a note, when not.
 test: $(VENV)/.dev
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=tests.settings
 	$(BIN)/ruff check .
+	@if [ -z "$(CHROMIUM)" ]; then echo "NOTE: no chromium found: the browser tests" \
+	  "(tests/web/test_browser.py) are SKIPPED. apt-get install chromium to run them."; fi
 	@bash .ci/pytest $(PYTEST_ARGS)
+
+## The README's screenshots (docs/screenshots/), taken by the browser tests.
+screenshots: $(VENV)/.dev
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
+	  -k screenshots
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
