@@ -80,6 +80,9 @@ def test_facet_links_narrow_the_search_and_keep_the_query(client, agents):
     narrowed = page(client, links["sea"])
     assert listed(narrowed) == [str(agents["tides"].pk)]
     assert 'aria-current="true"' in narrowed  # the chosen value shows as chosen
+    # yes/no facets read as such: no agent is live here
+    live = re.search(r'data-facet="live" data-value="(\w+)">\s*<span class="value">(\w+)<', html)
+    assert live.groups() == ("false", "no")
     # the short names of the page are discovery's parameters
     assert listed(page(client, "/browse?binding=GRPC")) == []
     assert len(listed(page(client, "/browse?binding=JSONRPC"))) == 3
