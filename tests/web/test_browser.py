@@ -138,18 +138,23 @@ def test_keyboard_reaches_the_content_first(page, agents):
     assert page.url.endswith("#main")
 
 
-WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+# name: (viewport, colour scheme); the dark one is the desktop in the dark colour scheme.
+WIDTHS = {"desktop": (DESKTOP, "light"), "phone": (PHONE, "light"), "dark": (DESKTOP, "dark")}
 
 
 @pytest.mark.parametrize("size", list(WIDTHS))
-def test_screenshots_at_desktop_and_phone_widths(browser, live_server, agents, size, tmp_path):
+def test_screenshots_at_desktop_and_phone_widths_light_and_dark(
+    browser, live_server, agents, size, tmp_path
+):
     from aap.demo import dealer_demo_load
 
     dealer_demo_load("demo", set())
     folder = Path(os.environ.get("SCREENSHOTS_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     weather = agents["Weather Agent"].pk
-    context = browser.new_context(base_url=live_server.url, viewport=WIDTHS[size])
+    viewport, scheme = WIDTHS[size]
+    context = browser.new_context(base_url=live_server.url, viewport=viewport, color_scheme=scheme)
     page = context.new_page()
     for name, url in [
         ("home", "/"),
@@ -157,10 +162,12 @@ def test_screenshots_at_desktop_and_phone_widths(browser, live_server, agents, s
         ("agent", f"/browse/agents/{weather}"),
         ("aap-check", "/aap/check"),
     ]:
+        if size == "dark" and name not in ("browse", "agent"):
+            continue  # the dark colour scheme is shown on two pages
         page.goto(url)
         # Nothing is wider than the screen: no sideways scrolling on a phone.
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), url
         path = folder / f"{name}-{size}.png"
-        page.screenshot(path=path, full_page=size == "desktop")
+        page.screenshot(path=path, full_page=size != "phone")
         assert path.read_bytes().startswith(b"\x89PNG")
     context.close()
