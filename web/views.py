@@ -1,5 +1,6 @@
 """The public pages: home, browse (discovery's search as HTML) and an agent's page."""
 
+import functools
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -7,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from registry.throttles import client_ip, window_allows
 from web import selectors
 
 
@@ -20,7 +22,23 @@ def _link(params: dict[str, str], **changes: str | None) -> str:
     return "/browse" + (f"?{urlencode(merged)}" if merged else "")
 
 
+def read_limited(view):
+    """The API's per-client read limit (RATE_LIMIT_READ) on a page: a 429 page beyond it."""
+
+    @functools.wraps(view)
+    def limited(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
+        if wait is None:
+            return view(request, *args, **kwargs)
+        response = render(request, "web/429.html", _context(request), status=429)
+        response["Retry-After"] = str(int(wait + 0.999))
+        return response
+
+    return limited
+
+
 @require_safe
+@read_limited
 def home(request: HttpRequest) -> HttpResponse:
     serializer_context = {"request": request}
     return render(
@@ -35,6 +53,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@read_limited
 def browse(request: HttpRequest) -> HttpResponse:
     context = _context(
         request,
@@ -70,6 +89,7 @@ def browse(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@read_limited
 def agent_page(request: HttpRequest, agent_id: str) -> HttpResponse:
     found = selectors.agent_page(agent_id, {"request": request})
     if found is None:

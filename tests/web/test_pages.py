@@ -199,3 +199,14 @@ def test_a_native_agent_without_a_card_has_a_page_too(alice, native_payload, cli
     assert "Plain MCP Tool" in html and "summarize" in html
     assert "https://mcp.example/mcp" in html
     assert "card-json" not in html  # no A2A endpoint: no card
+
+
+def test_pages_share_the_api_read_limit(client, agents, settings):
+    settings.RATE_LIMIT_READ = "3/min"
+    for url in ["/", "/browse", f"/browse/agents/{agents['weather'].pk}"]:
+        page(client, url)
+    response = client.get("/browse?q=forecast")
+    assert response.status_code == 429
+    assert "Too many requests" in response.content.decode()
+    assert int(response["Retry-After"]) >= 1
+    assert client.get("/discover/agents").status_code == 429  # the same budget
