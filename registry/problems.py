@@ -4,8 +4,10 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -167,7 +169,11 @@ def problem_type_view(request, slug: str) -> JsonResponse:
     return JsonResponse({"type": f"{PROBLEM_BASE}{slug}", "description": description})
 
 
-def handler404(request, exception=None) -> JsonResponse:
+def handler404(request, exception=None) -> HttpResponse:
+    # A browser (it asks for text/html by name) gets a page; API clients get the problem.
+    if "text/html" in request.headers.get("Accept", ""):
+        context = {"registry_name": settings.REGISTRY_NAME, "path": request.path}
+        return render(request, "404.html", context, status=404)
     return problem_response(404, "not-found", f"There is nothing at {request.path}.")
 
 

@@ -210,3 +210,17 @@ def test_pages_share_the_api_read_limit(client, agents, settings):
     assert "Too many requests" in response.content.decode()
     assert int(response["Retry-After"]) >= 1
     assert client.get("/discover/agents").status_code == 429  # the same budget
+
+
+def test_a_browser_gets_a_404_page_and_an_api_client_the_problem(client, db):
+    html = client.get("/no/such/page", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert html.status_code == 404
+    assert html["Content-Type"].startswith("text/html")
+    assert "There is no page at <code>/no/such/page</code>" in html.content.decode()
+    assert html["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    for accept in ["*/*", "application/json", None]:
+        headers = {"HTTP_ACCEPT": accept} if accept else {}
+        problem = client.get("/no/such/page", **headers)
+        assert problem.status_code == 404
+        assert problem["Content-Type"] == "application/problem+json"
+        assert problem.json()["type"].endswith("/problems/not-found")
