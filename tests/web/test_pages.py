@@ -59,6 +59,9 @@ def test_browse_lists_what_discovery_finds_in_the_same_order(client, agents):
         api = client.get(f"/discover/agents?{query}").json()
         html = page(client, f"/browse?{query}")
         assert listed(html) == [row["id"] for row in api["results"]], query
+    html = page(client, "/browse?q=forecast")
+    assert "2 agents matching “forecast”, best match first." in html
+    assert 'href="/browse" aria-current="page"' in html
     assert listed(page(client, "/browse?q=forecast&sort=name")) == [
         str(agents["tides"].pk),
         str(agents["weather"].pk),
