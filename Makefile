@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test serve worker beat lint migrate demo clean bench screenshots
+.PHONY: run test serve worker beat lint migrate demo clean bench
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -63,11 +63,6 @@ test: $(VENV)/.dev
 	  "(tests/web/test_browser.py) are SKIPPED. apt-get install chromium to run them."; fi
 	@bash .ci/pytest $(PYTEST_ARGS)
 
-## The README's screenshots (docs/screenshots/), taken by the browser tests.
-screenshots: $(VENV)/.dev
-	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
-	  -k screenshots
-
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -75,6 +70,12 @@ lint: $(VENV)/.dev
 ## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+.PHONY: screenshots
+## The README's screenshots (docs/screenshots/), taken by the browser tests.
+screenshots: $(VENV)/.dev
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
+	  -k screenshots
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var
