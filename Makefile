@@ -67,15 +67,15 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
-bench: $(VENV)/.dev
-	$(BIN)/python -m bench $(BENCH_ARGS)
-
 .PHONY: screenshots
 ## The README's screenshots (docs/screenshots/), taken by the browser tests.
 screenshots: $(VENV)/.dev
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
 	  -k screenshots
+
+## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
+bench: $(VENV)/.dev
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var
