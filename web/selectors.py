@@ -16,6 +16,9 @@ from registry.serializers import AgentSerializer
 PAGE_SIZE = 20
 # Short names the pages use for discovery parameters (/browse?live=true&binding=GRPC).
 ALIASES = {"live": "liveOnly", "binding": "protocolBinding"}
+ALIASES_BACK = {v: k for k, v in ALIASES.items()}
+# What a page's query keeps besides the filters: the text, the order and the page.
+SHAPING = {"q", "sort", "cursor"}
 # The facets shown first in the sidebar, in this order; other registered ones follow.
 FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap"]
 FACET_TITLES = {
@@ -58,13 +61,15 @@ class Search:
 
 
 def page_params(query: QueryDict) -> dict[str, str]:
-    """The page's parameters with a value (the last of each), as the page writes them."""
-    reverse = {v: k for k, v in ALIASES.items()}
+    """The page's parameters with a value (the last of each), as the page writes them;
+    anything that is not a discovery filter, the text, the order or the page is dropped."""
+    known = SHAPING | set(agent_filterset().base_filters)
     params = {}
     for key in query:
+        name = ALIASES.get(key, key)
         value = query.get(key, "").strip()
-        if value and key not in ("limit", "facets", "updated_since"):
-            params[reverse.get(key, key)] = value
+        if value and name in known:
+            params[ALIASES_BACK.get(name, name)] = value
     return params
 
 
@@ -131,9 +136,6 @@ def search(query: QueryDict, context: dict) -> Search:
         if values
     ]
     return result
-
-
-ALIASES_BACK = {v: k for k, v in ALIASES.items()}
 
 
 def live_count() -> int:

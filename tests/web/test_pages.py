@@ -105,6 +105,15 @@ def test_keyset_pagination_follows_next_links(client, agents, settings, monkeypa
     assert seen == [row["id"] for row in names]
 
 
+def test_parameters_that_are_not_filters_are_dropped(client, agents):
+    html = page(client, "/browse?q=forecast&utm_source=mail&limit=1&facets=tag")
+    assert len(listed(html)) == 2
+    assert "utm_source" not in html and "limit=" not in html
+    # discovery's own names are written in the page's short form
+    assert 'href="/browse?q=forecast&amp;live=false"' in page(client, "/browse?q=forecast")
+    assert "live: true" in page(client, "/browse?liveOnly=true")
+
+
 def test_a_bad_parameter_is_a_400_page_that_says_why(client, agents):
     html = page(client, "/browse?sort=relevance", status=400)
     assert "relevance needs a text query" in html
