@@ -87,3 +87,15 @@ def card_panel(agent: Agent) -> dict | None:
         "spec_version": card.get("protocolVersion") or "",
         "provenance": provenance,
     }
+
+
+def verified_badge(agent: Agent) -> str | None:
+    provenance = getattr(agent, "a2a_provenance", None)  # select_related (register_related)
+    if provenance is None or not provenance.verified:
+        return None
+    return f"Verified {provenance.verified_domain}" if provenance.verified_domain else "Verified"
+
+
+def signed_badge(agent: Agent) -> str | None:
+    provenance = getattr(agent, "a2a_provenance", None)
+    return "Signed" if provenance is not None and provenance.signature == "verified" else None

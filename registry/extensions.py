@@ -18,7 +18,8 @@ running registry serves cannot change under it.
 - schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
 - probers: how to probe the endpoints of a protocol (``registry.probes``);
 - agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
-  that show what an app knows about it, such as its A2A card or AAP status.
+  that show what an app knows about it, such as its A2A card or AAP status;
+- badges: short labels the pages show with an agent (verified domain, signed, AAP …).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -97,6 +98,16 @@ class AgentPanel:
     order: int = 50
 
 
+@dataclass(frozen=True)
+class Badge:
+    """A label the pages show with an agent: ``label(agent)`` is its text, or None for no
+    badge (only from what the selectors fetched: no query per agent)."""
+
+    name: str
+    label: Callable[[Any], str | None]
+    order: int = 50
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -136,6 +147,7 @@ routes = _Store("URLconf")
 schedules = _Store("schedule")
 probers = _Store("prober")
 agent_panels = _Store("agent panel")
+badges = _Store("badge")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -182,3 +194,7 @@ def register_prober(protocol: str, probe: Callable[[Any], Any]) -> None:
 
 def register_agent_panel(panel: AgentPanel) -> None:
     agent_panels.add(panel.name, panel)
+
+
+def register_badge(badge: Badge) -> None:
+    badges.add(badge.name, badge)

@@ -20,7 +20,7 @@ ALIASES_BACK = {v: k for k, v in ALIASES.items()}
 # What a page's query keeps besides the filters: the text, the order and the page.
 SHAPING = {"q", "sort", "cursor"}
 # The facets shown first in the sidebar, in this order; other registered ones follow.
-FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap"]
+FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap", "aapCompliant"]
 FACET_TITLES = {
     "tag": "Skill tags",
     "protocolBinding": "Bindings",
@@ -29,7 +29,8 @@ FACET_TITLES = {
     "protocol": "Protocols",
     "transport": "Transports",
     "live": "Live now",
-    "aap": "AAP compliant",
+    "aap": "AAP dealers",
+    "aapCompliant": "AAP compliant",
     "securityScheme": "Security schemes",
     "extension": "Extensions",
     "streaming": "Streaming",
@@ -41,7 +42,8 @@ FLAGS = [
     ("live", "Live now"),
     ("verified", "Verified domain"),
     ("signed", "Signed card"),
-    ("aap", "AAP compliant"),
+    ("aap", "AAP dealer"),
+    ("aapCompliant", "AAP compliant"),
 ]
 SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
 
@@ -93,15 +95,22 @@ def flag_list() -> list[tuple[str, str]]:
 
 
 def agents_shown(agents: list[Agent], context: dict) -> list[dict]:
-    """The agents as their JSON (with the apps' members) and their provider fact."""
+    """The agents as their JSON (with the apps' members), their provider fact and the
+    badges the apps give them."""
     data = AgentSerializer(agents, many=True, context=context).data
     providers = dict(
         AgentFacet.objects.filter(agent__in=[a.pk for a in agents], kind="provider").values_list(
             "agent_id", "value"
         )
     )
+    badges = sorted(extensions.badges.read(), key=lambda b: (b.order, b.name))
     for agent, row in zip(agents, data, strict=True):
         row["provider"] = providers.get(agent.pk)
+        row["badges"] = [
+            {"name": badge.name, "label": label}
+            for badge in badges
+            if (label := badge.label(agent)) is not None
+        ]
         row["created"], row["updated"] = agent.created_at, agent.updated_at
     return data
 
@@ -157,6 +166,7 @@ def home_counts() -> list[tuple[str, int, str]]:
         ("verified", "verified domains"),
         ("signed", "signed cards"),
         ("aap", "AAP dealers"),
+        ("aapCompliant", "AAP compliant"),
     ):
         if kind in kinds:
             n = AgentFacet.objects.filter(kind=kind, value="true").count()

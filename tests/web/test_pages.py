@@ -195,7 +195,7 @@ def test_the_aap_report_of_a_registered_card(client, db):
     dealer_demo_load("demo", set())
     dealer = client.get("/discover/agents?aap=true").json()["results"][0]
     html = page(client, f"/browse/agents/{dealer['id']}")
-    assert "AAP compliant" in html
+    assert '<li class="badge aap">AAP compliant</li>' in html
     assert f'href="/aap/check?agent={dealer["id"]}"' in html
     report = page(client, f"/aap/check?agent={dealer['id']}")
     assert "Report for the registered card" in report
