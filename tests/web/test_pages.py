@@ -199,7 +199,7 @@ def test_the_aap_report_of_a_registered_card(client, db):
     assert f'href="/aap/check?agent={dealer["id"]}"' in html
     report = page(client, f"/aap/check?agent={dealer['id']}")
     assert "Report for the registered card" in report
-    assert 'class="verdict compliant"' in report
+    assert 'data-rule="card.a2a" data-status="pass"' in report  # the stored card was checked
 
 
 def test_a_native_agent_without_a_card_has_a_page_too(alice, native_payload, client):
