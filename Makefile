@@ -67,16 +67,28 @@ worker: migrate
 beat:
 	$(BIN)/celery -A registry beat --loglevel=INFO
 
-## Set up and run the whole suite (SQLite unless DATABASE_URL is set).
+# The browser tests (tests/web/test_browser.py) drive this chromium (CHROMIUM=/path to choose).
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+
+## Set up and run the whole suite (SQLite unless DATABASE_URL is set). The browser tests run
+## when a chromium is installed and are skipped, with a note, when not.
 test: $(VENV)/.dev
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=tests.settings
 	$(BIN)/ruff check .
+	@if [ -z "$(CHROMIUM)" ]; then echo "NOTE: no chromium found: the browser tests" \
+	  "(tests/web/test_browser.py) are SKIPPED. apt-get install chromium to run them."; fi
 	@bash .ci/pytest $(PYTEST_ARGS)
 
 ## Check style (ruff check and ruff format --check).
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+.PHONY: screenshots
+## The README's screenshots (docs/screenshots/), taken by the browser tests.
+screenshots: $(VENV)/.dev
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
+	  -k screenshots
 
 ## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
 bench: $(VENV)/.dev

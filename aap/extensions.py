@@ -3,8 +3,9 @@
 from django.conf import settings
 
 from aap.demo import dealer_demo_load
+from aap.pages import aap_badge, aap_panel
 from registry import extensions
-from registry.extensions import FactKind, Member
+from registry.extensions import AgentPanel, Badge, FactKind, Member
 from registry.models import Agent
 
 FACT_KINDS = [
@@ -64,6 +65,8 @@ def register() -> None:
             "Auto Agent Protocol status from the agent's card; null without a card.",
         )
     )
+    extensions.register_agent_panel(AgentPanel("aap", "aap/agent_panel.html", aap_panel, 30))
+    extensions.register_badge(Badge("aap", aap_badge, 40))
     extensions.register_demo_loader("aap", dealer_demo_load)
     extensions.register_urls("aap.urls")
     extensions.register_schedule(

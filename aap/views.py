@@ -1,5 +1,7 @@
 """The AAP check page: paste a card and manifest, or give a domain; read the checklist."""
 
+import json
+import uuid
 from collections import Counter
 
 from django.conf import settings
@@ -7,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_protect
 
+from a2a.selectors import card_read
 from aap.checker import aap_check
 from aap.forms import CheckForm
 from aap.report import STATUS_MARKS, AAPReport
@@ -23,6 +26,14 @@ def _report_context(report: AAPReport) -> dict:
         "rows": [{"mark": STATUS_MARKS[r.status], **r.as_dict()} for r in report.results],
         "counts": [(status, counts[status]) for status in STATUS_ORDER],
     }
+
+
+def _stored_card(agent_id: str) -> object | None:
+    try:
+        stored = card_read(uuid.UUID(agent_id))
+    except ValueError:
+        return None
+    return json.loads(stored[0]) if stored else None
 
 
 # The URL's API view hands GETs and form posts here; it is CSRF-exempt like every
@@ -49,6 +60,11 @@ def check_page(request: HttpRequest) -> HttpResponse:
                 report = aap_check(data["card"], data["manifest"])
                 context["checked"] = "the pasted documents"
                 context.update(_report_context(report))
+    elif card := _stored_card(request.GET.get("agent", "")):
+        # ?agent=<id>: the report of a registered agent's card, as its page links to it.
+        form = CheckForm(initial={"card": json.dumps(card, indent=2, ensure_ascii=False)})
+        context["checked"] = "the registered card of agent " + request.GET["agent"]
+        context.update(_report_context(aap_check(card)))
     else:
         form = CheckForm()
     context["form"] = form

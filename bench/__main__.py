@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, loadgen, report
+from bench import discover, loadgen, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.server import WORKERS, Server, port_free
@@ -208,6 +208,13 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             full = discovery(port, args.agents, query_paths)
 
             card_paths = load.card_paths()
+            ids = [path.rsplit("/", 1)[1] for path in card_paths]
+            page_paths = {
+                kind: pages.page_paths(kind, args.requests, args.seed, ids)
+                for kind in pages.PAGE_KINDS
+            }
+            say(f"pages at N={args.agents}: {args.requests} requests each")
+            page_figures = pages.pages_measure(port, page_paths)
             say(f"card fetch over {len(card_paths)} ids with {generator}, {args.duration:g} s")
             card = throughput("card", card_paths, args, port, generator, tmp)
             say(f"baseline GET /healthz with {generator}, {args.duration:g} s")
@@ -254,6 +261,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         },
         "load": [phase.as_dict() for phase in phases],
         "discovery": {"small": small, "full": full},
+        "pages": {"agents": args.agents, "pages": page_figures},
         "throughput": {
             "card": card.as_dict(),
             "baseline": baseline.as_dict(),

@@ -11,6 +11,7 @@ LOAD_100K_SECONDS_MAX = 3600.0
 HEARTBEAT_TO_CARD_MIN = 0.5
 LIVE_ONLY_P95_RATIO_MAX = 1.5
 A2A_TO_DISCOVER_MIN = 0.5
+PAGE_P95_MS_MAX = 100.0
 
 
 def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -80,6 +81,16 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": ratio <= DISCOVERY_P95_RATIO_MAX,
             }
         )
+    pages = results.get("pages")
+    for kind, figures in (pages or {}).get("pages", {}).items():
+        targets.append(
+            {
+                "target": f"page '{kind}' p95 < 100 ms at N={pages['agents']}",
+                "value": figures["p95_ms"],
+                "limit": PAGE_P95_MS_MAX,
+                "holds": figures["p95_ms"] < PAGE_P95_MS_MAX,
+            }
+        )
     loaded = sum(phase["agents"] for phase in results["load"])
     seconds = sum(phase["seconds"] for phase in results["load"])
     projected = 100_000 * seconds / loaded
@@ -126,6 +137,22 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
                     "",
                 ]
             )
+    labels = {
+        "home": "page /",
+        "browse": "page /browse?q=<word>",
+        "agent": "page /browse/agents/<id>",
+    }
+    pages = results.get("pages") or {"pages": {}}
+    for kind, figures in pages["pages"].items():
+        rows.append(
+            [
+                labels.get(kind, f"page {kind}"),
+                str(pages["agents"]),
+                f"{figures['p50_ms']:.1f} ms",
+                f"p95 {figures['p95_ms']:.1f} ms",
+                "",
+            ]
+        )
     agents = results["discovery"]["full"]["agents"]
     for name, label in (
         ("card", "GET /a2a/agents/<id>"),

@@ -50,6 +50,8 @@ class Server:
             RATE_LIMIT_WRITE="100000000/sec",
             SECRET_KEY="bench",
             LOG_LEVEL="WARNING",
+            # The pages' static files, collected for this run (whitenoise's manifest).
+            STATIC_ROOT=str(self.log_path.parent / "static"),
         )
         if self.redis_url:
             env["REDIS_URL"] = self.redis_url
@@ -69,6 +71,15 @@ class Server:
             "warning",
         ]
         with open(self.log_path, "ab") as log:
+            # As deployed (make serve): the pages need the static files' manifest.
+            subprocess.run(
+                [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+                cwd=ROOT,
+                env=self.environment(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=True,
+            )
             self.process = subprocess.Popen(
                 command,
                 cwd=ROOT,

@@ -16,7 +16,10 @@ running registry serves cannot change under it.
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
 - schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
-- probers: how to probe the endpoints of a protocol (``registry.probes``).
+- probers: how to probe the endpoints of a protocol (``registry.probes``);
+- agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
+  that show what an app knows about it, such as its A2A card or AAP status;
+- badges: short labels the pages show with an agent (verified domain, signed, AAP …).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -84,6 +87,27 @@ class Schedule:
     seconds: float
 
 
+@dataclass(frozen=True)
+class AgentPanel:
+    """A section of an agent's HTML page: ``context(agent)`` gives the context of
+    ``template`` (None: the section is left out). ``order`` sorts the sections."""
+
+    name: str
+    template: str
+    context: Callable[[Any], dict | None]
+    order: int = 50
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A label the pages show with an agent: ``label(agent)`` is its text, or None for no
+    badge (only from what the selectors fetched: no query per agent)."""
+
+    name: str
+    label: Callable[[Any], str | None]
+    order: int = 50
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -122,6 +146,8 @@ demo_loaders = _Store("demo loader")
 routes = _Store("URLconf")
 schedules = _Store("schedule")
 probers = _Store("prober")
+agent_panels = _Store("agent panel")
+badges = _Store("badge")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -164,3 +190,11 @@ def register_schedule(name: str, task: str, seconds: float) -> None:
 def register_prober(protocol: str, probe: Callable[[Any], Any]) -> None:
     """``probe(endpoint) -> registry.probes.ProbeOutcome`` for endpoints of ``protocol``."""
     probers.add(protocol, probe)
+
+
+def register_agent_panel(panel: AgentPanel) -> None:
+    agent_panels.add(panel.name, panel)
+
+
+def register_badge(badge: Badge) -> None:
+    badges.add(badge.name, badge)

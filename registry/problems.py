@@ -4,8 +4,10 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -179,7 +181,11 @@ def problem_type_view(request, slug: str) -> JsonResponse:
     return JsonResponse({"type": f"{PROBLEM_BASE}{slug}", "description": description})
 
 
-def handler404(request, exception=None) -> JsonResponse:
+def handler404(request, exception=None) -> HttpResponse:
+    # A browser (it asks for text/html by name) gets a page; API clients get the problem.
+    if "text/html" in request.headers.get("Accept", ""):
+        context = {"registry_name": settings.REGISTRY_NAME, "path": request.path}
+        return page_answer(render(request, "404.html", context, status=404))
     return problem_response(404, "not-found", f"There is nothing at {request.path}.")
 
 
@@ -205,6 +211,13 @@ _DJANGO_ERRORS = {
 HTML_PREFIXES = ("/admin/", "/static/")
 
 
+def page_answer(response: HttpResponse) -> HttpResponse:
+    """Mark an HTML error page made for people (the pages' 404, 400, 429): the fallback
+    below leaves it as it is."""
+    response.page_answer = True
+    return response
+
+
 class ProblemFallbackMiddleware:
     """Every error outside the admin is problem+json, including those Django answers
     itself in HTML (DEBUG's 404s, 405s of plain views, CSRF failures)."""
@@ -219,6 +232,7 @@ class ProblemFallbackMiddleware:
             known is None
             or response.streaming
             or request.path.startswith(HTML_PREFIXES)
+            or getattr(response, "page_answer", False)
             or (
                 response.get("Content-Type", "").startswith(("application/", "text/plain"))
                 and response.content

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "registry",
+    "web",
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
 # A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
@@ -214,7 +215,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic puts the static files that whitenoise serves outside DEBUG.
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

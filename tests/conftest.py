@@ -17,6 +17,7 @@ FOLDER_APPS = {
     "a2a": {"a2a"},
     "aap": {"a2a", "aap"},
     "mcp_face": {"a2a", "mcp_face"},
+    "web": {"a2a", "aap"},
     "tests": {"a2a", "aap"},
 }
 

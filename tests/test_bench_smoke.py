@@ -61,15 +61,22 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
                 continue
             assert figures["requests"] == 5
             assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
+    assert results["pages"]["agents"] == 60
+    assert set(results["pages"]["pages"]) == {"home", "browse", "agent"}
+    for figures in results["pages"]["pages"].values():
+        assert figures["requests"] == 5
+        assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
     # Heartbeats are POSTs with the owner's key: a refused one (401, 404, 429) fails the run.
     for name in ("card", "baseline", "heartbeat", "discover", "a2a-discover"):
         figures = results["throughput"][name]
         assert figures["requests"] > 0 and figures["requests_per_second"] > 0
         assert figures["p99_ms"] >= figures["p50_ms"] > 0
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
-    assert len(results["targets"]) == 10
+    assert len(results["targets"]) == 13
+    assert sum(t["target"].startswith("page ") for t in results["targets"]) == 3
     assert any(t["target"].startswith("heartbeat throughput") for t in results["targets"])
     assert any(t["target"].startswith("A2A discovery message") for t in results["targets"])
     assert "GET /a2a/agents/<id>" in (tmp_path / "RESULTS.md").read_text()
     assert "GET /healthz" in run.stdout
+    assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout

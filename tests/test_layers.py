@@ -1,5 +1,5 @@
-"""The layers hold: the core imports no protocol app, A2A imports no extension of it, the
-protocol apps share their module names, and no module grows past ~400 lines."""
+"""The layers hold: the core and its pages import no protocol app, A2A imports no extension
+of it, the protocol apps share their module names, and no module grows past ~400 lines."""
 
 import ast
 from pathlib import Path
@@ -55,6 +55,11 @@ def test_the_core_imports_no_protocol_app():
     assert offending("registry", PROTOCOL_APPS + FACES) == []
 
 
+def test_the_pages_import_no_protocol_app():
+    # web/ shows what the apps add through the extension points (members, agent panels).
+    assert offending("web", PROTOCOL_APPS) == []
+
+
 def test_a2a_imports_no_extension_of_it():
     assert offending("a2a", ["aap", *FACES]) == []
 
@@ -83,7 +88,7 @@ def test_protocol_apps_use_the_same_module_names(app):
 
 def test_no_module_is_longer_than_about_400_lines():
     long = []
-    for package in ["registry", *PROTOCOL_APPS, *FACES, "bench"]:
+    for package in ["registry", "web", *PROTOCOL_APPS, *FACES, "bench"]:
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" in path.parts:
                 continue

@@ -14,10 +14,11 @@ __path__ = extend_path(__path__, __name__)
 from django.conf import settings
 
 from a2a.demo import card_demo_load
+from a2a.pages import card_panel, signed_badge, verified_badge
 from a2a.probes import a2a_probe
 from a2a.services import CARD_SOURCE
 from registry import extensions
-from registry.extensions import FactKind, Member
+from registry.extensions import AgentPanel, Badge, FactKind, Member
 from registry.models import Agent, Endpoint
 from registry.serializers import registry_url
 
@@ -118,6 +119,9 @@ def register() -> None:
     extensions.register_endpoint_member(
         Member("queueUrl", queue_url, {"type": "string", "nullable": True}, "")
     )
+    extensions.register_agent_panel(AgentPanel("a2a", "a2a/agent_panel.html", card_panel, 20))
+    extensions.register_badge(Badge("verified", verified_badge, 20))
+    extensions.register_badge(Badge("signed", signed_badge, 30))
     extensions.register_demo_loader("a2a", card_demo_load)
     extensions.register_prober(Endpoint.Protocol.A2A, a2a_probe)
     # First: card reads (/a2a/agents/<id>) are the most frequent requests.

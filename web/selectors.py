@@ -1,0 +1,194 @@
+"""Reads of the browse pages. The search is discovery's own (registry.filters,
+registry.discovery, registry.facets), the same code path as GET /discover/agents; this
+module only translates the page's query parameters and shapes the results for templates."""
+
+from dataclasses import dataclass, field
+
+from django.http import QueryDict
+from django.utils import timezone
+
+from registry import discovery, extensions, facets, selectors
+from registry.filters import agent_filterset
+from registry.models import Agent, AgentFacet, Endpoint
+from registry.problems import ProblemError
+from registry.serializers import AgentSerializer
+
+PAGE_SIZE = 20
+# Short names the pages use for discovery parameters (/browse?live=true&binding=GRPC).
+ALIASES = {"live": "liveOnly", "binding": "protocolBinding"}
+ALIASES_BACK = {v: k for k, v in ALIASES.items()}
+# What a page's query keeps besides the filters: the text, the order and the page.
+SHAPING = {"q", "sort", "cursor"}
+# The facets shown first in the sidebar, in this order; other registered ones follow.
+FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap", "aapCompliant"]
+FACET_TITLES = {
+    "tag": "Skill tags",
+    "protocolBinding": "Bindings",
+    "protocolVersion": "Protocol versions",
+    "provider": "Providers",
+    "protocol": "Protocols",
+    "transport": "Transports",
+    "live": "Live now",
+    "aap": "AAP dealers",
+    "aapCompliant": "AAP compliant",
+    "securityScheme": "Security schemes",
+    "extension": "Extensions",
+    "streaming": "Streaming",
+    "pushNotifications": "Push notifications",
+    "specVersion": "Card versions",
+}
+# Yes/no filters shown as checkboxes (only those whose fact kind is registered).
+FLAGS = [
+    ("live", "Live now"),
+    ("verified", "Verified domain"),
+    ("signed", "Signed card"),
+    ("aap", "AAP dealer"),
+    ("aapCompliant", "AAP compliant"),
+]
+SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
+
+
+class SearchError(Exception):
+    """The query cannot be answered (a bad parameter): the page says why."""
+
+
+@dataclass
+class Search:
+    params: dict[str, str]  # the page's parameters, empty ones dropped
+    agents: list[dict] = field(default_factory=list)
+    next_cursor: str | None = None
+    sort: str = ""
+    facets: list[dict] = field(default_factory=list)
+    exact: bool = True
+
+
+def page_params(query: QueryDict) -> dict[str, str]:
+    """The page's parameters with a value (the last of each), as the page writes them;
+    anything that is not a discovery filter, the text, the order or the page is dropped."""
+    known = SHAPING | set(agent_filterset().base_filters)
+    params = {}
+    for key in query:
+        name = ALIASES.get(key, key)
+        value = query.get(key, "").strip()
+        if value and name in known:
+            params[ALIASES_BACK.get(name, name)] = value
+    return params
+
+
+def _discovery_params(params: dict[str, str]) -> QueryDict:
+    query = QueryDict(mutable=True)
+    for key, value in params.items():
+        query[ALIASES.get(key, key)] = value
+    query["limit"] = str(PAGE_SIZE)
+    return query
+
+
+def facet_list() -> list[str]:
+    known = facets.facet_names()
+    rest = sorted(known - set(FACET_ORDER))
+    return [name for name in FACET_ORDER if name in known] + rest
+
+
+def flag_list() -> list[tuple[str, str]]:
+    kinds = {k.name for k in extensions.fact_kinds.read() if k.filter in ("flag", "present")}
+    return [(name, label) for name, label in FLAGS if name == "live" or name in kinds]
+
+
+def agents_shown(agents: list[Agent], context: dict) -> list[dict]:
+    """The agents as their JSON (with the apps' members), their provider fact and the
+    badges the apps give them."""
+    data = AgentSerializer(agents, many=True, context=context).data
+    providers = dict(
+        AgentFacet.objects.filter(agent__in=[a.pk for a in agents], kind="provider").values_list(
+            "agent_id", "value"
+        )
+    )
+    badges = sorted(extensions.badges.read(), key=lambda b: (b.order, b.name))
+    for agent, row in zip(agents, data, strict=True):
+        row["provider"] = providers.get(agent.pk)
+        row["badges"] = [
+            {"name": badge.name, "label": label}
+            for badge in badges
+            if (label := badge.label(agent)) is not None
+        ]
+        row["created"], row["updated"] = agent.created_at, agent.updated_at
+    return data
+
+
+def search(query: QueryDict, context: dict) -> Search:
+    """Discovery over the page's parameters: a page of agents and the facet counts."""
+    params = page_params(query)
+    result = Search(params=params)
+    data = _discovery_params(params)
+    filterset = agent_filterset()(data=data, queryset=selectors.agent_queryset())
+    if not filterset.is_valid():
+        errors = [f"{ALIASES_BACK.get(k, k)}: {' '.join(v)}" for k, v in filterset.errors.items()]
+        raise SearchError("; ".join(errors))
+    try:
+        page, result.sort, _ = discovery.discover(
+            filterset.qs, data, full_rows=selectors.agent_queryset()
+        )
+        source = discovery.facet_source(filterset.qs, data)
+        counts, result.exact = facets.facet_counts(source, facet_list())
+    except ProblemError as error:
+        raise SearchError(str(error.detail)) from None
+    result.agents = agents_shown(page.rows, context)
+    result.next_cursor = page.next_cursor
+    result.facets = [
+        {
+            "name": name,
+            "param": ALIASES_BACK.get(name, name),
+            "title": FACET_TITLES.get(name, name),
+            "values": values,
+        }
+        for name, values in counts.items()
+        if values
+    ]
+    return result
+
+
+def live_count() -> int:
+    """Agents with an endpoint live now: from the live endpoints (index endpoint_alive),
+    not a probe per agent."""
+    live = Endpoint.objects.filter(alive_until__gt=timezone.now())
+    return live.order_by().values("agent_id").distinct().count()
+
+
+def home_counts() -> list[tuple[str, int, str]]:
+    """(label, count, browse link) for the home page: agents, live now, and the agents with
+    each registered trust fact (verified, signed, AAP dealers)."""
+    counts = [
+        ("agents", Agent.objects.count(), "/browse"),
+        ("live now", live_count(), "/browse?live=true"),
+    ]
+    kinds = {k.name for k in extensions.fact_kinds.read()}
+    for kind, label in (
+        ("verified", "verified domains"),
+        ("signed", "signed cards"),
+        ("aap", "AAP dealers"),
+        ("aapCompliant", "AAP compliant"),
+    ):
+        if kind in kinds:
+            n = AgentFacet.objects.filter(kind=kind, value="true").count()
+            counts.append((label, n, f"/browse?{kind}=true"))
+    return counts
+
+
+def recent_agents(context: dict, n: int = 6) -> list[dict]:
+    return agents_shown(list(selectors.agent_queryset().order_by("-created_at", "id")[:n]), context)
+
+
+def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
+    """An agent's JSON and the panels the apps add to its page; None when unknown. A
+    panel's ``skills`` (a protocol's fuller view of them) replace the core's list."""
+    try:
+        agent = selectors.agent_get(agent_id)
+    except ProblemError:
+        return None
+    row = agents_shown([agent], context)[0]
+    panels = []
+    for panel in sorted(extensions.agent_panels.read(), key=lambda p: (p.order, p.name)):
+        panel_context = panel.context(agent)
+        if panel_context is not None:
+            panels.append({"template": panel.template, **panel_context})
+    return row, panels
