@@ -48,6 +48,9 @@ class Server:
             ALLOWED_HOSTS="127.0.0.1,localhost",
             RATE_LIMIT_READ="100000000/sec",
             RATE_LIMIT_WRITE="100000000/sec",
+            RATE_LIMIT_HEARTBEAT="100000000/sec",
+            RATE_LIMIT_FETCH="100000000/sec",
+            RATE_LIMIT_FETCH_ANON="100000000/sec",
             SECRET_KEY="bench",
             LOG_LEVEL="WARNING",
             # The pages' static files, collected for this run (whitenoise's manifest).
