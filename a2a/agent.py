@@ -13,7 +13,6 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from google.protobuf.json_format import ParseDict, ParseError
@@ -40,9 +39,8 @@ from a2a.types.a2a_pb2 import AgentCard, Artifact, Message, Task, TaskState, Tas
 from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import UnsupportedOperationError
 from registry.auth import bearer_key
-from registry.bridge import asgi_response, json_body_problem
-from registry.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
-from registry.throttles import client_ip, window_allows
+from registry.bridge import asgi_response, json_body_problem, request_refusal
+from registry.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
@@ -173,21 +171,9 @@ async def _not_here(request, exc) -> JSONResponse:
 @csrf_exempt
 def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
     """POST /a2a/jsonrpc, and /a2a/rest/...: the A2A protocol, answered by the SDK."""
-    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
-    if wait is not None:
-        response = problem_response(429, "throttled", "Too many requests.")
-        response["Retry-After"] = str(int(wait + 0.999))
-        return response
-    if not path and request.method != "POST":
-        response = problem_response(
-            405, "method-not-allowed", "JSON-RPC requests are POSTed to /a2a/jsonrpc."
-        )
-        response["Allow"] = "POST"
-        return response
-    try:
-        request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
-    except RequestDataTooBig:
-        return problem_response(413, "payload-too-large", "The request body is too large.")
+    refused = request_refusal(request, post_to=None if path else "/a2a/jsonrpc")
+    if refused is not None:
+        return refused
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))

@@ -24,7 +24,7 @@ from registry.jsonutil import Problem
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError, problem_response
 from registry.serializers import AgentSerializer
-from registry.throttles import client_ip, fetch_rate_check, window_allows
+from registry.throttles import fetch_rate_check, read_limited
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
@@ -219,11 +219,9 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     The hottest path of the registry, so it runs as a plain Django view: no DRF request
     wrapping or authentication (card reads are public), the same per-IP read limit.
     """
-    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
-    if wait is not None:
-        response = problem_response(429, "throttled", "Too many requests.")
-        response["Retry-After"] = str(int(wait + 0.999))
-        return response
+    limited = read_limited(request)
+    if limited is not None:
+        return limited
     try:
         pk = uuid.UUID(agent_id)
     except ValueError:

@@ -15,10 +15,12 @@ from typing import Any
 import anyio
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 
 from registry.jsonutil import JSONInputError, strict_loads
 from registry.problems import problem_response
+from registry.throttles import read_limited
 
 ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Any]
 # The longest an answer may take (a registration by domain fetches for up to
@@ -26,6 +28,24 @@ ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaita
 ANSWER_SECONDS = 120
 # Headers the Django response sets itself.
 HOP_HEADERS = {"content-length", "transfer-encoding", "connection"}
+
+
+def request_refusal(request: HttpRequest, *, post_to: str | None) -> HttpResponse | None:
+    """What every protocol endpoint refuses before its SDK sees the request, as a problem:
+    beyond the read limit (429), another method than POST when ``post_to`` names where
+    requests go (405), a body over the size limit (413). None for a request to hand on."""
+    limited = read_limited(request)
+    if limited is not None:
+        return limited
+    if post_to is not None and request.method != "POST":
+        response = problem_response(405, "method-not-allowed", f"Requests are POSTed to {post_to}.")
+        response["Allow"] = "POST"
+        return response
+    try:
+        request.body  # noqa: B018  (read now: over DATA_UPLOAD_MAX_MEMORY_SIZE it raises)
+    except RequestDataTooBig:
+        return problem_response(413, "payload-too-large", "The request body is too large.")
+    return None
 
 
 def json_body_problem(request: HttpRequest) -> str | None:

@@ -9,11 +9,13 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpResponse
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from registry.auth import Principal, api_key_hash, raw_api_key
+from registry.problems import problem_response
 
 _parse_rate = SimpleRateThrottle.parse_rate
 
@@ -119,3 +121,14 @@ def fetch_rate_check(who) -> None:
         raise Throttled(
             wait, detail="Too many requests that fetch from the network; try again later."
         )
+
+
+def read_limited(request) -> HttpResponse | None:
+    """The per-client read limit of the plain (non-DRF) views: card reads, the A2A and MCP
+    endpoints. None while under it, else the 429 problem with Retry-After."""
+    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
+    if wait is None:
+        return None
+    response = problem_response(429, "throttled", "Too many requests.")
+    response["Retry-After"] = str(int(wait + 0.999))
+    return response

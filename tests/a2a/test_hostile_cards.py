@@ -7,7 +7,7 @@ import pytest
 from a2a.models import CardProvenance
 from a2a.validation import card_validate
 from registry.models import Agent
-from tests.a2a.cards import card_on
+from tests.a2a.cards import V03_CARD, card_on
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.https_server", "tests.dns_server"]
@@ -17,19 +17,6 @@ def problem_fields(response) -> list[str]:
     assert response.status_code == 400, response.content
     assert response["Content-Type"] == "application/problem+json"
     return [p["path"] for p in response.json().get("errors", [])]
-
-
-V03_CARD = {
-    "protocolVersion": "0.3.0",
-    "name": "Old Agent",
-    "description": "An A2A 0.3 card.",
-    "url": "https://old.example.com/a2a",
-    "version": "1.0.0",
-    "capabilities": {},
-    "defaultInputModes": ["text/plain"],
-    "defaultOutputModes": ["text/plain"],
-    "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
-}
 
 
 @pytest.mark.parametrize(

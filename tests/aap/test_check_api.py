@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.a2a.cards import V03_CARD
+
 # A plugin rather than imported names: ruff reports imported fixtures used as arguments.
 pytest_plugins = ["tests.https_server"]
 
@@ -294,18 +296,7 @@ def test_domain_checks_have_their_own_stricter_limit_and_card_checks_do_not_coun
 
 @pytest.mark.parametrize("member", ["defaultInputModes", "defaultOutputModes"])
 def test_a_03_card_with_a_number_for_a_list_is_checked_not_a_crash(anon, member):
-    card = {
-        "protocolVersion": "0.3.0",
-        "name": "Old Agent",
-        "description": "An A2A 0.3 card.",
-        "url": "https://old.example.com/a2a",
-        "version": "1.0.0",
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
-        member: 5,
-    }
+    card = {**V03_CARD, member: 5}
 
     report = check(anon, {"card": card})
 
