@@ -34,6 +34,7 @@ from registry.serializers import (
     EndpointSerializer,
     capability_input,
     endpoint_input,
+    liveness_shown,
 )
 from registry.throttles import HeartbeatThrottle
 
@@ -257,15 +258,7 @@ class EndpointDetailView(APIView):
 @extend_schema_field(LIVENESS_SCHEMA)
 class LivenessField(serializers.JSONField):
     def to_representation(self, value: dict) -> dict:
-        times = serializers.DateTimeField()
-        shown = {
-            key: times.to_representation(item) if key in ("lastSeenAt", "aliveUntil") else item
-            for key, item in value.items()
-        }
-        if shown["lastProbe"] is not None:
-            shown["lastProbe"] = {**shown["lastProbe"]}
-            shown["lastProbe"]["at"] = times.to_representation(shown["lastProbe"]["at"])
-        return shown
+        return liveness_shown(value)
 
 
 class LivenessSerializer(serializers.Serializer):

@@ -30,6 +30,7 @@ from registry.liveness import HEARTBEAT, endpoint_liveness
 from registry.models import Agent, ApiKey, Endpoint
 from registry.prepared import prepared_cursor
 from registry.problems import problem_response
+from registry.serializers import liveness_shown
 from registry.throttles import heartbeat_ident, window_allows
 
 KEY_USE_SECONDS = 60
@@ -115,28 +116,13 @@ def heartbeat_fast(
             last_probe_ok=probe_ok,
             last_probe_category=probe_category,
         )
-        answers.append({"id": pk, "liveness": _shown(endpoint_liveness(beat, now))})
+        answers.append({"id": pk, "liveness": liveness_shown(endpoint_liveness(beat, now))})
     body = (
         answers[0]
         if endpoint_id is not None
         else {"agentId": agent_pk, "live": True, "endpoints": answers}
     )
     return HttpResponse(
-        json.dumps(body, cls=_Encoder, separators=(",", ":")), content_type="application/json"
+        json.dumps(body, cls=DjangoJSONEncoder, separators=(",", ":")),
+        content_type="application/json",
     )
-
-
-def _shown(liveness: dict) -> dict:
-    if liveness["lastProbe"] is not None:
-        liveness["lastProbe"] = {**liveness["lastProbe"]}
-    return liveness
-
-
-class _Encoder(DjangoJSONEncoder):
-    """Times as DRF shows them (RFC 3339, ``Z`` for UTC, microseconds kept)."""
-
-    def default(self, o):
-        if hasattr(o, "isoformat") and hasattr(o, "tzinfo"):
-            text = o.isoformat()
-            return text[:-6] + "Z" if text.endswith("+00:00") else text
-        return super().default(o)

@@ -213,6 +213,20 @@ def _with_members(fields: dict, members: list[extensions.Member]) -> dict:
     return fields
 
 
+def liveness_shown(liveness: dict) -> dict:
+    """An endpoint's liveness (registry.liveness.endpoint_liveness) as the API shows it:
+    its times in RFC 3339, as DRF writes them."""
+    times = serializers.DateTimeField()
+    shown = {
+        key: times.to_representation(value) if key in ("lastSeenAt", "aliveUntil") else value
+        for key, value in liveness.items()
+    }
+    if shown["lastProbe"] is not None:
+        probe = shown["lastProbe"]
+        shown["lastProbe"] = {**probe, "at": times.to_representation(probe["at"])}
+    return shown
+
+
 class EndpointSerializer(serializers.ModelSerializer):
     livenessModel = serializers.CharField(source="liveness_model")
     heartbeatIntervalSeconds = serializers.IntegerField(
@@ -247,14 +261,7 @@ class EndpointSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(LIVENESS_SCHEMA)
     def get_liveness(self, endpoint: Endpoint) -> dict:
-        liveness = endpoint_liveness(endpoint, response_now(self.context))
-        times = serializers.DateTimeField()
-        for key in ("lastSeenAt", "aliveUntil"):
-            if liveness[key] is not None:
-                liveness[key] = times.to_representation(liveness[key])
-        if liveness["lastProbe"] is not None:
-            liveness["lastProbe"]["at"] = times.to_representation(liveness["lastProbe"]["at"])
-        return liveness
+        return liveness_shown(endpoint_liveness(endpoint, response_now(self.context)))
 
 
 class AgentSerializer(serializers.ModelSerializer):

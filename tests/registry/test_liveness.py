@@ -266,3 +266,15 @@ def test_an_expired_key_sends_no_heartbeat(alice, agent):
 
     assert response.status_code == 401
     assert Endpoint.objects.get(pk=web).alive_until is None
+
+
+def test_a_heartbeats_answer_is_the_liveness_the_agent_json_then_shows(alice, anon, agent):
+    # On PostgreSQL the answer comes from the fast path, elsewhere from the API view: the
+    # same liveness, spelt the same way, either way.
+    web = ids(agent)["web"]
+
+    answer = alice.post(f"/agents/{agent['id']}/endpoints/{web}/heartbeat").json()
+
+    shown = anon.get(f"/agents/{agent['id']}").json()
+    [endpoint] = [e for e in shown["endpoints"] if e["id"] == web]
+    assert answer == {"id": web, "liveness": endpoint["liveness"]}
