@@ -3,7 +3,6 @@
 import uuid
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.http import http_date
 from django.views.decorators.csrf import csrf_exempt
@@ -21,6 +20,7 @@ from registry import selectors
 from registry.auth import Principal, owner_choose, principal_may_change
 from registry.concurrency import if_match_document
 from registry.jsonutil import Problem
+from registry.lean import LeanAnswer
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError, problem_response
 from registry.serializers import AgentSerializer
@@ -28,7 +28,6 @@ from registry.throttles import fetch_rate_check, read_limited
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
-CARD_CACHE_SECONDS = 300
 
 
 class CardRegistrationSerializer(serializers.Serializer):
@@ -203,22 +202,37 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
     return response
 
 
+def card_lean(agent_id: str) -> LeanAnswer | None:
+    """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes of one
+    primary-key read, with their validators. Anything else (not a UUID, no card) goes on
+    to ``card_serve``, whose 404 problems tell the cases apart."""
+    try:
+        pk = uuid.UUID(agent_id)
+    except ValueError:
+        return None
+    entry = card_read(pk)
+    if entry is None:
+        return None
+    body, sha256, updated_at = entry
+    return LeanAnswer(
+        body,
+        [("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL)],
+        etag=f'"{sha256}"',
+        last_modified=http_date(updated_at.timestamp()),
+    )
+
+
 def card_etag(agent: Agent) -> str | None:
     """The ETag of the agent's served card (its SHA-256), as it is now; None without one."""
     sha256 = CardDocument.objects.filter(agent=agent).values_list("sha256", flat=True).first()
     return f'"{sha256}"' if sha256 is not None else None
 
 
-def card_cache_key(agent_id) -> str:
-    return f"card:{agent_id}"
-
-
 def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
-    """GET /a2a/agents/<id>: stored bytes, one indexed read or a shared-cache hit.
-
-    The hottest path of the registry, so it runs as a plain Django view: no DRF request
-    wrapping or authentication (card reads are public), the same per-IP read limit.
-    """
+    """GET /a2a/agents/<id> as a Django view: what the lean lane (``card_lean``) leaves to
+    it — the 404 problems, refusals (429, redirects, preconditions) — and requests that
+    do not pass through the lane (the test client). A plain view: no DRF request wrapping
+    or authentication (card reads are public), the same per-IP read limit."""
     limited = read_limited(request)
     if limited is not None:
         return limited
@@ -228,16 +242,8 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
         return problem_response(
             404, "not-found", f"There is no agent '{agent_id}' (ids are UUIDs)."
         )
-    # With a shared cache (REDIS_URL) cards are served from it; writes invalidate them
-    # (a2a.models). A per-process cache could not be invalidated everywhere: not used.
-    shared = bool(settings.REDIS_URL)
-    cached = cache.get(card_cache_key(pk)) if shared else None
-    if cached is not None:
-        return card_response(*cached)
     entry = card_read(pk)
     if entry is not None:
-        if shared:
-            cache.set(card_cache_key(pk), entry, timeout=CARD_CACHE_SECONDS)
         return card_response(*entry)
     if Agent.objects.filter(pk=pk).exists():
         return problem_response(

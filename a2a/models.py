@@ -1,8 +1,6 @@
 """The A2A card document kept beside each agent that has one."""
 
-from django.db import models, transaction
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
+from django.db import models
 
 from registry.models import Agent
 
@@ -91,19 +89,6 @@ class AgentIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.owner}: {self.preferred_url}"
-
-
-def _card_cache_forget(agent_id) -> None:
-    from django.core.cache import cache
-
-    # After commit: a read between the write and its commit must not re-cache the old card.
-    transaction.on_commit(lambda: cache.delete(f"card:{agent_id}"))
-
-
-@receiver(post_save, sender=CardDocument, dispatch_uid="card-cache-save")
-@receiver(post_delete, sender=CardDocument, dispatch_uid="card-cache-delete")
-def card_document_changed(sender, instance: CardDocument, **kwargs) -> None:
-    _card_cache_forget(instance.agent_id)
 
 
 class AgentTask(models.Model):

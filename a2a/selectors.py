@@ -9,7 +9,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from a2a.models import CardDocument
-from registry.prepared import prepared_cursor
+from registry.prepared import postgres_timestamp, prepared_cursor, prepared_row
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
 
@@ -28,9 +28,21 @@ def _card_cursor(db):
     return prepared_cursor(db, binary=True)
 
 
+@functools.cache
+def _card_read_postgres_sql() -> str:
+    return _card_read_sql().replace("%s", "$1")
+
+
 def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
-    """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work."""
+    """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work
+    (on PostgreSQL a statement prepared once per connection, through libpq itself)."""
     db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor == "postgresql":
+        row = prepared_row(db, "registry_card_read", _card_read_postgres_sql(), [pk.bytes])
+        if row is None:
+            return None
+        body, sha256, updated_at = row
+        return bytes(body), sha256.decode(), postgres_timestamp(updated_at)
     with _card_cursor(db) as cursor:
         cursor.execute(_card_read_sql(), [CardDocument._meta.pk.get_db_prep_value(pk, db)])
         row = cursor.fetchone()

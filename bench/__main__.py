@@ -1,8 +1,10 @@
 """python -m bench: load N generated agents, start gunicorn, measure, report.
 
-The order matters: discovery is measured at --small agents, the rest are loaded while the
-server keeps running, discovery is measured again at --agents, then card fetch and the
-baseline are driven by the same load generator.
+The order matters: discovery is measured at --small agents; more are loaded (the server
+keeps running) up to --middle, where the throughput rows are driven by the load generator
+(the bare WSGI application, /healthz, card fetch, discovery); the rest are loaded up to
+--agents, where discovery, the pages and the throughput rows are measured again, with
+heartbeats and A2A discovery messages.
 """
 
 import argparse
@@ -18,7 +20,7 @@ from typing import Any
 from bench import discover, loadgen, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
-from bench.server import WORKERS, Server, port_free
+from bench.server import WORKER_CLASS, WORKERS, Server, port_free
 
 BATCH_SIZE = 2000
 
@@ -27,6 +29,9 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--agents", type=int, default=100_000, help="agents at the end")
     parser.add_argument("--small", type=int, default=1000, help="agents at the first point")
+    parser.add_argument(
+        "--middle", type=int, default=5000, help="agents at the first throughput point"
+    )
     parser.add_argument(
         "--database-url",
         default="postgres://postgres@127.0.0.1:5432/registry_bench",
@@ -49,8 +54,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         help="load generator (auto: wrk when installed)",
     )
     args = parser.parse_args(argv)
-    if not 1 <= args.small < args.agents:
-        parser.error("need 1 <= --small < --agents")
+    if not 1 <= args.small < args.middle < args.agents:
+        parser.error("need 1 <= --small < --middle < --agents")
     if args.duration <= 0 or args.connections < 1 or args.requests < 1:
         parser.error("--duration, --connections and --requests must be positive")
     return args
@@ -149,6 +154,49 @@ def discovery(port: int, agents: int, paths: dict[str, list[str]]) -> dict[str, 
     return {"agents": agents, "queries": queries}
 
 
+def bare_measure(args: argparse.Namespace, generator: str, tmp: Path) -> loadgen.Throughput:
+    """The limit: the bare WSGI application (bench.bare), served by the same gunicorn with
+    the same workers, while the registry's server idles."""
+    server = Server(
+        port=port_free(),
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        log_path=tmp / "bare.log",
+        app="bench.bare",
+    )
+    server.start()
+    try:
+        return throughput("bare", ["/"], args, server.port, generator, tmp)
+    finally:
+        server.stop()
+
+
+# The discovery kinds measured for throughput, as in bench.discover.QUERY_KINDS.
+THROUGHPUT_DISCOVERY = ("text", "filter", "facets")
+
+
+def throughput_block(
+    agents: int,
+    card_paths: list[str],
+    args: argparse.Namespace,
+    port: int,
+    generator: str,
+    tmp: Path,
+) -> dict[str, Any]:
+    """At one size: the bare application, /healthz, card fetches and discovery, each
+    driven by the same generator, connections and duration."""
+    say(f"throughput at N={agents} with {generator}, {args.duration:g} s each")
+    rows = {"bare": bare_measure(args, generator, tmp)}
+    rows["healthz"] = throughput("healthz", ["/healthz"], args, port, generator, tmp)
+    rows["card"] = throughput("card", card_paths, args, port, generator, tmp)
+    for kind in THROUGHPUT_DISCOVERY:
+        paths = discover.query_paths(kind, args.requests, args.seed)
+        rows[f"discover {kind}"] = throughput(f"discover-{kind}", paths, args, port, generator, tmp)
+    for name, figures in rows.items():
+        say(f"  {name}: {figures.requests_per_second:.0f} req/s")
+    return {"agents": agents, "rows": {name: figures.as_dict() for name, figures in rows.items()}}
+
+
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     from bench import load  # Django is configured by django_start, before any model import
 
@@ -164,16 +212,19 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     say(f"{checked} generated cards checked with card_validate: all valid")
 
     phases = []
-    say(f"loading {args.small} agents")
-    phases.append(
-        load.agents_load(
-            phase="first", seed=args.seed, start=0, stop=args.small, batch_size=BATCH_SIZE
-        )
-    )
-    live = load.endpoints_make_live(args.seed)
-    say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
-    load.database_analyze()
 
+    def load_to(phase: str, start: int, stop: int) -> None:
+        say(f"loading agents {start}..{stop - 1}")
+        phases.append(
+            load.agents_load(
+                phase=phase, seed=args.seed, start=start, stop=stop, batch_size=BATCH_SIZE
+            )
+        )
+        live = load.endpoints_make_live(args.seed)
+        say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
+        load.database_analyze()
+
+    load_to("first", 0, args.small)
     query_paths = {
         kind: discover.query_paths(kind, args.requests, args.seed) for kind in discover.QUERY_KINDS
     }
@@ -191,20 +242,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         try:
             discover.discovery_warm(port, args.seed)
             small = discovery(port, args.small, query_paths)
-
-            say(f"loading agents {args.small}..{args.agents - 1} (the server keeps running)")
-            phases.append(
-                load.agents_load(
-                    phase="rest",
-                    seed=args.seed,
-                    start=args.small,
-                    stop=args.agents,
-                    batch_size=BATCH_SIZE,
-                )
-            )
-            live = load.endpoints_make_live(args.seed)
-            say(f"{live} endpoints given a recent heartbeat")
-            load.database_analyze()
+            load_to("middle", args.small, args.middle)
+            middle = throughput_block(args.middle, load.card_paths(), args, port, generator, tmp)
+            load_to("rest", args.middle, args.agents)
             full = discovery(port, args.agents, query_paths)
 
             card_paths = load.card_paths()
@@ -215,10 +255,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             }
             say(f"pages at N={args.agents}: {args.requests} requests each")
             page_figures = pages.pages_measure(port, page_paths)
-            say(f"card fetch over {len(card_paths)} ids with {generator}, {args.duration:g} s")
-            card = throughput("card", card_paths, args, port, generator, tmp)
-            say(f"baseline GET /healthz with {generator}, {args.duration:g} s")
-            baseline = throughput("baseline", ["/healthz"], args, port, generator, tmp)
+            at_full = throughput_block(args.agents, card_paths, args, port, generator, tmp)
             beats = load.heartbeat_paths(args.seed)
             say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
@@ -230,6 +267,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             a2a_message = throughput(
                 "a2a-discover", messages, args, port, generator, tmp, discover.A2A_HEADERS
             )
+            rss = server.workers_rss_mib()
+            say(f"workers' resident memory after the run: {rss} MiB")
         except BaseException:
             say(server.log())
             raise
@@ -238,13 +277,19 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
     import gunicorn
 
+    at_full["rows"]["heartbeat"] = heartbeat.as_dict()
     results: dict[str, Any] = {
         "meta": {
             "started_at": started_at,
             "commit": code,
             "machine": machine(),
             "database": load.database_info(),
-            "server": {"program": "gunicorn", "version": gunicorn.__version__, "workers": WORKERS},
+            "server": {
+                "program": "gunicorn",
+                "version": gunicorn.__version__,
+                "workers": WORKERS,
+                "worker_class": WORKER_CLASS,
+            },
             "generator": {
                 "name": generator,
                 "version": loadgen.wrk_version() if generator == "wrk" else "built-in",
@@ -252,6 +297,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             "options": {
                 "agents": args.agents,
                 "small": args.small,
+                "middle": args.middle,
                 "duration": args.duration,
                 "connections": args.connections,
                 "requests": args.requests,
@@ -262,13 +308,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "load": [phase.as_dict() for phase in phases],
         "discovery": {"small": small, "full": full},
         "pages": {"agents": args.agents, "pages": page_figures},
-        "throughput": {
-            "card": card.as_dict(),
-            "baseline": baseline.as_dict(),
-            "heartbeat": heartbeat.as_dict(),
-            "discover": discover_get.as_dict(),
-            "a2a-discover": a2a_message.as_dict(),
-        },
+        "throughput": {"middle": middle, "full": at_full},
+        "pairs": {"discover": discover_get.as_dict(), "a2a-discover": a2a_message.as_dict()},
+        "memory": {"workers_rss_mib": rss},
     }
     results["targets"] = report.targets_evaluate(results)
     return results

@@ -13,6 +13,8 @@ from bench.database import BenchError
 from bench.load import BASE_URL, ROOT
 
 WORKERS = 2
+# As make serve runs it (Makefile): sync workers; see bench/README.md for the choice.
+WORKER_CLASS = "sync"
 # Settings that would change what is measured are set here, whatever the caller's shell has.
 _REGISTRY_VARIABLES = (
     "DATABASE_URL",
@@ -32,7 +34,19 @@ def port_free() -> int:
 
 
 class Server:
-    def __init__(self, *, port: int, database_url: str, redis_url: str, log_path: Path):
+    """gunicorn serving ``app``: the registry, or the bare WSGI application (bench.bare)
+    that is the limit the registry is compared with, with the same workers."""
+
+    def __init__(
+        self,
+        *,
+        port: int,
+        database_url: str,
+        redis_url: str,
+        log_path: Path,
+        app: str = "registry.wsgi",
+    ):
+        self.app = app
         self.port = port
         self.database_url = database_url
         self.redis_url = redis_url
@@ -65,24 +79,27 @@ class Server:
             sys.executable,
             "-m",
             "gunicorn",
-            "registry.wsgi",
+            self.app,
             "--workers",
             str(WORKERS),
+            "--worker-class",
+            WORKER_CLASS,
             "--bind",
             f"127.0.0.1:{self.port}",
             "--log-level",
             "warning",
         ]
         with open(self.log_path, "ab") as log:
-            # As deployed (make serve): the pages need the static files' manifest.
-            subprocess.run(
-                [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-                cwd=ROOT,
-                env=self.environment(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                check=True,
-            )
+            if self.app == "registry.wsgi":
+                # As deployed (make serve): the pages need the static files' manifest.
+                subprocess.run(
+                    [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+                    cwd=ROOT,
+                    env=self.environment(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    check=True,
+                )
             self.process = subprocess.Popen(
                 command,
                 cwd=ROOT,
@@ -121,6 +138,22 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def workers_rss_mib(self) -> list[float]:
+        """The resident memory of each worker (the master's children), in MiB."""
+        if self.process is None:
+            return []
+        sizes = []
+        for child in Path(f"/proc/{self.process.pid}/task").glob("*/children"):
+            for pid in child.read_text().split():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                for line in status.splitlines():
+                    if line.startswith("VmRSS:"):
+                        sizes.append(round(int(line.split()[1]) / 1024, 1))
+        return sizes
 
     def log(self, lines: int = 40) -> str:
         try:

@@ -19,7 +19,9 @@ running registry serves cannot change under it.
 - probers: how to probe the endpoints of a protocol (``registry.probes``);
 - agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
   that show what an app knows about it, such as its A2A card or AAP status;
-- badges: short labels the pages show with an agent (verified domain, signed, AAP …).
+- badges: short labels the pages show with an agent (verified domain, signed, AAP …);
+- lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
+  before Django's request machinery (``registry.lean``).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -108,6 +110,21 @@ class Badge:
     order: int = 50
 
 
+@dataclass(frozen=True)
+class LeanRoute:
+    """A GET/HEAD path answered by the lean lane (``registry.lean``): ``handler(rest)``
+    gets what follows ``prefix`` in the path (``exact``: nothing may follow) and returns a
+    ``registry.lean.LeanAnswer``, or None to let Django answer (any case but the ordinary
+    one). ``read_limited``: the per-client read limit applies, as in the Django view;
+    ``database``: the handler reads the database (its connection is looked after)."""
+
+    prefix: str
+    handler: Callable[[str], Any]
+    exact: bool = False
+    read_limited: bool = True
+    database: bool = True
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -148,6 +165,7 @@ schedules = _Store("schedule")
 probers = _Store("prober")
 agent_panels = _Store("agent panel")
 badges = _Store("badge")
+lean_routes = _Store("lean route")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -198,3 +216,7 @@ def register_agent_panel(panel: AgentPanel) -> None:
 
 def register_badge(badge: Badge) -> None:
     badges.add(badge.name, badge)
+
+
+def register_lean_route(route: LeanRoute) -> None:
+    lean_routes.add(route.prefix, route)

@@ -8,7 +8,8 @@ import functools
 import time
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpResponse
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import SAFE_METHODS
@@ -25,29 +26,64 @@ def _rate(rate: str) -> tuple[int, int]:
     return _parse_rate(None, rate)
 
 
+def _redis_count(key: str, timeout: int) -> int:
+    """One round trip to the shared Redis: count, and give a new window its expiry.
+    (Django's ``incr`` asks whether the key exists first: two round trips a request.)"""
+    backend = caches["default"]
+    client = backend._cache.get_client(key, write=True)
+    full_key = backend.make_and_validate_key(key)
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(full_key)
+    pipe.expire(full_key, timeout, nx=True)
+    count, _ = pipe.execute()
+    return count
+
+
 def window_allows(scope: str, ident: str, rate: str) -> float | None:
     """Count one request; None if allowed, else the seconds until the window ends."""
     limit, duration = _rate(rate)
     now = time.time()
     window = int(now // duration)
     key = f"throttle:{scope}:{ident}:{window}"
-    try:  # one cache operation for every request of a window but its first
-        count = cache.incr(key)
-    except ValueError:  # the window's first request (or its key expired)
-        count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
+    if isinstance(caches["default"], RedisCache):
+        count = _redis_count(key, duration + 1)
+    else:
+        try:  # one cache operation for every request of a window but its first
+            count = cache.incr(key)
+        except ValueError:  # the window's first request (or its key expired)
+            count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
     if count <= limit:
         return None
     return max(1.0, (window + 1) * duration - now)
 
 
-def client_ip(request, num_proxies: int | None = None) -> str:
-    """The client address: REMOTE_ADDR, or the trusted proxies' X-Forwarded-For entry."""
+def client_ip_of(meta, num_proxies: int | None = None) -> str:
+    """The client address of a request's META (or WSGI environ): REMOTE_ADDR, or the
+    trusted proxies' X-Forwarded-For entry."""
     num_proxies = settings.TRUSTED_PROXY_COUNT if num_proxies is None else num_proxies
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
     if forwarded and num_proxies:
         addresses = [a.strip() for a in forwarded.split(",")]
         return addresses[-min(num_proxies, len(addresses))]
-    return request.META.get("REMOTE_ADDR", "")
+    return meta.get("REMOTE_ADDR", "")
+
+
+def client_ip(request, num_proxies: int | None = None) -> str:
+    return client_ip_of(request.META, num_proxies)
+
+
+# The WSGI environ key where the lean lane (registry.lean) leaves the outcome of the read
+# limit it already counted, so that a request it passes on to Django is not counted twice.
+# Clients cannot set it: their headers arrive as HTTP_* keys.
+READ_COUNTED = "registry.read_wait"
+
+
+def read_wait(meta) -> float | None:
+    """Count one read of this client (unless the lean lane did); None while under the
+    limit, else the seconds until the window ends."""
+    if READ_COUNTED in meta:
+        return meta[READ_COUNTED]
+    return window_allows("read", f"ip:{client_ip_of(meta)}", settings.RATE_LIMIT_READ)
 
 
 class _RegistryThrottle(BaseThrottle):
@@ -126,7 +162,7 @@ def fetch_rate_check(who) -> None:
 def read_limited(request) -> HttpResponse | None:
     """The per-client read limit of the plain (non-DRF) views: card reads, the A2A and MCP
     endpoints. None while under it, else the 429 problem with Retry-After."""
-    wait = window_allows("read", f"ip:{client_ip(request)}", settings.RATE_LIMIT_READ)
+    wait = read_wait(request.META)
     if wait is None:
         return None
     response = problem_response(429, "throttled", "Too many requests.")

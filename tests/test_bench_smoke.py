@@ -31,6 +31,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             "bench",
             "--agents=60",
             "--small=20",
+            "--middle=40",
             "--duration=1",
             "--connections=4",
             "--requests=5",
@@ -49,7 +50,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
 
     assert results["meta"]["database"]["vendor"] == "sqlite"
     assert results["meta"]["generator"]["name"] == generator
-    assert [p["agents"] for p in results["load"]] == [20, 40]
+    assert [p["agents"] for p in results["load"]] == [20, 20, 20]
     assert all(p["seconds"] > 0 and p["agents_per_second"] > 0 for p in results["load"])
     for size, agents in (("small", 20), ("full", 60)):
         block = results["discovery"][size]
@@ -66,17 +67,32 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     for figures in results["pages"]["pages"].values():
         assert figures["requests"] == 5
         assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
-    # Heartbeats are POSTs with the owner's key: a refused one (401, 404, 429) fails the run.
-    for name in ("card", "baseline", "heartbeat", "discover", "a2a-discover"):
-        figures = results["throughput"][name]
+    # Each size's throughput rows, against the bare WSGI application. Heartbeats are POSTs
+    # with the owner's key: a refused one (401, 404, 429) fails the run.
+    kinds = {"bare", "healthz", "card", "discover text", "discover filter", "discover facets"}
+    assert results["throughput"]["middle"]["agents"] == 40
+    assert set(results["throughput"]["middle"]["rows"]) == kinds
+    assert results["throughput"]["full"]["agents"] == 60
+    assert set(results["throughput"]["full"]["rows"]) == kinds | {"heartbeat"}
+    rows = [*results["throughput"]["middle"]["rows"].values()]
+    rows += [*results["throughput"]["full"]["rows"].values(), *results["pairs"].values()]
+    for figures in rows:
         assert figures["requests"] > 0 and figures["requests_per_second"] > 0
         assert figures["p99_ms"] >= figures["p50_ms"] > 0
+    assert set(results["pairs"]) == {"discover", "a2a-discover"}
+    assert len(results["memory"]["workers_rss_mib"]) == 2
+    assert all(size > 0 for size in results["memory"]["workers_rss_mib"])
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
-    assert len(results["targets"]) == 13
-    assert sum(t["target"].startswith("page ") for t in results["targets"]) == 3
-    assert any(t["target"].startswith("heartbeat throughput") for t in results["targets"])
-    assert any(t["target"].startswith("A2A discovery message") for t in results["targets"])
+    names = [t["target"] for t in results["targets"]]
+    assert sum(name.startswith("card fetch >= 0.8 x bare WSGI") for name in names) == 2
+    assert sum(name.startswith("/healthz >= 0.8 x bare WSGI") for name in names) == 2
+    assert sum(" >= 0.15 x card fetch" in name for name in names) == 6
+    assert sum(name.startswith("page ") for name in names) == 3
+    assert any(name.startswith("heartbeat throughput") for name in names)
+    assert any(name.startswith("A2A discovery message") for name in names)
+    assert any(name.startswith("worker resident memory") for name in names)
     assert "GET /a2a/agents/<id>" in (tmp_path / "RESULTS.md").read_text()
     assert "GET /healthz" in run.stdout
+    assert "bare WSGI application (the limit)" in run.stdout
     assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout

@@ -13,12 +13,13 @@ __path__ = extend_path(__path__, __name__)
 
 from django.conf import settings
 
+from a2a.api import card_lean
 from a2a.demo import card_demo_load
 from a2a.pages import card_panel, signed_badge, verified_badge
 from a2a.probes import a2a_probe
 from a2a.services import CARD_SOURCE
 from registry import extensions
-from registry.extensions import AgentPanel, Badge, FactKind, Member
+from registry.extensions import AgentPanel, Badge, FactKind, LeanRoute, Member
 from registry.models import Agent, Endpoint
 from registry.serializers import registry_url
 
@@ -124,8 +125,10 @@ def register() -> None:
     extensions.register_badge(Badge("signed", signed_badge, 30))
     extensions.register_demo_loader("a2a", card_demo_load)
     extensions.register_prober(Endpoint.Protocol.A2A, a2a_probe)
-    # First: card reads (/a2a/agents/<id>) are the most frequent requests.
+    # First: card reads (/a2a/agents/<id>) are the most frequent requests; the ordinary
+    # ones are answered on the lean lane, before Django (registry.lean).
     extensions.register_urls("a2a.urls", first=True)
+    extensions.register_lean_route(LeanRoute("/a2a/agents/", card_lean))
     extensions.register_schedule(
         "signatures-recheck",
         "a2a.tasks.signatures_recheck",

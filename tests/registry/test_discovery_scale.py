@@ -454,42 +454,6 @@ def test_impossible_or_extreme_since_times_are_400_or_empty(anon, value):
         assert response.json()["errors"][0]["path"] == "updated_since"
 
 
-def test_with_redis_cards_are_cached_and_writes_invalidate_them(
-    settings,
-    alice,
-    anon,
-    make_card,
-    django_assert_num_queries,
-    django_capture_on_commit_callbacks,
-):
-    from django.core.cache import caches
-
-    settings.REDIS_URL = "redis://127.0.0.1:6379/14"
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": settings.REDIS_URL,
-            "KEY_PREFIX": "card-test",
-        }
-    }
-    caches["default"].clear()
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
-        assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200  # fills the cache
-        with django_assert_num_queries(0):
-            cached = anon.get(f"/a2a/agents/{agent_id}")
-        assert json.loads(cached.content)["name"] == "Weather Agent"
-        with django_capture_on_commit_callbacks(execute=True):
-            alice.put(f"/a2a/agents/{agent_id}", {"card": make_card(name="Renamed")}, format="json")
-        assert json.loads(anon.get(f"/a2a/agents/{agent_id}").content)["name"] == "Renamed"
-        with django_capture_on_commit_callbacks(execute=True):
-            alice.delete(f"/agents/{agent_id}")
-        assert anon.get(f"/a2a/agents/{agent_id}").status_code == 404
-    finally:
-        caches["default"].clear()
-
-
 @pytest.mark.parametrize("extra", [{}, {"tag": "logistics"}])
 def test_relevance_pages_walk_every_match_once(anon, population, extra):
     params = {"q": "route", "limit": 1, **extra} if not extra else {"q": "a", "limit": 1, **extra}

@@ -47,7 +47,9 @@ def test_limits_hold_on_a_shared_redis_cache(settings, anon):
         assert statuses == [200, 200, 429]
         # The counter is in Redis, where every app server would see it.
         redis = caches["default"]._cache.get_client()
-        assert list(redis.scan_iter(match="*throttle:read:*"))
+        [key] = list(redis.scan_iter(match="*throttle:read:*"))
+        assert int(redis.get(key)) == 3
+        assert 0 < redis.ttl(key) <= 61  # the window's expiry, set with its first count
     finally:
         caches["default"].clear()
 
