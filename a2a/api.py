@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from a2a import services
 from a2a.models import CardDocument
-from a2a.selectors import card_read
+from a2a.selectors import card_cache, card_read
 from registry import selectors
 from registry.auth import Principal, owner_choose, principal_may_change
 from registry.concurrency import if_match_document
@@ -28,6 +28,8 @@ from registry.throttles import fetch_rate_check, read_limited
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
+# What a cached card costs besides its bytes (its answer object, headers, the cache's entry).
+CARD_ENTRY_OVERHEAD = 600
 
 
 class CardRegistrationSerializer(serializers.Serializer):
@@ -203,23 +205,28 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
 
 
 def card_lean(agent_id: str) -> LeanAnswer | None:
-    """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes of one
-    primary-key read, with their validators. Anything else (not a UUID, no card) goes on
-    to ``card_serve``, whose 404 problems tell the cases apart."""
+    """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes, with their
+    validators, from the process's card cache or one primary-key read. Anything else (not
+    a UUID, no card) goes on to ``card_serve``, whose 404 problems tell the cases apart."""
     try:
         pk = uuid.UUID(agent_id)
     except ValueError:
         return None
+    return card_cache.get(str(pk), lambda: _card_answer(pk))
+
+
+def _card_answer(pk: uuid.UUID) -> tuple[LeanAnswer, int] | None:
     entry = card_read(pk)
     if entry is None:
         return None
     body, sha256, updated_at = entry
-    return LeanAnswer(
+    answer = LeanAnswer(
         body,
         [("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL)],
         etag=f'"{sha256}"',
         last_modified=http_date(updated_at.timestamp()),
     )
+    return answer, len(body) + CARD_ENTRY_OVERHEAD
 
 
 def card_etag(agent: Agent) -> str | None:

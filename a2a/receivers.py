@@ -1,4 +1,5 @@
-"""The A2A app's receivers: native writes keep card documents current.
+"""The A2A app's receivers: native writes keep card documents current, and every card
+write reaches the processes' card caches.
 
 A native agent's card is generated at write time; a card-registered agent's card is
 authoritative, so native writes may only change its top-level text (if unsigned).
@@ -8,16 +9,19 @@ import hashlib
 import json
 
 from django.conf import settings
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from a2a.mapping import card_generate, overlay_problems
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.provenance import trust_facts_save
+from a2a.selectors import CARDS_CHANNEL, card_cache
 from a2a.services import WRITER, card_facts_save, document_save
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.validation import card_validate
 from registry.jsonutil import Problem, canonical_dumps
 from registry.models import Agent
+from registry.notices import announce
 from registry.problems import ProblemError
 from registry.selectors import agent_queryset
 from registry.signals import agent_changed
@@ -139,3 +143,13 @@ def on_agent_changed(sender, agent: Agent, changed: set[str], writer: str, **kwa
         _card_managed_update(agent, document, changed)
         return
     card_generated_refresh(agent)
+
+
+@receiver(post_save, sender=CardDocument, dispatch_uid="a2a-card-cache-save")
+@receiver(post_delete, sender=CardDocument, dispatch_uid="a2a-card-cache-delete")
+def on_card_document_changed(sender, instance: CardDocument, **kwargs) -> None:
+    """Every process's card cache forgets the card once this write commits (a notice);
+    this process's at once."""
+    key = str(instance.agent_id)
+    announce(CARDS_CHANNEL, [key])
+    card_cache.forget([key])

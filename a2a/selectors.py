@@ -5,13 +5,19 @@ import uuid
 from datetime import UTC
 from typing import Any
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from a2a.models import CardDocument
+from registry.notices import NoticedCache
 from registry.prepared import postgres_timestamp, prepared_cursor, prepared_row
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
+# The lean lane's card answers, per process (registry.notices): every card write
+# announces its agent's id on this channel (a2a.receivers).
+CARDS_CHANNEL = "registry_cards"
+card_cache = NoticedCache(CARDS_CHANNEL, settings.CARD_CACHE_MB * 2**20)
 
 
 @functools.cache

@@ -396,5 +396,9 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
+# Each web process keeps the most recently fetched cards, up to this many MiB, answered on
+# the lean lane without a database read (PostgreSQL only: a committed change reaches every
+# process's cache by a LISTEN/NOTIFY notice, registry.notices). 0: no cache.
+CARD_CACHE_MB = env_int("CARD_CACHE_MB", 16)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)

@@ -5,10 +5,12 @@ rate (DRF's default keeps and re-stores the timestamp of every request in the wi
 """
 
 import functools
+import threading
 import time
 
 from django.conf import settings
 from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpResponse
 from rest_framework.exceptions import Throttled
@@ -24,6 +26,32 @@ _parse_rate = SimpleRateThrottle.parse_rate
 @functools.lru_cache(maxsize=32)
 def _rate(rate: str) -> tuple[int, int]:
     return _parse_rate(None, rate)
+
+
+_local_counts: dict[str, list] = {}
+_local_lock = threading.Lock()
+_local_purge = {"at": 0.0}
+
+
+def _local_count(key: str, expires: float) -> int:
+    """A counter in this process (the per-process cache's case, without its pickling)."""
+    with _local_lock:
+        entry = _local_counts.get(key)
+        if entry is None:
+            now = time.time()
+            if now - _local_purge["at"] > 1.0:  # the ended windows go, once a second
+                _local_purge["at"] = now
+                for stale in [k for k, (_, end) in _local_counts.items() if end < now]:
+                    del _local_counts[stale]
+            entry = _local_counts[key] = [0, expires]
+        entry[0] += 1
+        return entry[0]
+
+
+def counters_clear() -> None:
+    """Forget this process's counters (tests start each with none, as with the cache)."""
+    with _local_lock:
+        _local_counts.clear()
 
 
 def _redis_count(key: str, timeout: int) -> int:
@@ -45,7 +73,10 @@ def window_allows(scope: str, ident: str, rate: str) -> float | None:
     now = time.time()
     window = int(now // duration)
     key = f"throttle:{scope}:{ident}:{window}"
-    if isinstance(caches["default"], RedisCache):
+    backend = caches["default"]
+    if isinstance(backend, LocMemCache):  # this process's own counters anyway
+        count = _local_count(key, now + duration + 1)
+    elif isinstance(backend, RedisCache):
         count = _redis_count(key, duration + 1)
     else:
         try:  # one cache operation for every request of a window but its first

@@ -62,9 +62,13 @@ def _fresh_cache():
     # Rate-limit counters and cached reads live in the cache: each test starts clean.
     from django.core.cache import cache
 
+    from registry.throttles import counters_clear
+
     cache.clear()
+    counters_clear()
     yield
     cache.clear()
+    counters_clear()
 
 
 def _key(owner: str, scope: str) -> str:

@@ -1,7 +1,7 @@
 """The test run's settings: the project's, with a secret key, the public base URL that
-Django's test client uses as its host, jobs run eagerly (tests/test_jobs.py runs one through a real
-worker) and the job engine's files in a temporary folder. Set in the environment, so that
-commands the tests start in subprocesses get them too."""
+Django's test client uses as its host, jobs run eagerly (tests/test_jobs.py runs one through
+a real worker), the job engine's files in a temporary folder and no card cache. Set in the
+environment, so that commands the tests start in subprocesses get them too."""
 
 import os
 import tempfile
@@ -10,5 +10,8 @@ os.environ.setdefault("REGISTRY_BASE_URL", "http://testserver")
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 os.environ.setdefault("REGISTRY_VAR_DIR", tempfile.mkdtemp(prefix="registry-tests-"))
+# No card cache (its listening connection would outlive each test's database): the tests
+# of the cache switch it on themselves (tests/a2a/test_card_cache.py).
+os.environ.setdefault("CARD_CACHE_MB", "0")
 
 from registry.settings import *  # noqa: F403

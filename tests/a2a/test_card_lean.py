@@ -67,7 +67,7 @@ def test_head_answers_the_headers_without_the_card(lane, card_path, anon):
 )
 def test_what_is_not_a_stored_card_goes_to_the_view(db, lane, path):
     app, django = lane
-    status, headers, body = call(app, "GET", path)
+    status, headers, _ = call(app, "GET", path)
     assert status == 404 and headers["Content-Type"] == "application/problem+json"
     assert django.paths == [path]
 

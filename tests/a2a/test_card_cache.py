@@ -1,0 +1,106 @@
+"""The lean lane's card cache (PostgreSQL): cards answered from the process's memory, and
+every committed card write, from any process, forgotten by every cache."""
+
+import json
+
+import psycopg
+import pytest
+from django.db import connection
+
+from a2a.selectors import CARDS_CHANNEL, card_cache
+from registry.lean import LeanApplication
+from tests.registry.test_lean import Recorder, call
+
+pytestmark = [
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY"),
+    pytest.mark.django_db(transaction=True),  # writes commit, so notices are sent
+]
+
+
+@pytest.fixture
+def cached(monkeypatch):
+    monkeypatch.setattr(card_cache, "max_bytes", 2**20)
+    monkeypatch.setattr(card_cache.listener, "retry_seconds", 0)
+    card_cache.forget(None)
+    yield card_cache
+    card_cache.listener.close()
+    card_cache.forget(None)
+
+
+@pytest.fixture
+def app():
+    return LeanApplication(Recorder())
+
+
+@pytest.fixture
+def agent_id(alice, make_card) -> str:
+    return alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+
+
+def other_process():
+    """A connection of its own, as another web process or job worker has."""
+    params = {**connection.get_connection_params()}
+    for name in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(name, None)
+    return psycopg.connect(**params)
+
+
+def name_of(body: bytes) -> str:
+    return json.loads(body)["name"]
+
+
+def eventually(check, attempts: int = 50) -> bool:
+    import time
+
+    for _ in range(attempts):
+        if check():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_fetched_card_is_answered_from_memory(cached, app, agent_id, django_assert_num_queries):
+    path = f"/a2a/agents/{agent_id}"
+    first = call(app, "GET", path)
+    with django_assert_num_queries(0):
+        again = call(app, "GET", path)
+    assert again == first and first[0] == 200
+    assert str(agent_id) in cached.entries
+
+
+def test_a_change_committed_elsewhere_is_forgotten_when_its_notice_comes(cached, app, agent_id):
+    path = f"/a2a/agents/{agent_id}"
+    assert name_of(call(app, "GET", path)[2]) == "Weather Agent"
+    renamed = call(app, "GET", path)[2].replace(b"Weather Agent", b"Renamed Agent")
+    with other_process() as other:
+        other.execute(
+            "UPDATE a2a_carddocument SET body = %s WHERE agent_id = %s", [renamed, agent_id]
+        )
+        other.commit()
+        # Without a notice the cache would not know: it still answers what it read.
+        assert name_of(call(app, "GET", path)[2]) == "Weather Agent"
+        other.execute("SELECT pg_notify(%s, %s)", [CARDS_CHANNEL, str(agent_id)])
+        other.commit()
+    assert eventually(lambda: name_of(call(app, "GET", path)[2]) == "Renamed Agent")
+
+
+def test_card_writes_through_the_api_reach_the_cache(cached, app, agent_id, alice, make_card):
+    path = f"/a2a/agents/{agent_id}"
+    assert name_of(call(app, "GET", path)[2]) == "Weather Agent"
+    assert alice.put(path, {"card": make_card(name="Renamed")}, format="json").status_code == 200
+    assert name_of(call(app, "GET", path)[2]) == "Renamed"
+    assert alice.delete(f"/agents/{agent_id}").status_code == 204
+    assert call(app, "GET", path)[0] == 404
+    assert str(agent_id) not in cached.entries
+
+
+def test_without_a_listener_every_fetch_reads_the_database(
+    cached, app, agent_id, django_assert_num_queries
+):
+    cached.listener.retry_at = float("inf")  # as if PostgreSQL refused to listen
+    cached.listener.retry_seconds = float("inf")
+    path = f"/a2a/agents/{agent_id}"
+    for _ in range(2):
+        with django_assert_num_queries(1):
+            assert call(app, "GET", path)[0] == 200
+    assert not cached.entries
