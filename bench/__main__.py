@@ -230,6 +230,12 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             a2a_message = throughput(
                 "a2a-discover", messages, args, port, generator, tmp, discover.A2A_HEADERS
             )
+            say(f"GET /discover/agents: filter and facet queries, {generator}")
+            discovery_rates = discover.discovery_throughput(
+                lambda name, paths: throughput(name, paths, args, port, generator, tmp),
+                args.requests,
+                args.seed,
+            )
         except BaseException:
             say(server.log())
             raise
@@ -268,6 +274,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             "heartbeat": heartbeat.as_dict(),
             "discover": discover_get.as_dict(),
             "a2a-discover": a2a_message.as_dict(),
+            **{name: rate.as_dict() for name, rate in discovery_rates.items()},
         },
     }
     results["targets"] = report.targets_evaluate(results)

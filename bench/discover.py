@@ -2,6 +2,7 @@
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -37,6 +38,18 @@ def query_paths(kind: str, count: int, seed: int) -> list[str]:
             params = {"q": rng.choice(words), "facets": "tag,protocolBinding"}
         paths.append(f"/discover/agents?{urlencode(params)}")
     return paths
+
+
+# Discovery throughput rows besides "discover" (the text queries): row -> query kind.
+THROUGHPUT_KINDS = {"discover-filter": "filter", "discover-facets": "facets"}
+
+
+def discovery_throughput(run: Callable[[str, list[str]], Any], count: int, seed: int) -> dict:
+    """The throughput of the filter and facet queries (``run(name, paths)``: the run's
+    load generator over the paths), as the text queries' "discover" row measures them."""
+    return {
+        name: run(name, query_paths(kind, count, seed)) for name, kind in THROUGHPUT_KINDS.items()
+    }
 
 
 def discovery_warm(port: int, seed: int) -> None:

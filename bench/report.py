@@ -11,6 +11,12 @@ LOAD_100K_SECONDS_MAX = 3600.0
 HEARTBEAT_TO_CARD_MIN = 0.5
 LIVE_ONLY_P95_RATIO_MAX = 1.5
 A2A_TO_DISCOVER_MIN = 0.5
+DISCOVERY_TO_CARD_MIN = 0.15
+# Discovery throughput rows: row -> (query kind, what it requests).
+DISCOVERY_RATES = {
+    "discover-filter": ("filter", "GET /discover/agents?tag=<tag>"),
+    "discover-facets": ("facets", "GET /discover/agents?q=<word>&facets=tag,protocolBinding"),
+}
 PAGE_P95_MS_MAX = 100.0
 
 
@@ -91,6 +97,7 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": figures["p95_ms"] < PAGE_P95_MS_MAX,
             }
         )
+    targets += _discovery_rate_targets(results)
     loaded = sum(phase["agents"] for phase in results["load"])
     seconds = sum(phase["seconds"] for phase in results["load"])
     projected = 100_000 * seconds / loaded
@@ -104,6 +111,45 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         }
     )
     return targets
+
+
+def _discovery_rate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each discovery kind's throughput over the card fetch's (the text queries are the
+    "discover" row)."""
+    card = results["throughput"]["card"]["requests_per_second"]
+    kinds = {"discover": "text", **{name: kind for name, (kind, _) in DISCOVERY_RATES.items()}}
+    targets = []
+    for name, kind in kinds.items():
+        figures = results["throughput"].get(name)
+        if figures is None:
+            continue
+        ratio = figures["requests_per_second"] / card if card else 0.0
+        targets.append(
+            {
+                "target": f"discovery '{kind}' throughput >= 0.15 x card fetch",
+                "value": round(ratio, 3),
+                "limit": DISCOVERY_TO_CARD_MIN,
+                "holds": ratio >= DISCOVERY_TO_CARD_MIN,
+            }
+        )
+    return targets
+
+
+def _discovery_rate_rows(results: dict[str, Any], agents: int) -> list[list[str]]:
+    rows = []
+    for name, (_, label) in DISCOVERY_RATES.items():
+        figures = results["throughput"].get(name)
+        if figures is not None:
+            rows.append(
+                [
+                    label,
+                    str(agents),
+                    f"{figures['p50_ms']:.1f} ms",
+                    f"p99 {figures['p99_ms']:.1f} ms",
+                    f"{figures['requests_per_second']:.0f} req/s",
+                ]
+            )
+    return rows
 
 
 def _holds(value: bool | None) -> str:
@@ -173,7 +219,7 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
                 f"{figures['requests_per_second']:.0f} req/s",
             ]
         )
-    return rows
+    return rows + _discovery_rate_rows(results, agents)
 
 
 HEADER = ["measurement", "N", "p50 / time", "p95 / p99", "throughput"]

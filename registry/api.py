@@ -1,5 +1,6 @@
 """The native HTTP API: one view per resource, thin over services and selectors."""
 
+from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
@@ -21,6 +22,7 @@ from registry.concurrency import agent_etag, if_match_agent
 from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
+from registry.listings import json_bytes, listings_read
 from registry.models import Agent, Endpoint, ProbeResult
 from registry.pagination import cursor_key, limit_parse, params_check
 from registry.problems import ProblemError
@@ -104,13 +106,11 @@ class DiscoverAgentsView(APIView):
             request.query_params, self.get_queryset(), filterset_class
         )
         page, sort, since = discovery.discover(
-            queryset,
-            request.query_params,
-            full_rows=selectors.agent_queryset(),
-            prefiltered=self.prefiltered,
+            queryset, request.query_params, full_rows=None, prefiltered=self.prefiltered
         )
+        # The page's stored listings (registry/listings.py), joined as bytes.
+        results, last_change = listings_read(page.rows)
         body = {
-            "results": AgentSerializer(page.rows, many=True, context={"request": request}).data,
             "next": self._next_link(request, page.next_cursor),
             "sort": sort,
         }
@@ -125,10 +125,11 @@ class DiscoverAgentsView(APIView):
             # tombstone is in exactly one page.
             cursor = request.query_params.get("cursor")
             start = cursor_key(cursor, "updated") if cursor else since
-            end = page.rows[-1].updated_at if page.next_cursor else None
+            end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
-        response = Response(body)
-        last_change = discovery.registry_last_change()
+        members = [b'"results":[' + b",".join(results) + b"]"]
+        members += [json_bytes(name) + b":" + json_bytes(value) for name, value in body.items()]
+        response = HttpResponse(b"{" + b",".join(members) + b"}", content_type="application/json")
         if last_change is not None:
             response["Last-Modified"] = http_date(last_change.timestamp())
         return response

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from registry.audit import agent_summary, audit_entry, audit_record
 from registry.concurrency import Precondition, agent_lock, checked
+from registry.listings import listings_refresh
 from registry.models import (
     NATIVE_SOURCE,
     Agent,
@@ -56,7 +57,10 @@ class AgentInput:
 
 
 def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = False) -> None:
+    """Tell the apps (agent_changed), then rebuild the agent's stored listing, which
+    shows what their receivers wrote too."""
     agent_changed.send(sender=Agent, agent=agent, changed=changed, writer=writer, created=created)
+    listings_refresh([agent.pk])
 
 
 def _capability_rows(
@@ -364,7 +368,9 @@ def agents_bulk_create(
     entries = []
     for agent in agents:
         protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
-        _notify(agent, CREATED | protocols, writer=writer, created=True)
+        agent_changed.send(
+            sender=Agent, agent=agent, changed=CREATED | protocols, writer=writer, created=True
+        )
         entries.append(
             audit_entry(
                 "agent.create",
@@ -374,6 +380,7 @@ def agents_bulk_create(
             )
         )
     AuditEntry.objects.bulk_create(entries, batch_size=1000)
+    listings_refresh([agent.pk for agent in agents])  # in bulk
     return agents
 
 

@@ -1,0 +1,244 @@
+"""Stored listings: each agent's JSON as discovery lists it, kept at write time, so that a
+page of discovery is one read of stored bytes instead of rows serialized per request.
+
+The listing is the agent JSON's bytes (as the API's JSON renderer writes them) with holes
+(``HOLE``) where the parts go that change without a write: each endpoint's
+``lastAliveAt`` and ``liveness`` (heartbeats, probes), and the agent's ``live`` and
+``uptime``. A page reads the listings and those endpoint columns in one query and fills
+the holes (``listings_read``).
+
+Every write that changes what the agent JSON shows rebuilds the listing inside its
+transaction: the core's services, and the protocol apps where their members' rows change
+(``listings_refresh``). A multi-step write (a card registration, a bulk import) wraps its
+steps in ``listings_deferred()``, so each listing is built once, in bulk, at its end.
+A heartbeat touches only the endpoint columns read at page time: it rebuilds nothing.
+"""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Subquery
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+
+from registry.liveness import endpoint_liveness, endpoints_live, endpoints_uptime
+from registry.models import Agent, AgentListing, Tombstone
+
+# Never in the renderer's output: it escapes every control character inside strings.
+HOLE = b"\x00"
+# The agent JSON's members filled at read time: per endpoint, then per agent.
+ENDPOINT_HOLES = ("lastAliveAt", "liveness")
+AGENT_HOLES = ("live", "uptime")
+# The endpoint columns those members are computed from (registry.liveness).
+LIVENESS_COLUMNS = (
+    "last_alive_at",
+    "alive_until",
+    "checked_by",
+    "last_probe_at",
+    "last_probe_ok",
+    "last_probe_category",
+    "uptime_day",
+    "uptime_week",
+)
+
+_renderer = JSONRenderer()
+_pending: ContextVar[set | None] = ContextVar("listings_pending", default=None)
+
+
+def json_bytes(value) -> bytes:
+    """``value`` as the API's JSON renderer writes it (None too, which it leaves empty)."""
+    return b"null" if value is None else _renderer.render(value)
+
+
+def _member(name: str, value: bytes) -> bytes:
+    return json_bytes(name) + b":" + value
+
+
+def _object(data: dict, holes: tuple[str, ...], endpoints: bool) -> bytes:
+    members = []
+    for name, value in data.items():
+        if name in holes:
+            members.append(_member(name, HOLE))
+        elif endpoints and name == "endpoints":
+            items = b",".join(_object(e, ENDPOINT_HOLES, False) for e in value)
+            members.append(_member(name, b"[" + items + b"]"))
+        else:
+            members.append(_member(name, json_bytes(value)))
+    return b"{" + b",".join(members) + b"}"
+
+
+def listing_context() -> str:
+    """The digest of what a listing depends on besides the agent's rows."""
+    from registry import extensions
+
+    parts = [
+        settings.REGISTRY_BASE_URL,
+        *(f"agent:{m.name}" for m in extensions.agent_members.read()),
+        *(f"endpoint:{m.name}" for m in extensions.endpoint_members.read()),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def listing_body(agent: Agent) -> bytes:
+    """The stored listing of an agent read by ``registry.selectors.agent_queryset``."""
+    from registry.serializers import AgentSerializer  # serializers import the services
+
+    return _object(AgentSerializer(agent, context={}).data, AGENT_HOLES, True)
+
+
+def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
+    """Build and store the listings of these agents now, in bulk (gone agents: none)."""
+    from registry.selectors import agent_queryset
+
+    ids, context = list(agent_ids), listing_context()
+    for start in range(0, len(ids), 1000):
+        agents = agent_queryset().filter(pk__in=ids[start : start + 1000])
+        rows = [
+            AgentListing(agent_id=agent.pk, body=listing_body(agent), context=context)
+            for agent in agents
+        ]
+        AgentListing.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["agent"],
+            update_fields=["body", "context"],
+        )
+
+
+def listings_refresh(agent_ids: Iterable[uuid.UUID]) -> None:
+    """The agent JSON of these agents changed: rebuild their listings, now or, inside
+    ``listings_deferred()``, at its end. Call it inside the write's transaction."""
+    pending = _pending.get()
+    if pending is None:
+        listings_build(agent_ids)
+    else:
+        pending.update(agent_ids)
+
+
+@contextmanager
+def listings_deferred() -> Iterator[None]:
+    """Collect the listings to rebuild over several steps of one write and build them once
+    at the end (nested: the outermost builds); nothing is built when a step raises."""
+    if _pending.get() is not None:
+        yield
+        return
+    pending: set = set()
+    token = _pending.set(pending)
+    try:
+        yield
+    finally:
+        _pending.reset(token)
+    listings_build(sorted(pending))
+
+
+def listings_rebuild() -> int:
+    """Build every agent's listing again (after an upgrade changed the agent JSON)."""
+    ids = list(Agent.objects.order_by("pk").values_list("pk", flat=True))
+    listings_build(ids)
+    return len(ids)
+
+
+def listings_missing_build() -> int:
+    """Build the listings that are missing (agents written before listings were stored,
+    or by a bulk path that stores none) or were built in another context (the base URL
+    changed); returns how many."""
+    current = AgentListing.objects.filter(context=listing_context()).values("pk")
+    ids = list(Agent.objects.exclude(pk__in=current).values_list("pk", flat=True))
+    listings_build(ids)
+    return len(ids)
+
+
+class _Liveness:
+    """The liveness columns of one endpoint, as registry.liveness reads them."""
+
+    __slots__ = LIVENESS_COLUMNS
+
+    def __init__(self, values):
+        for name, value in zip(LIVENESS_COLUMNS, values, strict=True):
+            setattr(self, name, value)
+
+
+def _compact(value) -> bytes:
+    # The liveness members are ASCII strings, booleans, null and rounded shares: the
+    # standard encoder writes them exactly as the renderer does.
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _filled(body: bytes, endpoints: list[_Liveness], now: datetime) -> bytes | None:
+    from registry.serializers import liveness_shown
+
+    parts = body.split(HOLE)  # (an empty body: built in another context)
+    if len(parts) != 2 * len(endpoints) + 3:
+        return None  # the endpoints changed since the listing was read: rebuild it
+    values = []
+    for endpoint in endpoints:
+        shown = liveness_shown(endpoint_liveness(endpoint, now))
+        values += [_compact(shown["lastSeenAt"]), _compact(shown)]
+    values += [b"true" if endpoints_live(endpoints, now) else b"false"]
+    values += [_compact(endpoints_uptime(endpoints))]
+    out = [parts[0]]
+    for value, part in zip(values, parts[1:], strict=True):
+        out += [value, part]
+    return b"".join(out)
+
+
+def listings_read(
+    agent_ids: list[uuid.UUID], now: datetime | None = None
+) -> tuple[list[bytes], datetime | None]:
+    """The listings of these agents, in this order, with their liveness as of ``now``, and
+    when any agent last changed or was deleted (``discovery.registry_last_change``): one
+    query. An agent without a stored listing is serialized from its rows instead."""
+    now, context = now or timezone.now(), listing_context()
+    # The latest of each, through its index (registry_last_change's two maxima).
+    changed = Subquery(Agent.objects.order_by("-updated_at").values("updated_at")[:1])
+    deleted = Subquery(Tombstone.objects.order_by("-deleted_at").values("deleted_at")[:1])
+    rows = (
+        AgentListing.objects.filter(pk__in=agent_ids)
+        .annotate(changed=changed, deleted=deleted)
+        .order_by("agent_id", "agent__endpoints__position")
+        .values_list(
+            "agent_id",
+            "body",
+            "context",
+            "changed",
+            "deleted",
+            "agent__endpoints__id",
+            *(f"agent__endpoints__{name}" for name in LIVENESS_COLUMNS),
+        )
+    )
+    bodies: dict[uuid.UUID, bytes] = {}
+    endpoints: dict[uuid.UUID, list[_Liveness]] = {}
+    last_change = None
+    for agent_id, body, built_in, changed_at, deleted_at, endpoint_id, *columns in rows:
+        if agent_id not in bodies:
+            bodies[agent_id] = bytes(body) if built_in == context else b""
+            endpoints[agent_id] = []
+            times = [t for t in (changed_at, deleted_at) if t is not None]
+            last_change = max(times) if times else None
+        if endpoint_id is not None:
+            endpoints[agent_id].append(_Liveness(columns))
+    listings = {pk: _filled(body, endpoints[pk], now) for pk, body in bodies.items()}
+    stale = [pk for pk in agent_ids if listings.get(pk) is None]
+    if stale:
+        listings.update(_serialized(stale, now))
+    if not bodies:
+        from registry.discovery import registry_last_change
+
+        last_change = registry_last_change()
+    return [listings[pk] for pk in agent_ids if pk in listings], last_change
+
+
+def _serialized(agent_ids: list[uuid.UUID], now: datetime) -> dict[uuid.UUID, bytes]:
+    from registry.selectors import agent_queryset
+    from registry.serializers import AgentSerializer
+
+    return {
+        agent.pk: json_bytes(AgentSerializer(agent, context={"now": now}).data)
+        for agent in agent_queryset().filter(pk__in=agent_ids)
+    }

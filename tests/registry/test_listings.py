@@ -1,0 +1,133 @@
+"""Stored listings (registry/listings.py): discovery pages are the agents' JSON, read from
+bytes stored at write time, with the liveness of the moment merged in."""
+
+import pytest
+from django.core.management import call_command
+
+from registry.listings import listing_context, listings_read
+from registry.models import Agent, AgentListing
+
+pytestmark = pytest.mark.django_db
+
+
+def endpoint(name, seconds=30, protocol="Generic"):
+    return {
+        "name": name,
+        "transport": "Http",
+        "protocol": protocol,
+        "address": f"https://{name}.example.com/",
+        "livenessModel": "Persistent",
+        "heartbeatIntervalSeconds": seconds,
+    }
+
+
+@pytest.fixture
+def agents(alice, native_payload) -> list[str]:
+    created = []
+    for index in range(4):
+        payload = native_payload(
+            name=f"Listed {index}",
+            description="Plans \u2028 routes <b>fast</b> \u00e9t\u00e9 \U0001f680",
+            capabilities=[{"name": "route", "tags": ["maps", f"t{index}"]}],
+            endpoints=[endpoint("web", protocol="A2A"), endpoint("backup", 60)][: 1 + index % 2],
+        )
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        created.append(response.json()["id"])
+    return created
+
+
+def shown_one_by_one(client, ids) -> list[dict]:
+    return [client.get(f"/agents/{agent_id}").json() for agent_id in ids]
+
+
+@pytest.mark.parametrize("params", [{"q": "route"}, {"tag": "maps"}, {}, {"sort": "name"}])
+def test_a_discovery_page_is_each_agent_json_as_its_own_read_shows_it(anon, agents, params):
+    found = anon.get("/discover/agents", params).json()["results"]
+
+    assert sorted(a["id"] for a in found) == sorted(agents)
+    assert found == shown_one_by_one(anon, [a["id"] for a in found])
+
+
+def test_heartbeats_show_in_the_listing_without_rebuilding_it(alice, anon, agents):
+    agent = anon.get(f"/agents/{agents[1]}").json()
+    before = bytes(AgentListing.objects.get(pk=agents[1]).body)
+
+    response = alice.post(f"/agents/{agents[1]}/endpoints/{agent['endpoints'][1]['id']}/heartbeat")
+
+    assert response.status_code == 200, response.content
+    assert bytes(AgentListing.objects.get(pk=agents[1]).body) == before
+    found = anon.get("/discover/agents", {"q": "route", "limit": 100}).json()["results"]
+    listed = next(a for a in found if a["id"] == agents[1])
+    assert listed["live"] is True
+    assert listed["endpoints"][1]["liveness"] == response.json()["liveness"]
+    assert listed == anon.get(f"/agents/{agents[1]}").json()
+
+
+def test_writes_rebuild_the_listing_in_their_transaction(alice, anon, agents):
+    alice.patch(f"/agents/{agents[0]}", {"name": "Renamed", "version": "2"}, format="json")
+    alice.post(f"/agents/{agents[2]}/endpoints", endpoint("extra"), format="json")
+    alice.delete(f"/agents/{agents[3]}")
+
+    found = anon.get("/discover/agents", {"limit": 100}).json()["results"]
+
+    assert sorted(a["name"] for a in found) == ["Listed 1", "Listed 2", "Renamed"]
+    assert found == shown_one_by_one(anon, [a["id"] for a in found])
+
+
+def test_a_page_without_facets_is_at_most_two_queries(anon, agents, django_assert_max_num_queries):
+    for params in ({"q": "route"}, {"tag": "maps"}, {"q": "route", "tag": "maps"}, {}):
+        # The page's keys (every relevance tier in one statement), then its listings with
+        # their endpoints' liveness and the registry's last change.
+        with django_assert_max_num_queries(2):
+            response = anon.get("/discover/agents", params)
+        assert len(response.json()["results"]) == 4
+
+
+def test_agents_without_a_stored_listing_are_listed_all_the_same(anon, agents):
+    expected = anon.get("/discover/agents", {"q": "route"}).content
+    AgentListing.objects.filter(pk__in=agents[:2]).delete()
+
+    assert anon.get("/discover/agents", {"q": "route"}).content == expected
+
+
+def test_the_rebuild_command_and_migrate_store_missing_listings(anon, agents, capsys):
+    expected = anon.get("/discover/agents").content
+    AgentListing.objects.all().delete()
+
+    call_command("migrate", verbosity=0)  # post_migrate builds the missing ones
+    assert AgentListing.objects.count() == 4
+    AgentListing.objects.update(body=b"{}")
+    call_command("listings_rebuild")
+
+    assert "Rebuilt the listings of 4 agents" in capsys.readouterr().out
+    assert anon.get("/discover/agents").content == expected
+
+
+def test_listings_read_keeps_the_order_asked_and_skips_unknown_agents(agents):
+    ids = [Agent.objects.get(pk=pk).pk for pk in reversed(agents)]
+    unknown = Agent(name="gone").pk
+
+    listings, last_change = listings_read([ids[0], unknown, *ids[1:]])
+
+    assert [listing.split(b'"name":"', 1)[1][:8] for listing in listings] == [
+        b"Listed 3",
+        b"Listed 2",
+        b"Listed 1",
+        b"Listed 0",
+    ]
+    assert last_change == max(Agent.objects.values_list("updated_at", flat=True))
+
+
+def test_listings_built_under_another_base_url_are_not_served_and_migrate_rebuilds_them(
+    anon, agents, settings
+):
+    settings.REGISTRY_BASE_URL = "https://moved.example"
+    found = anon.get("/discover/agents").json()["results"]
+
+    assert found == shown_one_by_one(anon, [a["id"] for a in found])
+    assert all(
+        a.get("cardUrl", "https://moved.example").startswith("https://moved.") for a in found
+    )
+    call_command("migrate", verbosity=0)
+    assert set(AgentListing.objects.values_list("context", flat=True)) == {listing_context()}
