@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import discovery, facets, liveness, selectors, services
+from registry import discovery, discovery_cache, facets, liveness, selectors, services
 from registry.auth import owner_choose, principal_may_change
 from registry.concurrency import agent_etag, if_match_agent
 from registry.filters import agent_filterset
@@ -98,28 +98,38 @@ class DiscoverAgentsView(APIView):
         responses=AgentPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        filterset_class = self.filterset_class
-        params_check(
-            request.query_params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters)
-        )
-        queryset = discovery.agents_filter(
-            request.query_params, self.get_queryset(), filterset_class
-        )
-        page, sort, since = discovery.discover(
-            queryset, request.query_params, full_rows=None, prefiltered=self.prefiltered
-        )
-        # The page's stored listings (registry/listings.py), joined as bytes.
-        results, last_change = listings_read(page.rows)
-        body = {
-            "next": self._next_link(request, page.next_cursor),
-            "sort": sort,
-        }
-        names = facets.facets_parse(request.query_params.get("facets"))
-        if names:
-            source = discovery.facet_source(
-                queryset, request.query_params, prefiltered=self.prefiltered
+        params, scope = request.query_params, type(self).__name__
+        filtered = []  # the filtered agents, once needed
+
+        def agents():
+            if not filtered:
+                filterset_class = self.filterset_class
+                params_check(params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters))
+                filtered.append(
+                    discovery.agents_filter(params, self.get_queryset(), filterset_class)
+                )
+            return filtered[0]
+
+        def find():
+            page, sort, _ = discovery.discover(
+                agents(), params, full_rows=None, prefiltered=self.prefiltered
             )
-            body["facets"], body["facetsExact"] = facets.facet_counts(source, names)
+            return page, sort
+
+        # The page's keys and facet counts, from the cache where exact (at the current data
+        # generation); the page's stored listings (registry/listings.py), joined as bytes.
+        page, sort, read = discovery_cache.page_cached(scope, params, find, listings_read)
+        since = discovery.since_parse(params.get("updated_since"))
+        body = {"next": self._next_link(request, page.next_cursor), "sort": sort}
+        names = facets.facets_parse(params.get("facets"))
+        if names:
+            body["facets"], body["facetsExact"] = discovery_cache.facet_counts_cached(
+                read.generation,
+                scope,
+                params,
+                lambda: discovery.facet_source(agents(), params, prefiltered=self.prefiltered),
+                names,
+            )
         if since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.
@@ -127,11 +137,11 @@ class DiscoverAgentsView(APIView):
             start = cursor_key(cursor, "updated") if cursor else since
             end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
-        members = [b'"results":[' + b",".join(results) + b"]"]
+        members = [b'"results":[' + b",".join(read.listings) + b"]"]
         members += [json_bytes(name) + b":" + json_bytes(value) for name, value in body.items()]
         response = HttpResponse(b"{" + b",".join(members) + b"}", content_type="application/json")
-        if last_change is not None:
-            response["Last-Modified"] = http_date(last_change.timestamp())
+        if read.last_change is not None:
+            response["Last-Modified"] = http_date(read.last_change.timestamp())
         return response
 
     def _next_link(self, request: Request, cursor: str | None) -> str | None:

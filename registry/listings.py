@@ -20,15 +20,24 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Subquery
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
-from registry.liveness import endpoint_liveness, endpoints_live, endpoints_uptime
-from registry.models import Agent, AgentListing, Tombstone
+from registry.generation import generation_bump
+from registry.liveness import (
+    endpoint_liveness,
+    endpoint_status,
+    endpoints_live,
+    endpoints_uptime,
+)
+from registry.models import Agent, AgentListing, DataGeneration, Endpoint, Tombstone
+from registry.prepared import prepared_cursor
 
 # Never in the renderer's output: it escapes every control character inside strings.
 HOLE = b"\x00"
@@ -97,6 +106,8 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
     from registry.selectors import agent_queryset
 
     ids, context = list(agent_ids), listing_context()
+    if not ids:
+        return
     for start in range(0, len(ids), 1000):
         agents = agent_queryset().filter(pk__in=ids[start : start + 1000])
         rows = [
@@ -109,6 +120,7 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
             unique_fields=["agent"],
             update_fields=["body", "context"],
         )
+    generation_bump()  # what discovery finds or counts may have changed too
 
 
 def listings_refresh(agent_ids: Iterable[uuid.UUID]) -> None:
@@ -157,29 +169,48 @@ def listings_missing_build() -> int:
 class _Liveness:
     """The liveness columns of one endpoint, as registry.liveness reads them."""
 
-    __slots__ = LIVENESS_COLUMNS
+    __slots__ = (*LIVENESS_COLUMNS, "values")
 
     def __init__(self, values):
-        for name, value in zip(LIVENESS_COLUMNS, values, strict=True):
+        self.values = tuple(values)
+        for name, value in zip(LIVENESS_COLUMNS, self.values, strict=True):
             setattr(self, name, value)
 
 
+# An endpoint's shown liveness is a function of its columns, its status (the one part that
+# depends on the time) and the time zone: written once per process for each, in a
+# bounded memo (most endpoints of a page were shown before, many never seen at all).
+SHOWN_MEMO_SIZE = 8192
+_shown_memo: dict[tuple, tuple[bytes, bytes]] = {}
+
+
+def _shown(endpoint: _Liveness, now: datetime, zone) -> tuple[bytes, bytes]:
+    """The endpoint's ``lastAliveAt`` and ``liveness`` members, as the API writes them."""
+    key = (endpoint.values, endpoint_status(endpoint, now), zone)
+    shown = _shown_memo.get(key)
+    if shown is None:
+        from registry.serializers import liveness_shown
+
+        if len(_shown_memo) >= SHOWN_MEMO_SIZE:
+            _shown_memo.clear()
+        liveness = liveness_shown(endpoint_liveness(endpoint, now))
+        shown = _shown_memo[key] = (json_bytes(liveness["lastSeenAt"]), json_bytes(liveness))
+    return shown
+
+
 def _compact(value) -> bytes:
-    # The liveness members are ASCII strings, booleans, null and rounded shares: the
-    # standard encoder writes them exactly as the renderer does.
+    # An uptime: null or an object of rounded shares, which the standard encoder writes
+    # exactly as the renderer does.
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-def _filled(body: bytes, endpoints: list[_Liveness], now: datetime) -> bytes | None:
-    from registry.serializers import liveness_shown
-
+def _filled(body: bytes, endpoints: list[_Liveness], now: datetime, zone) -> bytes | None:
     parts = body.split(HOLE)  # (an empty body: built in another context)
     if len(parts) != 2 * len(endpoints) + 3:
         return None  # the endpoints changed since the listing was read: rebuild it
     values = []
     for endpoint in endpoints:
-        shown = liveness_shown(endpoint_liveness(endpoint, now))
-        values += [_compact(shown["lastSeenAt"]), _compact(shown)]
+        values += _shown(endpoint, now, zone)
     values += [b"true" if endpoints_live(endpoints, now) else b"false"]
     values += [_compact(endpoints_uptime(endpoints))]
     out = [parts[0]]
@@ -188,50 +219,101 @@ def _filled(body: bytes, endpoints: list[_Liveness], now: datetime) -> bytes | N
     return b"".join(out)
 
 
-def listings_read(
-    agent_ids: list[uuid.UUID], now: datetime | None = None
-) -> tuple[list[bytes], datetime | None]:
-    """The listings of these agents, in this order, with their liveness as of ``now``, and
-    when any agent last changed or was deleted (``discovery.registry_last_change``): one
-    query. An agent without a stored listing is serialized from its rows instead."""
-    now, context = now or timezone.now(), listing_context()
+@dataclass
+class Listings:
+    """A page's listings, when any agent last changed or was deleted (the Last-Modified of
+    every listing, ``discovery.registry_last_change``) and the data generation
+    (registry/generation.py), all read by one statement."""
+
+    listings: list[bytes]
+    last_change: datetime | None
+    generation: int | None
+
+
+def _registry_state() -> dict:
     # The latest of each, through its index (registry_last_change's two maxima).
-    changed = Subquery(Agent.objects.order_by("-updated_at").values("updated_at")[:1])
-    deleted = Subquery(Tombstone.objects.order_by("-deleted_at").values("deleted_at")[:1])
-    rows = (
+    return {
+        "changed": Subquery(Agent.objects.order_by("-updated_at").values("updated_at")[:1]),
+        "deleted": Subquery(Tombstone.objects.order_by("-deleted_at").values("deleted_at")[:1]),
+        "generation": Subquery(DataGeneration.objects.filter(pk=1).values("value")),
+    }
+
+
+def _read_sql() -> str:
+    """PostgreSQL: listings_read's statement, one text for any number of agents (so that
+    it is prepared once per connection)."""
+    agent, endpoint = Agent._meta.db_table, Endpoint._meta.db_table
+    columns = ", ".join(f"e.{name}" for name in LIVENESS_COLUMNS)
+    # Only table and column names are formatted in: the ids are a parameter.
+    return (
+        f"SELECT (SELECT updated_at FROM {agent} ORDER BY updated_at DESC LIMIT 1), "
+        f"(SELECT deleted_at FROM {Tombstone._meta.db_table} ORDER BY deleted_at DESC LIMIT 1), "
+        f"(SELECT value FROM {DataGeneration._meta.db_table} WHERE id = 1), "
+        f"l.agent_id, l.body, l.context, e.id, {columns} "
+        f"FROM {AgentListing._meta.db_table} l "
+        f"LEFT JOIN {endpoint} e ON e.agent_id = l.agent_id "
+        "WHERE l.agent_id = ANY(%s) ORDER BY l.agent_id, e.position"
+    )
+
+
+def _rows(agent_ids: list[uuid.UUID]) -> list[tuple]:
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor == "postgresql":
+        # Bound on the server, results in binary (the bodies as bytes, not hex text).
+        with prepared_cursor(db, binary=True) as cursor:
+            cursor.execute(_read_sql(), [agent_ids])
+            return cursor.fetchall()
+    return list(
         AgentListing.objects.filter(pk__in=agent_ids)
-        .annotate(changed=changed, deleted=deleted)
+        .annotate(**_registry_state())
         .order_by("agent_id", "agent__endpoints__position")
         .values_list(
+            "changed",
+            "deleted",
+            "generation",
             "agent_id",
             "body",
             "context",
-            "changed",
-            "deleted",
             "agent__endpoints__id",
             *(f"agent__endpoints__{name}" for name in LIVENESS_COLUMNS),
         )
     )
+
+
+def listings_read(agent_ids: list[uuid.UUID], now: datetime | None = None) -> Listings:
+    """The listings of these agents, in this order, with their liveness as of ``now``: one
+    query. An agent without a stored listing is serialized from its rows instead."""
+    now, context = now or timezone.now(), listing_context()
     bodies: dict[uuid.UUID, bytes] = {}
     endpoints: dict[uuid.UUID, list[_Liveness]] = {}
-    last_change = None
-    for agent_id, body, built_in, changed_at, deleted_at, endpoint_id, *columns in rows:
+    rows = _rows(agent_ids) if agent_ids else []
+    for row in rows:
+        agent_id, body, built_in, endpoint_id = row[3:7]
         if agent_id not in bodies:
             bodies[agent_id] = bytes(body) if built_in == context else b""
             endpoints[agent_id] = []
-            times = [t for t in (changed_at, deleted_at) if t is not None]
-            last_change = max(times) if times else None
         if endpoint_id is not None:
-            endpoints[agent_id].append(_Liveness(columns))
-    listings = {pk: _filled(body, endpoints[pk], now) for pk, body in bodies.items()}
+            endpoints[agent_id].append(_Liveness(row[7:]))
+    if rows:
+        state = rows[0][:3]
+    else:  # no agent to read: the registry's state alone
+        empty = DataGeneration.objects.filter(pk=1).annotate(**_registry_state())
+        state = empty.values_list("changed", "deleted", "generation").first()
+    zone = timezone.get_current_timezone()
+    listings = {pk: _filled(body, endpoints[pk], now, zone) for pk, body in bodies.items()}
     stale = [pk for pk in agent_ids if listings.get(pk) is None]
     if stale:
         listings.update(_serialized(stale, now))
-    if not bodies:
+    if state is None:  # (no generation row: a flushed database)
         from registry.discovery import registry_last_change
 
-        last_change = registry_last_change()
-    return [listings[pk] for pk in agent_ids if pk in listings], last_change
+        state = (registry_last_change(), None, None)
+    times = [t for t in state[:2] if t is not None]
+    return Listings(
+        [listings[pk] for pk in agent_ids if pk in listings],
+        max(times) if times else None,
+        state[2],
+    )
 
 
 def _serialized(agent_ids: list[uuid.UUID], now: datetime) -> dict[uuid.UUID, bytes]:

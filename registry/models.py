@@ -361,6 +361,18 @@ class AgentListing(models.Model):
         return str(self.agent_id)
 
 
+class DataGeneration(models.Model):
+    """One row: a counter that every write changing what discovery finds or counts bumps
+    inside its transaction (registry/listings.py), so that a cached facet count is exact
+    while the counter it was counted at is the current one (registry/facets.py)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class Tombstone(models.Model):
     """A deleted agent, for mirrors syncing with updated_since."""
 

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet, Value
+from django.db.models import F, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Lower
 from django.utils.dateparse import parse_datetime
 
 from registry.jsonutil import Problem
+from registry.models import DataGeneration
 from registry.problems import ProblemError
 
 DEFAULT_LIMIT = 20
@@ -129,6 +130,13 @@ def cursor_key(cursor: str, sort: str) -> Any:
 class Page:
     rows: list
     next_cursor: str | None
+    # The data generation the page's keys were read at (registry/generation.py), read by
+    # the same statement; None for an empty page.
+    generation: int | None = None
+
+
+def _generation() -> Subquery:
+    return Subquery(DataGeneration.objects.filter(pk=1).values("value"))
 
 
 def keyset_page(
@@ -146,13 +154,15 @@ def keyset_page(
     order = "-sort_key" if descending else "sort_key"
     # First the page's keys alone (no joins for what the page shows: the database sorts
     # only what it must), then the rows of those keys, with everything they show.
-    keys = list(
+    found = list(
         queryset.select_related(None)
         .prefetch_related(None)
+        .annotate(generation=_generation())
         .order_by(order, "pk")
-        .values_list("pk", "sort_key")[: limit + 1]
+        .values_list("pk", "sort_key", "generation")[: limit + 1]
     )
-    return _page(sort, keys, limit, full_rows)
+    keys = [(pk, key) for pk, key, _ in found]
+    return _page(sort, keys, limit, full_rows, found[0][2] if found else None)
 
 
 def tiered_page(
@@ -184,16 +194,21 @@ def tiered_page(
             continue
         if after is not None and tier == start:
             queryset = queryset.filter(after)
-        found = queryset.annotate(tier=Value(tier)).order_by("-created_at", "pk")
-        reads.append(found.values_list("pk", "created_at", "tier")[: limit + 1])
+        found = queryset.annotate(tier=Value(tier), generation=_generation())
+        found = found.order_by("-created_at", "pk")
+        reads.append(found.values_list("pk", "created_at", "tier", "generation")[: limit + 1])
     found = reads[0].union(*reads[1:], all=True) if len(reads) > 1 else reads[0]
     rows = sorted(found[: limit + 1], key=lambda row: -row[2])  # stable: each tier's order
-    keys = [(pk, [tier, created]) for pk, created, tier in rows]
-    return _page("relevance", keys, limit, full_rows)
+    keys = [(pk, [tier, created]) for pk, created, tier, _ in rows]
+    return _page("relevance", keys, limit, full_rows, rows[0][3] if rows else None)
 
 
 def _page(
-    sort: str, keys: list[tuple[uuid.UUID, Any]], limit: int, full_rows: QuerySet | None
+    sort: str,
+    keys: list[tuple[uuid.UUID, Any]],
+    limit: int,
+    full_rows: QuerySet | None,
+    generation: int | None = None,
 ) -> Page:
     """The page of up to ``limit + 1`` (pk, sort key) pairs: the rows of the first
     ``limit``, read from ``full_rows`` (None: their ids alone, for the caller to read),
@@ -206,7 +221,7 @@ def _page(
         by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
         rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
     next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
-    return Page(rows, next_cursor)
+    return Page(rows, next_cursor, generation)
 
 
 def _tier_key(key: Any) -> tuple[int, datetime]:

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from registry.listings import listing_context, listings_read
-from registry.models import Agent, AgentListing
+from registry.models import Agent, AgentListing, DataGeneration
 
 pytestmark = pytest.mark.django_db
 
@@ -108,15 +108,16 @@ def test_listings_read_keeps_the_order_asked_and_skips_unknown_agents(agents):
     ids = [Agent.objects.get(pk=pk).pk for pk in reversed(agents)]
     unknown = Agent(name="gone").pk
 
-    listings, last_change = listings_read([ids[0], unknown, *ids[1:]])
+    read = listings_read([ids[0], unknown, *ids[1:]])
 
-    assert [listing.split(b'"name":"', 1)[1][:8] for listing in listings] == [
+    assert [listing.split(b'"name":"', 1)[1][:8] for listing in read.listings] == [
         b"Listed 3",
         b"Listed 2",
         b"Listed 1",
         b"Listed 0",
     ]
-    assert last_change == max(Agent.objects.values_list("updated_at", flat=True))
+    assert read.last_change == max(Agent.objects.values_list("updated_at", flat=True))
+    assert read.generation == DataGeneration.objects.get().value
 
 
 def test_listings_built_under_another_base_url_are_not_served_and_migrate_rebuilds_them(
@@ -131,3 +132,47 @@ def test_listings_built_under_another_base_url_are_not_served_and_migrate_rebuil
     )
     call_command("migrate", verbosity=0)
     assert set(AgentListing.objects.values_list("context", flat=True)) == {listing_context()}
+
+
+def facets_of(client, **params):
+    response = client.get("/discover/agents", {"facets": "tag", **params})
+    assert response.status_code == 200, response.content
+    return response.json()["facets"]["tag"]
+
+
+def test_a_repeated_facet_query_is_answered_from_the_cache_without_counting_again(
+    anon, agents, django_assert_max_num_queries
+):
+    first = facets_of(anon, q="route")
+
+    # Another page size: its keys and listings, but neither probe nor counting statement.
+    with django_assert_max_num_queries(2):
+        assert facets_of(anon, q="route", limit="2") == first
+    assert {"value": "maps", "count": 4} in first
+
+
+def test_cached_facet_counts_follow_every_write(alice, anon, agents, native_payload):
+    assert {"value": "maps", "count": 4} in facets_of(anon, q="route")
+
+    payload = native_payload(capabilities=[{"name": "route", "tags": ["maps"]}])
+    alice.post("/agents", payload, format="json")
+    assert {"value": "maps", "count": 5} in facets_of(anon, q="route")
+    alice.patch(f"/agents/{agents[0]}", {"capabilities": [{"name": "route"}]}, format="json")
+    assert {"value": "maps", "count": 4} in facets_of(anon, q="route")
+    alice.delete(f"/agents/{agents[1]}")
+    assert {"value": "maps", "count": 3} in facets_of(anon, q="route")
+
+
+def test_live_counts_are_never_cached(alice, anon, agents):
+    def live(**params):
+        response = anon.get("/discover/agents", {"facets": "live", **params})
+        return response.json()["facets"]["live"]
+
+    assert live() == [{"value": "false", "count": 4}]
+    assert facets_of(anon, liveOnly="true") == []
+    agent = anon.get(f"/agents/{agents[2]}").json()
+
+    alice.post(f"/agents/{agents[2]}/endpoints/{agent['endpoints'][0]['id']}/heartbeat")
+
+    assert live() == [{"value": "false", "count": 3}, {"value": "true", "count": 1}]
+    assert {"value": "t2", "count": 1} in facets_of(anon, liveOnly="true")
