@@ -169,10 +169,10 @@ def listings_missing_build() -> int:
 class _Liveness:
     """The liveness columns of one endpoint, as registry.liveness reads them."""
 
-    __slots__ = (*LIVENESS_COLUMNS, "values")
+    __slots__ = (*LIVENESS_COLUMNS, "values", "id")
 
-    def __init__(self, values):
-        self.values = tuple(values)
+    def __init__(self, endpoint_id, values):
+        self.id, self.values = endpoint_id, tuple(values)
         for name, value in zip(LIVENESS_COLUMNS, self.values, strict=True):
             setattr(self, name, value)
 
@@ -207,9 +207,12 @@ def _compact(value) -> bytes:
 def _filled(body: bytes, endpoints: list[_Liveness], now: datetime, zone) -> bytes | None:
     parts = body.split(HOLE)  # (an empty body: built in another context)
     if len(parts) != 2 * len(endpoints) + 3:
-        return None  # the endpoints changed since the listing was read: rebuild it
+        return None  # not these endpoints: serialized instead
     values = []
-    for endpoint in endpoints:
+    for index, endpoint in enumerate(endpoints):
+        # Each endpoint's holes follow its id (its first member), in the same order.
+        if f'"{endpoint.id}"'.encode() not in parts[2 * index]:
+            return None
         values += _shown(endpoint, now, zone)
     values += [b"true" if endpoints_live(endpoints, now) else b"false"]
     values += [_compact(endpoints_uptime(endpoints))]
@@ -293,7 +296,7 @@ def listings_read(agent_ids: list[uuid.UUID], now: datetime | None = None) -> Li
             bodies[agent_id] = bytes(body) if built_in == context else b""
             endpoints[agent_id] = []
         if endpoint_id is not None:
-            endpoints[agent_id].append(_Liveness(row[7:]))
+            endpoints[agent_id].append(_Liveness(endpoint_id, row[7:]))
     if rows:
         state = rows[0][:3]
     else:  # no agent to read: the registry's state alone

@@ -67,12 +67,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
         assert figures["requests"] == 5
         assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
     # Heartbeats are POSTs with the owner's key: a refused one (401, 404, 429) fails the run.
-    for name in ("card", "baseline", "heartbeat", "discover", "a2a-discover"):
+    rows = ("card", "baseline", "heartbeat", "discover", "a2a-discover")
+    for name in (*rows, "discover-filter", "discover-facets"):
         figures = results["throughput"][name]
         assert figures["requests"] > 0 and figures["requests_per_second"] > 0
         assert figures["p99_ms"] >= figures["p50_ms"] > 0
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
-    assert len(results["targets"]) == 13
+    assert len(results["targets"]) == 16
+    ratios = [t for t in results["targets"] if " throughput >= 0.15 x card fetch" in t["target"]]
+    assert [t["target"].split("'")[1] for t in ratios] == ["text", "filter", "facets"]
     assert sum(t["target"].startswith("page ") for t in results["targets"]) == 3
     assert any(t["target"].startswith("heartbeat throughput") for t in results["targets"])
     assert any(t["target"].startswith("A2A discovery message") for t in results["targets"])
@@ -80,3 +83,4 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert "GET /healthz" in run.stdout
     assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout
+    assert "GET /discover/agents?tag=<tag>" in run.stdout

@@ -91,6 +91,17 @@ def test_agents_without_a_stored_listing_are_listed_all_the_same(anon, agents):
     assert anon.get("/discover/agents", {"q": "route"}).content == expected
 
 
+def test_a_listing_that_does_not_match_the_agents_endpoints_is_not_served(anon, agents):
+    expected = anon.get("/discover/agents", {"q": "route"}).content
+    # Agents 0 and 2 have one endpoint each: the same shape, another endpoint id.
+    mine = AgentListing.objects.get(pk=agents[0]).body
+    other = AgentListing.objects.get(pk=agents[2]).body
+    AgentListing.objects.filter(pk=agents[0]).update(body=other)
+
+    assert anon.get("/discover/agents", {"q": "route"}).content == expected
+    AgentListing.objects.filter(pk=agents[0]).update(body=mine)
+
+
 def test_the_rebuild_command_and_migrate_store_missing_listings(anon, agents, capsys):
     expected = anon.get("/discover/agents").content
     AgentListing.objects.all().delete()
