@@ -94,11 +94,13 @@ def listing_context() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def listing_body(agent: Agent) -> bytes:
-    """The stored listing of an agent read by ``registry.selectors.agent_queryset``."""
+def listing_bodies(agents: list[Agent]) -> list[bytes]:
+    """The stored listings of agents read by ``registry.selectors.agent_queryset`` (one
+    serializer for all: its fields are built once)."""
     from registry.serializers import AgentSerializer  # serializers import the services
 
-    return _object(AgentSerializer(agent, context={}).data, AGENT_HOLES, True)
+    data = AgentSerializer(agents, many=True, context={}).data
+    return [_object(agent, AGENT_HOLES, True) for agent in data]
 
 
 def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
@@ -109,10 +111,10 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
     if not ids:
         return
     for start in range(0, len(ids), 1000):
-        agents = agent_queryset().filter(pk__in=ids[start : start + 1000])
+        agents = list(agent_queryset().filter(pk__in=ids[start : start + 1000]))
         rows = [
-            AgentListing(agent_id=agent.pk, body=listing_body(agent), context=context)
-            for agent in agents
+            AgentListing(agent_id=agent.pk, body=body, context=context)
+            for agent, body in zip(agents, listing_bodies(agents), strict=True)
         ]
         AgentListing.objects.bulk_create(
             rows,
@@ -323,7 +325,6 @@ def _serialized(agent_ids: list[uuid.UUID], now: datetime) -> dict[uuid.UUID, by
     from registry.selectors import agent_queryset
     from registry.serializers import AgentSerializer
 
-    return {
-        agent.pk: json_bytes(AgentSerializer(agent, context={"now": now}).data)
-        for agent in agent_queryset().filter(pk__in=agent_ids)
-    }
+    agents = list(agent_queryset().filter(pk__in=agent_ids))
+    data = AgentSerializer(agents, many=True, context={"now": now}).data
+    return {agent.pk: json_bytes(shown) for agent, shown in zip(agents, data, strict=True)}

@@ -70,17 +70,15 @@ def _fresh_cache():
 def listings_stale() -> list:
     """The agents whose stored listing differs from their JSON as it is now built (those
     built under other settings, which are not served, aside)."""
-    from registry.listings import listing_body, listing_context
+    from registry.listings import listing_bodies, listing_context
     from registry.models import AgentListing
     from registry.selectors import agent_queryset
 
     current = AgentListing.objects.filter(context=listing_context())
     stored = {pk: bytes(body) for pk, body in current.values_list("pk", "body")}
-    return [
-        agent.pk
-        for agent in agent_queryset().filter(pk__in=list(stored))
-        if stored[agent.pk] != listing_body(agent)
-    ]
+    agents = list(agent_queryset().filter(pk__in=list(stored)))
+    built = listing_bodies(agents)
+    return [agent.pk for agent, body in zip(agents, built, strict=True) if stored[agent.pk] != body]
 
 
 @pytest.fixture(autouse=True)
