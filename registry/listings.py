@@ -182,7 +182,7 @@ class _Liveness:
 # An endpoint's shown liveness is a function of its columns, its status (the one part that
 # depends on the time) and the time zone: written once per process for each, in a
 # bounded memo (most endpoints of a page were shown before, many never seen at all).
-SHOWN_MEMO_SIZE = 8192
+SHOWN_MEMO_SIZE = 2048
 _shown_memo: dict[tuple, tuple[bytes, bytes]] = {}
 
 
