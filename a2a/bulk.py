@@ -14,6 +14,7 @@ from a2a.signatures import SignatureResult
 from a2a.validation import card_validate
 from registry import services as core
 from registry.jsonutil import Problem, canonical_dumps
+from registry.listings import listings_deferred
 from registry.models import AgentFacet
 from registry.problems import ProblemError
 
@@ -57,7 +58,8 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         else SignatureResult("unsigned", "The card carries no signatures.")
         for card, report, _, _ in fresh
     ]
-    with transaction.atomic():
+    # Every listing is built once, in bulk, after the cards, provenances and AAP statuses.
+    with transaction.atomic(), listings_deferred():
         agents = core.agents_bulk_create(
             owner=owner, items=[data for _, _, data, _ in fresh], source=CARD_SOURCE, writer=WRITER
         )

@@ -15,6 +15,7 @@ from a2a.signatures import SignatureResult, card_signature_verify
 from registry import services as core
 from registry.hosts import url_authority
 from registry.jsonutil import Problem
+from registry.listings import listings_refresh
 from registry.models import Agent
 
 # Fact kinds (registry.extensions) this module writes from a card's provenance.
@@ -66,6 +67,7 @@ def provenance_save(agent: Agent, source: CardSource, signature: SignatureResult
         },
     )
     trust_facts_save(agent, provenance)
+    listings_refresh([agent.pk])  # the agent JSON's trust
     return provenance
 
 
@@ -103,6 +105,7 @@ def signatures_recheck() -> dict[str, int]:
             provenance = CardProvenance.objects.select_for_update().get(pk=provenance.pk)
             _signature_store(provenance, signature)
             trust_facts_save(Agent(pk=document.agent_id), provenance)
+            listings_refresh([document.agent_id])
         counts[signature.status] = counts.get(signature.status, 0) + 1
     return counts
 

@@ -33,6 +33,7 @@ from registry import services as core
 from registry.concurrency import Precondition, agent_lock, checked
 from registry.hosts import url_authority
 from registry.jsonutil import Problem, canonical_dumps
+from registry.listings import listings_deferred
 from registry.models import Agent, Endpoint
 from registry.problems import ProblemError
 from registry.selectors import agent_queryset
@@ -140,7 +141,8 @@ def agent_register_card(
     attempt = 0
     while True:
         try:
-            with transaction.atomic():
+            # The agent's listing is built once, after the card, provenance and AAP status.
+            with transaction.atomic(), listings_deferred():
                 identity = (
                     AgentIdentity.objects.select_for_update()
                     .filter(owner=owner, preferred_url=preferred)
@@ -295,7 +297,7 @@ def agent_replace_card(
     signature = card_signature_check(card, source.verified_domain or None)
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
-    with transaction.atomic():
+    with transaction.atomic(), listings_deferred():
         # The checks above took time; the agent may have gone or changed since.
         agent = checked(agent_lock(agent), precondition)
         taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(

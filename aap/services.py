@@ -28,6 +28,7 @@ from aap.report import (
 )
 from registry.fetch import FetchError, fetch_json
 from registry.hosts import domain_parse
+from registry.listings import listings_refresh
 from registry.models import Agent, AgentFacet
 from registry.services import facts_rows
 
@@ -148,6 +149,7 @@ def aap_statuses_store(cards: list[StoredCard]) -> None:
         facts += facts_rows(stored.agent, aap_facts(values))
     AAPStatus.objects.bulk_create(statuses, batch_size=1000)
     AgentFacet.objects.bulk_create(facts, batch_size=1000)
+    listings_refresh([stored.agent.pk for stored in cards])  # the agent JSON's aap
 
 
 @transaction.atomic

@@ -1,5 +1,6 @@
 """The native HTTP API: one view per resource, thin over services and selectors."""
 
+from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
@@ -15,12 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import discovery, facets, liveness, selectors, services
+from registry import discovery, discovery_cache, facets, liveness, selectors, services
 from registry.auth import owner_choose, principal_may_change
 from registry.concurrency import agent_etag, if_match_agent
 from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
+from registry.listings import json_bytes, listings_read
 from registry.models import Agent, Endpoint, ProbeResult
 from registry.pagination import cursor_key, limit_parse, params_check
 from registry.problems import ProblemError
@@ -96,41 +98,50 @@ class DiscoverAgentsView(APIView):
         responses=AgentPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        filterset_class = self.filterset_class
-        params_check(
-            request.query_params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters)
-        )
-        queryset = discovery.agents_filter(
-            request.query_params, self.get_queryset(), filterset_class
-        )
-        page, sort, since = discovery.discover(
-            queryset,
-            request.query_params,
-            full_rows=selectors.agent_queryset(),
-            prefiltered=self.prefiltered,
-        )
-        body = {
-            "results": AgentSerializer(page.rows, many=True, context={"request": request}).data,
-            "next": self._next_link(request, page.next_cursor),
-            "sort": sort,
-        }
-        names = facets.facets_parse(request.query_params.get("facets"))
-        if names:
-            source = discovery.facet_source(
-                queryset, request.query_params, prefiltered=self.prefiltered
+        params, scope = request.query_params, type(self).__name__
+        filtered = []  # the filtered agents, once needed
+
+        def agents():
+            if not filtered:
+                filterset_class = self.filterset_class
+                params_check(params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters))
+                filtered.append(
+                    discovery.agents_filter(params, self.get_queryset(), filterset_class)
+                )
+            return filtered[0]
+
+        def find():
+            page, sort, _ = discovery.discover(
+                agents(), params, full_rows=None, prefiltered=self.prefiltered
             )
-            body["facets"], body["facetsExact"] = facets.facet_counts(source, names)
+            return page, sort
+
+        # The page's keys and facet counts, from the cache where exact (at the current data
+        # generation); the page's stored listings (registry/listings.py), joined as bytes.
+        page, sort, read = discovery_cache.page_cached(scope, params, find, listings_read)
+        since = discovery.since_parse(params.get("updated_since"))
+        body = {"next": self._next_link(request, page.next_cursor), "sort": sort}
+        names = facets.facets_parse(params.get("facets"))
+        if names:
+            body["facets"], body["facetsExact"] = discovery_cache.facet_counts_cached(
+                read.generation,
+                scope,
+                params,
+                lambda: discovery.facet_source(agents(), params, prefiltered=self.prefiltered),
+                names,
+            )
         if since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.
             cursor = request.query_params.get("cursor")
             start = cursor_key(cursor, "updated") if cursor else since
-            end = page.rows[-1].updated_at if page.next_cursor else None
+            end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
-        response = Response(body)
-        last_change = discovery.registry_last_change()
-        if last_change is not None:
-            response["Last-Modified"] = http_date(last_change.timestamp())
+        members = [b'"results":[' + b",".join(read.listings) + b"]"]
+        members += [json_bytes(name) + b":" + json_bytes(value) for name, value in body.items()]
+        response = HttpResponse(b"{" + b",".join(members) + b"}", content_type="application/json")
+        if read.last_change is not None:
+            response["Last-Modified"] = http_date(read.last_change.timestamp())
         return response
 
     def _next_link(self, request: Request, cursor: str | None) -> str | None:

@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.conf import settings
+from django.db.models.signals import post_migrate
 
 
 class RegistryConfig(AppConfig):
@@ -14,6 +15,9 @@ class RegistryConfig(AppConfig):
         from registry.models import NATIVE_SOURCE
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
+        # Agents written before listings were stored get theirs once every app's tables
+        # exist (the listing shows the apps' members): after migrate, not in a migration.
+        post_migrate.connect(listings_after_migrate, sender=self)
         extensions.register_demo_loader("native", native_demo_load)
         extensions.register_lean_route(
             extensions.LeanRoute(
@@ -28,3 +32,12 @@ class RegistryConfig(AppConfig):
         extensions.register_schedule(
             "endpoints-probe", "registry.tasks.endpoints_probe", settings.PROBE_SWEEP_SECONDS
         )
+
+
+def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:
+    from django.db import transaction
+
+    from registry.listings import listings_missing_build
+
+    with transaction.atomic(using=using):
+        listings_missing_build()

@@ -159,10 +159,12 @@ def _relevance_tiers(
 
 
 def discover(
-    queryset: QuerySet, params, full_rows: QuerySet, *, prefiltered: bool = False
+    queryset: QuerySet, params, full_rows: QuerySet | None, *, prefiltered: bool = False
 ) -> tuple[Page, str, datetime | None]:
     """Sort and page an already filtered queryset; returns the page, sort and since time.
 
+    ``full_rows``: where the page's agents are read from; None: the page holds their ids
+    (for ``registry.listings.listings_read``).
     ``prefiltered``: the view's base queryset is itself a selection (e.g. dealers only).
     """
     since = since_parse(params.get("updated_since"))

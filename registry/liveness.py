@@ -54,9 +54,14 @@ def endpoint_liveness(endpoint: Endpoint, now: datetime) -> dict:
 def agent_uptime(agent: Agent) -> dict | None:
     """The share of successful probes over a day and a week, over the agent's probed
     endpoints (from its prefetched endpoints: no query); None without probes."""
+    return endpoints_uptime(agent.endpoints.all())
+
+
+def endpoints_uptime(endpoints) -> dict | None:
+    """agent_uptime over the given endpoints (anything with their uptime attributes)."""
     uptime = {}
     for span, attr in (("day", "uptime_day"), ("week", "uptime_week")):
-        shares = [getattr(e, attr) for e in agent.endpoints.all() if getattr(e, attr) is not None]
+        shares = [getattr(e, attr) for e in endpoints if getattr(e, attr) is not None]
         uptime[span] = round(sum(shares) / len(shares), 4) if shares else None
     return uptime if uptime["week"] is not None else None
 
@@ -68,7 +73,11 @@ def conformant_agents() -> Exists:
 
 def agent_live(agent: Agent, now: datetime) -> bool:
     """Any endpoint of the agent live (from its prefetched endpoints: no query)."""
-    return any(endpoint_status(e, now) == LIVE for e in agent.endpoints.all())
+    return endpoints_live(agent.endpoints.all(), now)
+
+
+def endpoints_live(endpoints, now: datetime) -> bool:
+    return any(endpoint_status(e, now) == LIVE for e in endpoints)
 
 
 def live_agents(now: datetime) -> Exists:

@@ -342,6 +342,37 @@ class AgentSearchVector(models.Model):
         return str(self.agent_id)
 
 
+class AgentListing(models.Model):
+    """An agent's JSON as discovery lists it, stored at write time (registry/listings.py):
+    every part but the endpoints' liveness and the agent's live and uptime, which change
+    without a write (heartbeats, probes) and are merged in when a page is read.
+
+    ``context``: a digest of what the body depends on besides the agent's rows (the base
+    URL of its links, the members the apps registered); a listing of another context is
+    not served, and ``migrate`` builds it again."""
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="listing"
+    )
+    body = models.BinaryField()
+    context = models.CharField(max_length=16)
+
+    def __str__(self) -> str:
+        return str(self.agent_id)
+
+
+class DataGeneration(models.Model):
+    """One row: a counter that every write changing what discovery finds or counts bumps
+    inside its transaction (registry/listings.py), so that a cached facet count is exact
+    while the counter it was counted at is the current one (registry/facets.py)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class Tombstone(models.Model):
     """A deleted agent, for mirrors syncing with updated_since."""
 

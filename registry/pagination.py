@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Lower
 from django.utils.dateparse import parse_datetime
 
 from registry.jsonutil import Problem
+from registry.models import DataGeneration
 from registry.problems import ProblemError
 
 DEFAULT_LIMIT = 20
@@ -129,10 +130,17 @@ def cursor_key(cursor: str, sort: str) -> Any:
 class Page:
     rows: list
     next_cursor: str | None
+    # The data generation the page's keys were read at (registry/generation.py), read by
+    # the same statement; None for an empty page.
+    generation: int | None = None
+
+
+def _generation() -> Subquery:
+    return Subquery(DataGeneration.objects.filter(pk=1).values("value"))
 
 
 def keyset_page(
-    queryset: QuerySet, *, sort: str, limit: int, cursor: str | None, full_rows: QuerySet
+    queryset: QuerySet, *, sort: str, limit: int, cursor: str | None, full_rows: QuerySet | None
 ) -> Page:
     """A page of ``queryset`` in ``sort`` order; its rows are read from ``full_rows``."""
     expression, descending = SORTS[sort]
@@ -146,17 +154,23 @@ def keyset_page(
     order = "-sort_key" if descending else "sort_key"
     # First the page's keys alone (no joins for what the page shows: the database sorts
     # only what it must), then the rows of those keys, with everything they show.
-    keys = list(
+    found = list(
         queryset.select_related(None)
         .prefetch_related(None)
+        .annotate(generation=_generation())
         .order_by(order, "pk")
-        .values_list("pk", "sort_key")[: limit + 1]
+        .values_list("pk", "sort_key", "generation")[: limit + 1]
     )
-    return _page(sort, keys, limit, full_rows)
+    keys = [(pk, key) for pk, key, _ in found]
+    return _page(sort, keys, limit, full_rows, found[0][2] if found else None)
 
 
 def tiered_page(
-    tiers: list[tuple[int, QuerySet]], *, limit: int, cursor: str | None, full_rows: QuerySet
+    tiers: list[tuple[int, QuerySet]],
+    *,
+    limit: int,
+    cursor: str | None,
+    full_rows: QuerySet | None,
 ) -> Page:
     """A page of relevance tiers: each tier's agents newest first, the best tier first.
 
@@ -164,34 +178,50 @@ def tiered_page(
     and its ``created_at``. Each tier is read in the "recent" order, which a created_at
     index gives without sorting every match, until the page is full. The cursor holds the
     tier, created_at and id of the last row served.
+
+    One statement reads them all: the tiers' reads, best first, joined by UNION ALL under
+    the page's LIMIT, which PostgreSQL runs one after the other and stops as soon as the
+    page is full (the later tiers are not read at all).
     """
     start, after = tiers[0][0], None
     if cursor:
         key, pk = _decode(cursor, "relevance")
         start, created = _tier_key(key)
         after = Q(created_at__lt=created) | Q(created_at=created, pk__gt=pk)
-    keys: list[tuple[uuid.UUID, list]] = []
+    reads = []
     for tier, queryset in tiers:
         if tier > start:
             continue
         if after is not None and tier == start:
             queryset = queryset.filter(after)
-        found = queryset.order_by("-created_at", "pk").values_list("pk", "created_at")
-        keys += [(pk, [tier, created]) for pk, created in found[: limit + 1 - len(keys)]]
-        if len(keys) > limit:
-            break
-    return _page("relevance", keys, limit, full_rows)
+        found = queryset.annotate(tier=Value(tier), generation=_generation())
+        found = found.order_by("-created_at", "pk")
+        reads.append(found.values_list("pk", "created_at", "tier", "generation")[: limit + 1])
+    found = reads[0].union(*reads[1:], all=True) if len(reads) > 1 else reads[0]
+    rows = sorted(found[: limit + 1], key=lambda row: -row[2])  # stable: each tier's order
+    keys = [(pk, [tier, created]) for pk, created, tier, _ in rows]
+    return _page("relevance", keys, limit, full_rows, rows[0][3] if rows else None)
 
 
-def _page(sort: str, keys: list[tuple[uuid.UUID, Any]], limit: int, full_rows: QuerySet) -> Page:
+def _page(
+    sort: str,
+    keys: list[tuple[uuid.UUID, Any]],
+    limit: int,
+    full_rows: QuerySet | None,
+    generation: int | None = None,
+) -> Page:
     """The page of up to ``limit + 1`` (pk, sort key) pairs: the rows of the first
-    ``limit``, read from ``full_rows``, and a cursor after the last when there are more."""
+    ``limit``, read from ``full_rows`` (None: their ids alone, for the caller to read),
+    and a cursor after the last when there are more."""
     more = len(keys) > limit
     keys = keys[:limit]
-    by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
-    rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
+    if full_rows is None:
+        rows = [pk for pk, _ in keys]
+    else:
+        by_pk = {row.pk: row for row in full_rows.filter(pk__in=[k for k, _ in keys])}
+        rows = [by_pk[pk] for pk, _ in keys if pk in by_pk]
     next_cursor = _encode(sort, keys[-1][1], keys[-1][0]) if more else None
-    return Page(rows, next_cursor)
+    return Page(rows, next_cursor, generation)
 
 
 def _tier_key(key: Any) -> tuple[int, datetime]:

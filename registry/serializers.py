@@ -213,10 +213,14 @@ def _with_members(fields: dict, members: list[extensions.Member]) -> dict:
     return fields
 
 
+# Stateless: one instance writes every liveness time (discovery pages write thousands).
+_TIMES = serializers.DateTimeField()
+
+
 def liveness_shown(liveness: dict) -> dict:
     """An endpoint's liveness (registry.liveness.endpoint_liveness) as the API shows it:
     its times in RFC 3339, as DRF writes them."""
-    times = serializers.DateTimeField()
+    times = _TIMES
     shown = {
         key: times.to_representation(value) if key in ("lastSeenAt", "aliveUntil") else value
         for key, value in liveness.items()

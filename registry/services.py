@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from registry.audit import agent_summary, audit_entry, audit_record
 from registry.concurrency import Precondition, agent_lock, checked
+from registry.generation import generation_bump
+from registry.listings import listings_deferred, listings_refresh
 from registry.models import (
     NATIVE_SOURCE,
     Agent,
@@ -56,7 +58,13 @@ class AgentInput:
 
 
 def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = False) -> None:
-    agent_changed.send(sender=Agent, agent=agent, changed=changed, writer=writer, created=created)
+    """Tell the apps (agent_changed), then rebuild the agent's stored listing, once, which
+    shows what their receivers wrote too."""
+    with listings_deferred():
+        agent_changed.send(
+            sender=Agent, agent=agent, changed=changed, writer=writer, created=created
+        )
+        listings_refresh([agent.pk])
 
 
 def _capability_rows(
@@ -287,6 +295,7 @@ def agent_delete(*, agent: Agent, precondition: Precondition | None = None) -> N
         agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}
     )
     audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
+    generation_bump()
 
 
 @transaction.atomic
@@ -362,18 +371,19 @@ def agents_bulk_create(
     ):
         model.objects.bulk_create(rows, batch_size=1000)
     entries = []
-    for agent in agents:
-        protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
-        _notify(agent, CREATED | protocols, writer=writer, created=True)
-        entries.append(
-            audit_entry(
-                "agent.create",
-                agent_id=agent.id,
-                object_repr=agent.name,
-                after=agent_summary(agent),
+    with listings_deferred():  # built in bulk after every receiver ran
+        for agent in agents:
+            protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
+            _notify(agent, CREATED | protocols, writer=writer, created=True)
+            entries.append(
+                audit_entry(
+                    "agent.create",
+                    agent_id=agent.id,
+                    object_repr=agent.name,
+                    after=agent_summary(agent),
+                )
             )
-        )
-    AuditEntry.objects.bulk_create(entries, batch_size=1000)
+        AuditEntry.objects.bulk_create(entries, batch_size=1000)
     return agents
 
 

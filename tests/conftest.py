@@ -71,6 +71,29 @@ def _fresh_cache():
     counters_clear()
 
 
+def listings_stale() -> list:
+    """The agents whose stored listing differs from their JSON as it is now built (those
+    built under other settings, which are not served, aside)."""
+    from registry.listings import listing_bodies, listing_context
+    from registry.models import AgentListing
+    from registry.selectors import agent_queryset
+
+    current = AgentListing.objects.filter(context=listing_context())
+    stored = {pk: bytes(body) for pk, body in current.values_list("pk", "body")}
+    agents = list(agent_queryset().filter(pk__in=list(stored)))
+    built = listing_bodies(agents)
+    return [agent.pk for agent, body in zip(agents, built, strict=True) if stored[agent.pk] != body]
+
+
+@pytest.fixture(autouse=True)
+def _listings_current(request, _django_db_marker):
+    # After every test with a database: whatever its writes were, each stored listing is
+    # the agent's JSON as it is now (registry/listings.py: no write path forgets one).
+    yield
+    if request.node.get_closest_marker("django_db"):
+        assert listings_stale() == []
+
+
 def _key(owner: str, scope: str) -> str:
     raw = api_key_generate()
     ApiKey.objects.create(owner=owner, scope=scope, key_hash=api_key_hash(raw), prefix=raw[:10])

@@ -1,0 +1,93 @@
+"""Discovery answers cached with the data generation (registry/generation.py) they were
+found at: a page's keys (its agents' ids, sort and next cursor) and its facet counts, by
+the query's parameters. Every write that could change them bumps the generation in its
+transaction, and the statement that reads a page's listings reads the generation too, so
+an entry is served only when its generation is the current one: exact, never stale. The
+listings themselves are always read fresh (registry/listings.py).
+
+A page's keys are stored with the generation read by the statement that found them; facet
+counts with the generation read before they were counted. So a page served from the cache
+is one query (its listings), a page found anew two (its keys, its listings).
+
+What changes without a write is never cached: ``liveOnly`` and ``conformant`` (heartbeats,
+probes), the ``live`` facet, and the change feed (``updated_since``, with its tombstones).
+The cache is Django's (per process by default, bounded; shared with ``REDIS_URL``).
+"""
+
+import hashlib
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import QuerySet
+
+from registry.facets import facet_counts
+from registry.listings import Listings
+from registry.pagination import Page
+
+UNCACHED_PARAMS = {"liveOnly", "conformant", "updated_since"}
+UNCACHED_FACETS = {"live"}
+# Facet counts depend on neither the page nor its order.
+NOT_COUNTED = {"cursor", "limit", "sort", "facets"}
+CACHE_SECONDS = 600
+
+
+def cacheable(params) -> bool:
+    return not any(params.get(name) for name in UNCACHED_PARAMS)
+
+
+def _key(kind: str, scope, params, leave_out: set[str]) -> str:
+    lists = params.lists() if hasattr(params, "lists") else ((k, [v]) for k, v in params.items())
+    # Each parameter's values in their order (the last one counts), parameters sorted.
+    query = sorted((name, tuple(values)) for name, values in lists if name not in leave_out)
+    return f"discovery:{kind}:{hashlib.sha256(repr((scope, query)).encode()).hexdigest()}"
+
+
+def page_cached(
+    scope: str,
+    params,
+    find: Callable[[], tuple[Page, str]],
+    read: Callable[[list], Listings],
+) -> tuple[Page, str, Listings]:
+    """The page and sort of ``params`` (``find()``, which validates them) and its listings
+    (``read(ids)``); the page's keys from the cache when they were found at the
+    generation that the read of their listings finds current."""
+    if not cacheable(params):
+        page, sort = find()
+        return page, sort, read(page.rows)
+    key = _key("page", scope, params, {"facets"})
+    entry = cache.get(key)
+    if entry is None:
+        page, sort = find()
+        listings = read(page.rows)
+    else:
+        generation, cached, sort = entry
+        listings = read(cached.rows)
+        if listings.generation == generation:
+            return cached, sort, listings
+        page, sort = find()  # written since: found again
+        if page.rows != cached.rows:
+            listings = read(page.rows)
+    if page.generation is not None:
+        cache.set(key, (page.generation, page, sort), CACHE_SECONDS)
+    return page, sort, listings
+
+
+def facet_counts_cached(
+    generation: int | None,
+    scope: str,
+    params,
+    source: Callable[[], QuerySet],
+    names: list[str],
+) -> tuple[dict[str, list[dict]], bool]:
+    """``facets.facet_counts(source(), names)``, or the same query's cached counts when
+    they were counted at ``generation``, the current one (read before counting)."""
+    if generation is None or not cacheable(params) or UNCACHED_FACETS & set(names):
+        return facet_counts(source(), names)
+    key = _key("facets", (scope, names, settings.DISCOVERY_FACET_EXACT), params, NOT_COUNTED)
+    entry = cache.get(key)
+    if entry is not None and entry[0] == generation:
+        return entry[1]
+    counted = facet_counts(source(), names)
+    cache.set(key, (generation, counted), CACHE_SECONDS)
+    return counted
