@@ -281,6 +281,9 @@ def card_validate(card: Any, *, host: str | None = None) -> CardReport:
     elif isinstance(card.get("mcps"), list):
         for index, entry in enumerate(card["mcps"]):
             errors += _mcp_problems(entry, f"mcps[{index}]", fmt)
+    # A rule the schema already reported at a path (an http endpoint) is said once.
+    reported: set[str] = set()
+    errors = [p for p in errors if not (p.path in reported or reported.add(p.path))]
     report = CardReport(fmt, domain.lower() if isinstance(domain, str) else None, errors)
     if report.ok:
         report.entities = _entities(card, fmt)
@@ -295,7 +298,9 @@ def registration_validate(payload: Any) -> list[Problem]:
     problems = schema_problems(PROVIDER_REGISTRATION, payload)
     provider = payload.get("provider")
     endpoint = provider.get("endpoint") if isinstance(provider, dict) else None
-    if isinstance(endpoint, str) and (why := https_url_problem(endpoint)):
+    reported = {p.path for p in problems}
+    why = https_url_problem(endpoint) if isinstance(endpoint, str) else None
+    if why and "provider.endpoint" not in reported:
         problems.append(Problem("provider.endpoint", why))
     seen: set[str] = set()
     for index, entity in enumerate(payload.get("entities") or []):
