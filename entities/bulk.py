@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from entities import verification
-from entities.models import Entity, EntityCard, EntityTerm, Provider
+from entities.models import Entity, EntityCard, Provider
 from entities.services import (
     CARD_SOURCE,
     WRITER,
@@ -15,6 +15,7 @@ from entities.services import (
     crawl_due_at,
     entity_fill,
     entity_index_rows,
+    terms_insert,
 )
 from entities.validation import card_validate
 from registry import services as core
@@ -92,6 +93,6 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
             terms += entity_terms
             facts += entity_facts
         Entity.objects.bulk_create(entities, batch_size=1000)
-        EntityTerm.objects.bulk_create(terms, batch_size=2000)
+        terms_insert(terms)
         AgentFacet.objects.bulk_create(facts, batch_size=2000)
     return len(entities)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from entities import verification
@@ -87,8 +87,9 @@ def entity_fill(entity: Entity, data: EntityData) -> None:
     entity.mcps = [verification.entry_document(m) for m in data.mcps]
 
 
-def entity_index_rows(entity: Entity) -> tuple[list[EntityTerm], list[AgentFacet]]:
-    """The index rows of an entity: its search terms and its facts."""
+def entity_index_rows(entity: Entity) -> tuple[list[tuple], list[AgentFacet]]:
+    """The index rows of an entity: its search terms, as (entity id, term, weight) for
+    ``terms_insert``, and its facts."""
     entity.city_key = fold(entity.city)[:100]
     weights = entity_terms(
         name=entity.name,
@@ -98,7 +99,7 @@ def entity_index_rows(entity: Entity) -> tuple[list[EntityTerm], list[AgentFacet
         domain=entity.domain,
         capabilities=[c for m in entity.mcps for c in m["capabilities"]],
     )
-    terms = [EntityTerm(entity=entity, term=t, weight=w) for t, w in weights.items()]
+    terms = [(entity.pk, t, w) for t, w in weights.items()]
     facts = core.facts_rows(
         entity.agent,
         [
@@ -110,11 +111,36 @@ def entity_index_rows(entity: Entity) -> tuple[list[EntityTerm], list[AgentFacet
     return terms, facts
 
 
+TERM_INSERT = "INSERT INTO entities_entityterm (entity_id, term, weight) VALUES "
+TERM_COPY = "COPY entities_entityterm (entity_id, term, weight) FROM STDIN"
+# Rows per INSERT (SQLite): three parameters each, under SQLite's oldest limit of 999.
+TERM_ROWS_PER_INSERT = 333
+
+
+def terms_insert(rows: list[tuple]) -> None:
+    """Insert (entity id, term, weight) rows: they are many (some twenty per entity) and
+    small, and model instances would cost more than the rows. PostgreSQL: one COPY;
+    SQLite: many rows per INSERT."""
+    pk = Entity._meta.pk
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(TERM_COPY) as copy:
+                for entity_id, term, weight in rows:
+                    copy.write_row((entity_id, term, weight))
+            return
+        for start in range(0, len(rows), TERM_ROWS_PER_INSERT):
+            chunk = rows[start : start + TERM_ROWS_PER_INSERT]
+            params = []
+            for entity_id, term, weight in chunk:
+                params += [pk.get_db_prep_value(entity_id, connection), term, weight]
+            cursor.execute(TERM_INSERT + ", ".join(["(%s, %s, %s)"] * len(chunk)), params)
+
+
 def _index(entity: Entity) -> None:
     terms, facts = entity_index_rows(entity)
     entity.save()
     EntityTerm.objects.filter(entity=entity).delete()
-    EntityTerm.objects.bulk_create(terms)
+    terms_insert(terms)
     AgentFacet.objects.filter(agent=entity.agent, kind__in=FACT_KINDS).delete()
     AgentFacet.objects.bulk_create(facts)
 

@@ -41,7 +41,8 @@ def entity_terms(
     weights: dict[str, int] = {}
     for text, weight in (
         (description, TEXT_WEIGHT),
-        (domain.replace(".", " "), TEXT_WEIGHT),
+        # The domain's labels but its last (com, fr …: they would match nearly everything).
+        (" ".join(domain.split(".")[:-1]), TEXT_WEIGHT),
         (category.replace("_", " "), PLACE_WEIGHT),
         (category, PLACE_WEIGHT),
         (city, PLACE_WEIGHT),

@@ -34,6 +34,8 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             "--duration=1",
             "--connections=4",
             "--requests=5",
+            "--entities=60",
+            "--small-entities=20",
             f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
             f"--out={out}",
             f"--generator={generator}",
@@ -72,7 +74,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
         assert figures["requests"] > 0 and figures["requests_per_second"] > 0
         assert figures["p99_ms"] >= figures["p50_ms"] > 0
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
-    assert len(results["targets"]) == 13
+    assert [p["entities"] for p in results["entities"]["load"]] == [20, 40]
+    for size, count in (("small", 20), ("full", 60)):
+        block = results["entities"][size]
+        assert block["entities"] == count
+        for figures in block["queries"].values():
+            assert figures["requests"] == 5
+            assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
+    assert sum(t["target"].startswith("GET /v1/") for t in results["targets"]) == 2
+    assert len(results["targets"]) == 15
     assert sum(t["target"].startswith("page ") for t in results["targets"]) == 3
     assert any(t["target"].startswith("heartbeat throughput") for t in results["targets"])
     assert any(t["target"].startswith("A2A discovery message") for t in results["targets"])
@@ -80,3 +90,4 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert "GET /healthz" in run.stdout
     assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout
+    assert "GET /v1/nearby (1 km)" in run.stdout
