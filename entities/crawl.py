@@ -9,8 +9,10 @@ max-age`` sets when it is fetched next.
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.utils import timezone
 
 from entities.fetching import CardNotFound, card_fetch
@@ -52,7 +54,8 @@ def domain_register(*, owner: str, domain: str) -> StoredCard:
             report.errors,
             url=fetched.url,
         )
-    return card_store(
+    store = partial(
+        card_store,
         owner=owner,
         authority=parsed.authority,
         url=fetched.url,
@@ -62,6 +65,11 @@ def domain_register(*, owner: str, domain: str) -> StoredCard:
         last_modified=fetched.last_modified,
         max_age=fetched.max_age,
     )
+    try:
+        return store()
+    except IntegrityError:
+        # A concurrent registration of the same domain stored it first: this one updates it.
+        return store()
 
 
 @dataclass

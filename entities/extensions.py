@@ -3,9 +3,10 @@
 from django.conf import settings
 
 from entities.demo import entities_demo_load
+from entities.pages import entity_badge, entity_panel
 from entities.services import CARD_SOURCE, CLAIM_SOURCE
 from registry import extensions
-from registry.extensions import FactKind, Member
+from registry.extensions import AgentPanel, Badge, FactKind, Member
 from registry.models import Agent
 from registry.serializers import registry_url
 
@@ -77,6 +78,10 @@ def register() -> None:
             "claim); null for other agents.",
         )
     )
+    extensions.register_agent_panel(
+        AgentPanel("entity", "entities/agent_panel.html", entity_panel, 25)
+    )
+    extensions.register_badge(Badge("entity", entity_badge, 45))
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("entities.urls")
     extensions.register_schedule(

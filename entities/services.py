@@ -205,7 +205,7 @@ def card_store(
         entity.save()
     for leftover in existing.values():
         core.agent_delete(agent=Agent.objects.get(pk=leftover.pk))
-    domain_verify(domain)
+    domain_verify(domain, frozenset(e.pk for e in stored))
     return StoredCard(card, [Entity.objects.get(pk=e.pk) for e in stored], created)
 
 
@@ -240,8 +240,9 @@ def claims_with_ids(claims) -> list[ProviderClaim]:
     return claims
 
 
-def domain_verify(domain: str) -> None:
-    """Recompute the levels of a domain's entities and keep the claims naming it in step."""
+def domain_verify(domain: str, written: frozenset = frozenset()) -> None:
+    """Recompute the levels of a domain's entities and keep the claims naming it in step.
+    ``written``: the ids of entities whose agents this write has just saved."""
     claims = claims_with_ids(ProviderClaim.objects.filter(domain=domain).select_related("provider"))
     entities = list(Entity.objects.filter(domain=domain, card__isnull=False).select_related("card"))
     providers = {m["provider"] for e in entities for m in e.mcps if m["provider"]}
@@ -258,7 +259,8 @@ def domain_verify(domain: str) -> None:
         entity.flagged = flagged
         entity.verification_level = verification.entity_level(entity.mcps)
         _index(entity)
-        if before != (entity.verification_level, [m["verification"] for m in entity.mcps]):
+        after = (entity.verification_level, [m["verification"] for m in entity.mcps])
+        if before != after and entity.pk not in written:
             # What the registry says about it changed: the change feed shows the agent.
             core.agent_update(agent=Agent.objects.get(pk=entity.pk), writer=WRITER)
     claims_sync(claims, entities)
