@@ -94,7 +94,8 @@ INSTALLED_APPS = [
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
 # A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
-# does the MCP face (mcp_face: discovery, cards and registration as MCP tools).
+# does the MCP face (mcp_face: discovery, cards and registration as MCP tools); entity cards
+# (entities: A2E and EDP businesses and their MCP servers) need only the core.
 PROTOCOL_APPS = ["a2a", "aap", "mcp_face", "entities"]
 REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
 if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
