@@ -4,20 +4,25 @@ Resolution (``/v1/resolve``) reads ``EntityTerm`` (one indexed row per word of a
 with its weight): the score of an entity is the sum of the weights of the query words it
 has (name 3, category or city 2, description or domain 1), so the same query runs on
 PostgreSQL and SQLite. ``confidence`` = score / (3 * query words): 1.0 when every word is in
-the name. Nearby (``/v1/nearby``) reads a bounding box on the indexed ``(lat, lng)``, then
-the exact great-circle distance (haversine) of the few rows in it.
+the name; each word brings its best 200 entities to be scored (``entities_resolve``), so a
+common word costs what a rare one does. Nearby (``/v1/nearby``) reads a bounding box on
+the indexed ``(lat, lng)``, then the exact great-circle distance (haversine) of the few
+rows in it.
 """
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, QuerySet, Sum
+from django.db.models import Exists, OuterRef, QuerySet
 
 from entities.models import Entity, EntityTerm
 from entities.text import NAME_WEIGHT, capability_term, fold, query_words
 from registry.serializers import registry_url
 
 EARTH_RADIUS_M = 6_371_008.8
+# How many entities each query word of /v1/resolve brings to be scored, at the least.
+CANDIDATES_PER_WORD = 200
 METERS_PER_DEGREE = 111_320.0
 
 
@@ -179,24 +184,33 @@ def entities_resolve(
     min_verification: int = 0,
     limit: int = 20,
 ) -> list[Resolved]:
-    """Entities whose words match the query, best score first."""
+    """Entities whose words match the query, best score first.
+
+    Each query word brings its best ``CANDIDATES_PER_WORD`` entities (those that pass the
+    filters, by the weight of the field the word is in: one index range each), and only
+    those are scored: the cost does not grow with the number of entities a common word
+    matches. Exact for one word; with several, an entity in no word's best is left out."""
     words = query_words(query)
     if not words:
         return []
-    terms = EntityTerm.objects.filter(
-        term__in=words, entity__verification_level__gte=min_verification
-    )
+    terms = EntityTerm.objects.filter(entity__verification_level__gte=min_verification)
     terms = _with_capabilities(terms, capabilities or [], "entity_id")
     parts = _location_filter(terms, location) if location.strip() else [terms]
-    scores: dict[str, int] = {}
-    for part in parts:
-        rows = (
-            part.values("entity_id")
-            .annotate(score=Sum("weight"))
-            .order_by("-score", "entity_id")[:limit]
+    per_word = max(CANDIDATES_PER_WORD, 5 * limit)
+    found: dict = {}
+    for word in words:
+        for part in parts:
+            best = part.filter(term=word).order_by("-weight", "entity_id")
+            found.update(best.values_list("entity_id", "weight")[:per_word])
+    scores: dict[str, int] = defaultdict(int)
+    if len(words) == 1:
+        rows = found.items()  # one word: its weight is the score
+    else:
+        rows = EntityTerm.objects.filter(entity_id__in=found, term__in=words).values_list(
+            "entity_id", "weight"
         )
-        for row in rows:
-            scores[str(row["entity_id"])] = row["score"]
+    for entity_id, weight in rows:
+        scores[str(entity_id)] += weight
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     entities = {str(pk): e for pk, e in entity_queryset().in_bulk([pk for pk, _ in best]).items()}
     full = NAME_WEIGHT * len(words)

@@ -134,3 +134,15 @@ def test_bad_coordinates_are_400_naming_the_parameter(anon, query, parameter):
     response = anon.get(f"/v1/nearby?{query}")
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == parameter
+
+
+def test_a_common_word_still_finds_the_best_entities_first(anon):
+    cards = [
+        a2e(f"d{n}.example", f"Bistro {n}", 48.8, 2.3, "Paris", ["menu"], description="zinc bar")
+        for n in range(260)
+    ]
+    cards.append(a2e("best.example", "Zinc", 48.8, 2.3, "Paris", ["menu"]))
+    cards_bulk_store(owner="alice", cards=cards)
+    results = anon.get("/v1/resolve?query=zinc&limit=3").json()["results"]
+    assert [r["entity"]["name"] for r in results][0] == "Zinc"
+    assert [r["confidence"] for r in results] == [1.0, 0.333, 0.333]
