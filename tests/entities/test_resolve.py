@@ -144,5 +144,5 @@ def test_a_common_word_still_finds_the_best_entities_first(anon):
     cards.append(a2e("best.example", "Zinc", 48.8, 2.3, "Paris", ["menu"]))
     cards_bulk_store(owner="alice", cards=cards)
     results = anon.get("/v1/resolve?query=zinc&limit=3").json()["results"]
-    assert [r["entity"]["name"] for r in results][0] == "Zinc"
+    assert results[0]["entity"]["name"] == "Zinc"
     assert [r["confidence"] for r in results] == [1.0, 0.333, 0.333]
