@@ -133,7 +133,11 @@ def _identity_move(agent: Agent) -> None:
 
 
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")
-def on_agent_changed(sender, agent: Agent, changed: set[str], writer: str, **kwargs) -> None:
+def on_agent_changed(
+    sender, agent: Agent, changed: set[str], writer: str, created: bool = False, **kwargs
+) -> None:
+    if created and "endpoints:A2A" not in changed:
+        return  # a new agent without A2A interfaces has no card to generate or to remove
     if "owner" in changed:
         _identity_move(agent)
     if writer == WRITER or not changed & CARD_PARTS:

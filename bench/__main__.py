@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, loadgen, pages, report
+from bench import discover, entities, loadgen, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.server import WORKER_CLASS, WORKERS, Server, port_free
@@ -41,6 +41,12 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=15, help="seconds per throughput run")
     parser.add_argument("--connections", type=int, default=32, help="concurrent clients")
     parser.add_argument("--requests", type=int, default=300, help="requests per discovery query")
+    parser.add_argument(
+        "--entities", type=int, default=100_000, help="entities at the end (0: no entity rows)"
+    )
+    parser.add_argument(
+        "--small-entities", type=int, default=1000, help="entities at the first point"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated agents")
@@ -56,6 +62,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 1 <= args.small < args.middle < args.agents:
         parser.error("need 1 <= --small < --middle < --agents")
+    if args.entities and not 1 <= args.small_entities < args.entities:
+        parser.error("need 1 <= --small-entities < --entities (or --entities 0)")
     if args.duration <= 0 or args.connections < 1 or args.requests < 1:
         parser.error("--duration, --connections and --requests must be positive")
     return args
@@ -197,6 +205,27 @@ def throughput_block(
     return {"agents": agents, "rows": {name: figures.as_dict() for name, figures in rows.items()}}
 
 
+def entities_phases(args: argparse.Namespace, port: int) -> dict[str, Any]:
+    """Entities at --small-entities, then at --entities: the load rate, and /v1/nearby and
+    /v1/resolve measured at each size (the server keeps running)."""
+    from bench.load import database_analyze
+
+    load = []
+    say(f"loading {args.small_entities} entities")
+    load.append(entities.entities_load(seed=args.seed, start=0, stop=args.small_entities))
+    database_analyze()
+    say(f"  /v1/nearby and /v1/resolve at {args.small_entities} entities")
+    small = entities.entities_measure(port, args.small_entities, args.requests, args.seed)
+    say(f"loading entities {args.small_entities}..{args.entities - 1}")
+    load.append(
+        entities.entities_load(seed=args.seed, start=args.small_entities, stop=args.entities)
+    )
+    database_analyze()
+    say(f"  /v1/nearby and /v1/resolve at {args.entities} entities")
+    full = entities.entities_measure(port, args.entities, args.requests, args.seed)
+    return {"load": load, "small": small, "full": full}
+
+
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     from bench import load  # Django is configured by django_start, before any model import
 
@@ -267,6 +296,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             a2a_message = throughput(
                 "a2a-discover", messages, args, port, generator, tmp, discover.A2A_HEADERS
             )
+            entity_figures = entities_phases(args, port) if args.entities else None
             rss = server.workers_rss_mib()
             say(f"workers' resident memory after the run: {rss} MiB")
         except BaseException:
@@ -301,6 +331,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                 "duration": args.duration,
                 "connections": args.connections,
                 "requests": args.requests,
+                "entities": args.entities,
+                "small_entities": args.small_entities,
                 "seed": args.seed,
                 "redis": bool(args.redis_url),
             },
@@ -312,6 +344,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "pairs": {"discover": discover_get.as_dict(), "a2a-discover": a2a_message.as_dict()},
         "memory": {"workers_rss_mib": rss},
     }
+    if entity_figures is not None:
+        results["entities"] = entity_figures
     results["targets"] = report.targets_evaluate(results)
     return results
 

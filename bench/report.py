@@ -15,6 +15,52 @@ HEARTBEAT_TO_CARD_MIN = 0.5
 LIVE_ONLY_P95_RATIO_MAX = 1.5
 A2A_TO_DISCOVER_MIN = 0.5
 PAGE_P95_MS_MAX = 100.0
+ENTITY_P95_RATIO_MAX = 3.0
+ENTITY_LABELS = {"nearby": "GET /v1/nearby (1 km)", "resolve": "GET /v1/resolve?query=<word>"}
+
+
+def _entity_targets(block: dict[str, Any]) -> list[dict[str, Any]]:
+    small, full = block["small"], block["full"]
+    targets = []
+    for kind, at_small in small["queries"].items():
+        ratio = full["queries"][kind]["p95_ms"] / at_small["p95_ms"]
+        targets.append(
+            {
+                "target": f"{ENTITY_LABELS[kind]} p95 at {full['entities']} entities "
+                f"<= 3 x p95 at {small['entities']}",
+                "value": round(ratio, 2),
+                "limit": ENTITY_P95_RATIO_MAX,
+                "holds": ratio <= ENTITY_P95_RATIO_MAX,
+            }
+        )
+    return targets
+
+
+def _entity_rows(block: dict[str, Any] | None) -> list[list[str]]:
+    if not block:
+        return []
+    rows = [
+        [
+            f"load ({phase['phase']}, entities.bulk)",
+            str(phase["entities"]),
+            f"{phase['seconds']:.1f} s",
+            "",
+            f"{phase['entities_per_second']:.0f} entities/s",
+        ]
+        for phase in block["load"]
+    ]
+    for size in ("small", "full"):
+        for kind, figures in block[size]["queries"].items():
+            rows.append(
+                [
+                    ENTITY_LABELS[kind],
+                    f"{block[size]['entities']} entities",
+                    f"{figures['p50_ms']:.1f} ms",
+                    f"p95 {figures['p95_ms']:.1f} ms",
+                    "",
+                ]
+            )
+    return rows
 
 
 def _target(name: str, value: float | None, limit: float, holds: bool | None) -> dict:
@@ -131,6 +177,8 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": figures["p95_ms"] < PAGE_P95_MS_MAX,
             }
         )
+    if results.get("entities"):
+        targets += _entity_targets(results["entities"])
     loaded = sum(phase["agents"] for phase in results["load"])
     seconds = sum(phase["seconds"] for phase in results["load"])
     projected = 100_000 * seconds / loaded
@@ -222,7 +270,7 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
     rss = (results.get("memory") or {}).get("workers_rss_mib")
     if rss:
         rows.append(["worker resident memory", "", ", ".join(f"{v:g} MiB" for v in rss), "", ""])
-    return rows
+    return rows + _entity_rows(results.get("entities"))
 
 
 HEADER = ["measurement", "N", "p50 / time", "p95 / p99", "throughput"]

@@ -145,11 +145,13 @@ def fetch(
     max_redirects: int | None = None,
     cross_origin_redirects: bool = False,
     json_body: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> FetchResult:
     """GET ``url`` safely and return the final 2xx response, or raise FetchError.
 
     With ``json_body``, POST it as JSON instead (a probe's protocol call); a POST follows
-    no redirect.
+    no redirect. ``headers`` are sent besides the fetcher's own (conditional requests:
+    If-None-Match, If-Modified-Since; a 304 answer raises FetchError with status 304).
 
     ``timeout`` replaces both the connect and the read timeout for this call.
     Redirects to another origin are refused unless ``cross_origin_redirects``
@@ -176,6 +178,7 @@ def fetch(
         result = _exchange(
             target,
             body=None if json_body is None else json.dumps(json_body).encode(),
+            extra_headers=headers or {},
             accept_json=accept_json,
             max_bytes=max_bytes,
             connect_timeout=connect_timeout,
@@ -284,6 +287,7 @@ def _exchange(
     target: _Target,
     *,
     body: bytes | None,
+    extra_headers: dict[str, str] | None = None,
     accept_json: bool,
     max_bytes: int,
     connect_timeout: float,
@@ -316,6 +320,10 @@ def _exchange(
     ]
     if body is not None:
         request_headers.append((b"Content-Type", b"application/json"))
+    own = {name.lower() for name, _ in request_headers}
+    for name, value in (extra_headers or {}).items():
+        if name.lower().encode() not in own:
+            request_headers.append((name.encode("ascii"), value.encode("latin-1")))
     try:
         with (
             httpcore.ConnectionPool(

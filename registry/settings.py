@@ -94,8 +94,9 @@ INSTALLED_APPS = [
 ]
 # The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
 # A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
-# does the MCP face (mcp_face: discovery, cards and registration as MCP tools).
-PROTOCOL_APPS = ["a2a", "aap", "mcp_face"]
+# does the MCP face (mcp_face: discovery, cards and registration as MCP tools); entity cards
+# (entities: A2E and EDP businesses and their MCP servers) need only the core.
+PROTOCOL_APPS = ["a2a", "aap", "mcp_face", "entities"]
 REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
 if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     raise ImproperlyConfigured(
@@ -402,3 +403,10 @@ A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
 CARD_CACHE_MB = env_int("CARD_CACHE_MB", 16)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
+
+# Entity cards (entities/): how often a known domain's card is fetched again (each domain
+# at its own time within a quarter of this either way, or after its Cache-Control max-age),
+# how often the crawl job looks for due domains, and how many it fetches per run.
+ENTITY_CRAWL_INTERVAL_SECONDS = env_int("ENTITY_CRAWL_INTERVAL_SECONDS", 86400)
+ENTITY_CRAWL_TICK_SECONDS = env_int("ENTITY_CRAWL_TICK_SECONDS", 600)
+ENTITY_CRAWL_BATCH = env_int("ENTITY_CRAWL_BATCH", 500)

@@ -18,6 +18,7 @@ FOLDER_APPS = {
     "aap": {"a2a", "aap"},
     "mcp_face": {"a2a", "mcp_face"},
     "web": {"a2a", "aap"},
+    "entities": {"entities"},
     "tests": {"a2a", "aap"},
 }
 

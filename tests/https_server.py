@@ -20,7 +20,17 @@ from pathlib import Path
 import pytest
 import trustme
 
-CERT_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Host names besides localhost, for fetches of several domains (the entity-card tests point
+# them at 127.0.0.1 with the ``local_names`` fixture).
+TEST_NAMES = (
+    "lepetitzinc.fr",
+    "mybusiness.com",
+    "dockai.co",
+    "acme-bistro.com",
+    "cafedeflore.fr",
+    "other.example",
+)
+CERT_HOSTS = ("localhost", "127.0.0.1", "::1", *TEST_NAMES)
 
 
 @dataclass(frozen=True)
@@ -252,6 +262,23 @@ def https_server(tls_server_context: ssl.SSLContext) -> Iterator[LocalServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def local_names(monkeypatch) -> tuple[str, ...]:
+    """The TEST_NAMES resolve to 127.0.0.1 for the safe fetcher (the system resolver knows
+    none of them); every other name resolves as usual."""
+    from registry import deadlines
+
+    real = deadlines.getaddrinfo
+
+    def getaddrinfo(host: str, port: int, deadline: float):
+        if host in TEST_NAMES:
+            return real("127.0.0.1", port, deadline)
+        return real(host, port, deadline)
+
+    monkeypatch.setattr(deadlines, "getaddrinfo", getaddrinfo)
+    return TEST_NAMES
 
 
 @pytest.fixture

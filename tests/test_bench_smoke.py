@@ -35,6 +35,8 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             "--duration=1",
             "--connections=4",
             "--requests=5",
+            "--entities=60",
+            "--small-entities=20",
             f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
             f"--out={out}",
             f"--generator={generator}",
@@ -91,8 +93,17 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert any(name.startswith("heartbeat throughput") for name in names)
     assert any(name.startswith("A2A discovery message") for name in names)
     assert any(name.startswith("worker resident memory") for name in names)
+    assert [p["entities"] for p in results["entities"]["load"]] == [20, 40]
+    for size, count in (("small", 20), ("full", 60)):
+        block = results["entities"][size]
+        assert block["entities"] == count
+        for figures in block["queries"].values():
+            assert figures["requests"] == 5
+            assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
+    assert sum(t["target"].startswith("GET /v1/") for t in results["targets"]) == 2
     assert "GET /a2a/agents/<id>" in (tmp_path / "RESULTS.md").read_text()
     assert "GET /healthz" in run.stdout
     assert "bare WSGI application (the limit)" in run.stdout
     assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout
+    assert "GET /v1/nearby (1 km)" in run.stdout

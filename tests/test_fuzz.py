@@ -105,7 +105,8 @@ def cases(
 ) -> st.SearchStrategy[schemathesis.Case]:
     """Generated cases; for operations on an agent, some of them with the ids of real ones."""
     generated = operation.as_strategy(mode)
-    if not len(operation.path_parameters):
+    names = {parameter.name for parameter in operation.path_parameters}
+    if not names or not any(names <= set(ids) for ids in real_ids):
         return generated
     return st.one_of(
         generated,

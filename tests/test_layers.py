@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROTOCOL_APPS = ["a2a", "aap"]
+PROTOCOL_APPS = ["a2a", "aap", "entities"]
 # The MCP face: a thin protocol app over A2A's skills, with only the roles it needs.
 FACES = ["mcp_face"]
 # Module roles every protocol app has, so a reader finds each in the same place.
@@ -60,8 +60,12 @@ def test_the_pages_import_no_protocol_app():
     assert offending("web", PROTOCOL_APPS) == []
 
 
+def test_the_entities_app_builds_on_the_core_alone():
+    assert offending("entities", ["a2a", "aap", *FACES]) == []
+
+
 def test_a2a_imports_no_extension_of_it():
-    assert offending("a2a", ["aap", *FACES]) == []
+    assert offending("a2a", ["aap", "entities", *FACES]) == []
 
 
 def test_the_mcp_face_has_the_shared_roles_it_needs():

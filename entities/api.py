@@ -1,0 +1,296 @@
+"""The entities API: register a domain's card, validate a card, register an EDP provider, and
+the EDP resolution API (``/v1/resolve``, ``/v1/resolve/domain/<domain>``, ``/v1/nearby``)."""
+
+import math
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from entities import selectors
+from entities.crawl import domain_register
+from entities.providers import provider_register
+from entities.selectors import entity_document, result_item
+from entities.validation import card_validate
+from registry.hosts import InvalidHost, domain_parse
+from registry.jsonutil import Problem
+from registry.problems import ProblemError
+from registry.selectors import parse_uuid
+from registry.throttles import fetch_rate_check
+
+RADIUS_DEFAULT_M = 1000
+RADIUS_MAX_M = 100_000
+LIMIT_DEFAULT, LIMIT_MAX = 20, 100
+
+
+def _invalid(name: str, message: str) -> ProblemError:
+    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
+
+
+def _number(params, name: str, low: float, high: float, default: float | None = None) -> float:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        if default is None:
+            raise _invalid(name, "is required")
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _invalid(name, "must be a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise _invalid(name, f"must be between {low:g} and {high:g}")
+    return value
+
+
+def _int(params, name: str, low: int, high: int, default: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _invalid(name, "must be an integer") from None
+    if not low <= value <= high:
+        raise _invalid(name, f"must be between {low} and {high}")
+    return value
+
+
+def _capabilities(params) -> list[str]:
+    names = [c.strip() for c in params.get("capabilities", "").split(",") if c.strip()]
+    if len(names) > 20:
+        raise _invalid("capabilities", "may list 20 capabilities at the most")
+    return names
+
+
+def _card_path(path: str) -> str:
+    return "card" if path == "$" else f"card.{path}"
+
+
+def _object(body, name: str) -> dict:
+    if not isinstance(body, dict) or name not in body:
+        raise ProblemError(
+            400,
+            "malformed-request",
+            f'The body needs "{name}".',
+            [Problem(name, "is required")],
+        )
+    return body
+
+
+DOMAIN_REQUEST = {"type": "object", "properties": {"domain": {"type": "string"}}}
+ENTITIES_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "domain": {"type": "string"},
+        "format": {"type": "string", "enum": ["a2e-0.1", "edp-0.1", "edp-0.2"]},
+        "card_url": {"type": "string"},
+        "entities": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+class EntityListView(APIView):
+    """Register (or update) the entities of a domain from its entity card."""
+
+    @extend_schema(
+        request={
+            "application/json": {"type": "object", "properties": {"domain": {"type": "string"}}}
+        },
+        responses={201: ENTITIES_RESPONSE, 200: ENTITIES_RESPONSE},
+        description="Fetch https://<domain>/.well-known/entity-card.json (then, for A2E, "
+        "/.well-known/a2e.json), validate it (its domain must be the host that served it) "
+        "and store its entities; 200 when the domain was known.",
+    )
+    def post(self, request: Request) -> Response:
+        body = _object(request.data, "domain")
+        if not isinstance(body["domain"], str):
+            raise _invalid("domain", "must be a string")
+        fetch_rate_check(request)
+        stored = domain_register(owner=request.user.owner, domain=body["domain"])
+        return Response(
+            {
+                "domain": stored.card.domain,
+                "format": stored.card.format,
+                "card_url": stored.card.url,
+                "entities": [entity_document(e) for e in stored.entities],
+            },
+            status=201 if stored.created else 200,
+        )
+
+
+class EntityDetailView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, entity_id: str) -> Response:
+        pk = parse_uuid(entity_id, "entity")
+        entity = selectors.entity_queryset().filter(pk=pk).first()
+        if entity is None:
+            raise ProblemError(404, "not-found", f"There is no entity {entity_id}.")
+        return Response(entity_document(entity))
+
+
+class ValidateView(APIView):
+    """Validate a card without storing it."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]  # it changes nothing
+
+    @extend_schema(
+        request={
+            "application/json": {
+                "type": "object",
+                "properties": {"card": {"type": "object"}, "domain": {"type": "string"}},
+            }
+        },
+        responses={200: OpenApiTypes.OBJECT},
+        description="200 with the report for a valid card; 400 with every problem at its "
+        "path otherwise. With domain, the card's domain must equal it.",
+    )
+    def post(self, request: Request) -> Response:
+        body = _object(request.data, "card")
+        host = None
+        if "domain" in body:
+            try:
+                host = domain_parse(body["domain"]).host
+            except InvalidHost as exc:
+                raise _invalid("domain", str(exc)) from None
+        report = card_validate(body["card"], host=host)
+        if not report.ok:
+            raise ProblemError(
+                400,
+                "invalid-entity-card",
+                f"The entity card is invalid: {report.errors[0].path} {report.errors[0].message}.",
+                [
+                    Problem(f"card.{p.path}" if p.path != "$" else "card", p.message)
+                    for p in report.errors
+                ],
+                format=report.format,
+            )
+        return Response(
+            {
+                "valid": True,
+                "format": report.format,
+                "domain": report.domain,
+                "entities": [
+                    {
+                        "name": e.name,
+                        "path": e.path or None,
+                        "category": e.category or None,
+                        "mcps": [
+                            {
+                                "provider": m.provider or None,
+                                "endpoint": m.endpoint,
+                                "capabilities": m.capabilities,
+                                "priority": m.priority,
+                                "order": m.order,
+                            }
+                            for m in e.mcps
+                        ],
+                    }
+                    for e in report.entities
+                ],
+            }
+        )
+
+
+class ProviderRegisterView(APIView):
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        description="Register an EDP provider and the entities it serves (EDP §3); "
+        "registering again updates it (only with the key that registered it).",
+    )
+    def post(self, request: Request) -> Response:
+        registered = provider_register(principal=request.user, payload=request.data)
+        provider = registered.provider
+        body = {
+            "provider": {
+                "id": provider.provider_id,
+                "name": provider.name,
+                "endpoint": provider.endpoint,
+                "capabilities": provider.capabilities,
+                "public_key": bool(provider.public_key),
+            },
+            "entities": [
+                {"entity_id": c.entity_id, "name": c.name, "domain": c.domain or None}
+                for c in provider.claims.all()
+            ],
+        }
+        if registered.warnings:
+            body["warnings"] = [w.as_dict() for w in registered.warnings]
+        return Response(body, status=201 if registered.created else 200)
+
+
+class ResolveView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("query", str, required=True, description="Name or keywords."),
+            OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
+            OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
+            OpenApiParameter("min_verification", int, description="0, 1 or 2."),
+            OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        query = params.get("query", "").strip()
+        if not query:
+            raise _invalid("query", "is required: a name or keywords")
+        found = selectors.entities_resolve(
+            query=query,
+            location=params.get("location", ""),
+            capabilities=_capabilities(params),
+            min_verification=_int(params, "min_verification", 0, 2, 0),
+            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+        )
+        return Response(
+            {"results": [result_item(r.entity, confidence=r.confidence) for r in found]}
+        )
+
+
+class ResolveDomainView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("path", str, description="EDP 0.2: one entity's path.")],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, domain: str) -> Response:
+        try:
+            host = domain_parse(domain).host
+        except InvalidHost as exc:
+            raise _invalid("domain", str(exc)) from None
+        path = request.query_params.get("path")
+        entities = selectors.domain_entities(host, path)
+        if not entities:
+            where = f"{host} at path {path}" if path is not None else host
+            raise ProblemError(404, "not-found", f"The registry knows no entity of {where}.")
+        return Response({"domain": host, "entities": [entity_document(e) for e in entities]})
+
+
+class NearbyView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("lat", float, required=True),
+            OpenApiParameter("lng", float, required=True),
+            OpenApiParameter("radius", float, description="Metres, default 1000, at most 100000."),
+            OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
+            OpenApiParameter("min_verification", int, description="0, 1 or 2."),
+            OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        found = selectors.entities_nearby(
+            lat=_number(params, "lat", -90, 90),
+            lng=_number(params, "lng", -180, 180),
+            radius_m=_number(params, "radius", 1, RADIUS_MAX_M, RADIUS_DEFAULT_M),
+            capabilities=_capabilities(params),
+            min_verification=_int(params, "min_verification", 0, 2, 0),
+            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+        )
+        return Response(
+            {"results": [result_item(n.entity, distance_m=n.distance_m) for n in found]}
+        )

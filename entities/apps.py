@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class EntitiesConfig(AppConfig):
+    name = "entities"
+    label = "entities"
+    verbose_name = "Entity cards (A2E, EDP)"
+
+    def ready(self) -> None:
+        from entities import extensions, receivers  # noqa: F401  (receivers: connects them)
+
+        extensions.register()

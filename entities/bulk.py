@@ -1,0 +1,98 @@
+"""Bulk storage of entity cards (demo data, imports, benchmarks): the same rows as one by
+one, with bulk inserts, the core's agents through ``registry.services.agents_bulk_create``."""
+
+import hashlib
+
+from django.db import transaction
+from django.utils import timezone
+
+from entities import verification
+from entities.models import Entity, EntityCard, Provider
+from entities.services import (
+    CARD_SOURCE,
+    WRITER,
+    agent_input,
+    crawl_due_at,
+    entity_fill,
+    entity_index_rows,
+    terms_insert,
+)
+from entities.validation import card_validate
+from registry import services as core
+from registry.jsonutil import Problem, canonical_dumps
+from registry.models import AgentFacet
+from registry.problems import ProblemError
+
+
+def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
+    """Store ``(domain, card)`` pairs whose domain the registry does not know yet, as if each
+    domain had served its card (no fetch: the card's domain must equal the given one).
+    One invalid card refuses the batch. Returns the number of entities created."""
+    prepared = []
+    for index, (domain, card) in enumerate(cards):
+        report = card_validate(card, host=domain)
+        if not report.ok:
+            raise ProblemError(
+                400,
+                "invalid-entity-card",
+                f"Card {index} is invalid: {report.errors[0].path} {report.errors[0].message}.",
+                [Problem(f"cards[{index}].{p.path}", p.message) for p in report.errors],
+            )
+        prepared.append((domain, card, report))
+    known = set(
+        EntityCard.objects.filter(domain__in=[d for d, _, _ in prepared]).values_list(
+            "domain", flat=True
+        )
+    )
+    fresh, seen = [], set()
+    for entry in prepared:
+        if entry[0] not in known and entry[0] not in seen:
+            seen.add(entry[0])
+            fresh.append(entry)
+    providers = {m.provider for _, _, r in fresh for e in r.entities for m in e.mcps}
+    keys = dict(
+        Provider.objects.filter(provider_id__in=providers).values_list("provider_id", "public_key")
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        rows, entities, inputs = [], [], []
+        for domain, card, report in fresh:
+            body = canonical_dumps(card)
+            card_row = EntityCard(
+                domain=domain,
+                authority=domain,
+                url=f"https://{domain}/.well-known/entity-card.json",
+                format=report.format,
+                body=body,
+                sha256=hashlib.sha256(body).hexdigest(),
+                owner=owner,
+                fetched_at=now,
+                next_crawl_at=crawl_due_at(domain, now),
+            )
+            rows.append(card_row)
+            for data in report.entities:
+                entity = Entity(card=card_row, key=f"{domain}{data.path}", domain=domain)
+                entity_fill(entity, data)
+                entity.path, entity.format = data.path, report.format
+                for entry in entity.mcps:
+                    entry["verification"] = verification.entry_verify(
+                        entry, domain=domain, claims=[], keys=keys, flagged=False
+                    )
+                entity.verification_level = verification.entity_level(entity.mcps)
+                entities.append(entity)
+                inputs.append(agent_input(data, entity.mcps))
+        EntityCard.objects.bulk_create(rows, batch_size=1000)
+        agents = core.agents_bulk_create(
+            owner=owner, items=inputs, source=CARD_SOURCE, writer=WRITER
+        )
+        terms, facts = [], []
+        for entity, agent in zip(entities, agents, strict=True):
+            entity.agent = agent
+            entity.card_id = entity.card.pk
+            entity_terms, entity_facts = entity_index_rows(entity)
+            terms += entity_terms
+            facts += entity_facts
+        Entity.objects.bulk_create(entities, batch_size=1000)
+        terms_insert(terms)
+        AgentFacet.objects.bulk_create(facts, batch_size=2000)
+    return len(entities)

@@ -1,0 +1,146 @@
+"""Entities: businesses that publish entity cards (A2E, EDP), and EDP providers' claims.
+
+Each entity is also a core ``Agent`` (source ``entity-card`` or ``edp-provider``) whose MCP
+servers are its ``MCP`` endpoints; what only entities have lives here, one row per agent.
+"""
+
+from django.db import models
+
+from registry.models import Agent
+
+
+class EntityCard(models.Model):
+    """A domain's entity card as last fetched, and the crawl's state of that domain."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        MISSING = "missing", "Missing (not found when crawled)"
+        INVALID = "invalid", "Invalid (changed into an invalid card)"
+
+    domain = models.CharField(max_length=253, unique=True)
+    # host[:port]: where the card is fetched (a port only in development and tests).
+    authority = models.CharField(max_length=260)
+    url = models.CharField(max_length=2048)
+    format = models.CharField(max_length=20)
+    body = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    owner = models.CharField(max_length=200)
+    etag = models.CharField(max_length=300, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    next_crawl_at = models.DateTimeField(db_index=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    status_detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["domain"]
+
+    def __str__(self) -> str:
+        return self.domain
+
+    @property
+    def flagged(self) -> bool:
+        return self.status != self.Status.OK
+
+
+class Entity(models.Model):
+    """One business: an entity of a domain's card, or an entity only a provider claims."""
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="entity"
+    )
+    card = models.ForeignKey(
+        EntityCard, null=True, blank=True, on_delete=models.SET_NULL, related_name="entities"
+    )
+    # Unique: "<domain><path>" for a card's entity, "provider:<id>/<entity_id>" for a claim.
+    key = models.CharField(max_length=500, unique=True)
+    domain = models.CharField(max_length=253, blank=True, db_index=True)
+    path = models.CharField(max_length=200, blank=True)
+    format = models.CharField(max_length=20)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    category = models.CharField(max_length=100, blank=True, db_index=True)
+    address = models.CharField(max_length=300, blank=True)
+    city = models.CharField(max_length=100, blank=True)
+    # The city folded (lower case, no accents) for ?location=<city>.
+    city_key = models.CharField(max_length=100, blank=True, db_index=True)
+    postal_code = models.CharField(max_length=20, blank=True)
+    country = models.CharField(max_length=2, blank=True)
+    lat = models.FloatField(null=True, blank=True)
+    lng = models.FloatField(null=True, blank=True)
+    contact = models.JSONField(default=dict, blank=True)
+    # The MCP entries, preferred first, each with its verification result.
+    mcps = models.JSONField(default=list)
+    # 0: a provider's claim only (or a flagged card); 1: the domain's card; 2: both agree.
+    verification_level = models.PositiveSmallIntegerField(default=0, db_index=True)
+    flagged = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "entities"
+        ordering = ["domain", "path"]
+        indexes = [models.Index(fields=["lat", "lng"], name="entity_lat_lng")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.domain}{self.path})" if self.domain else self.name
+
+
+class EntityTerm(models.Model):
+    """The words an entity is found by (name, category, city, description) with their weight,
+    and its capabilities as ``cap:<name>`` (weight 0): the index of /v1/resolve."""
+
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="terms")
+    term = models.CharField(max_length=100)
+    weight = models.PositiveSmallIntegerField()
+
+    class Meta:
+        # A word's entities best first: /v1/resolve reads the top of one range per word.
+        indexes = [models.Index(fields=["term", "-weight", "entity"], name="entity_term")]
+
+    def __str__(self) -> str:
+        return self.term
+
+
+class Provider(models.Model):
+    """An EDP provider (EDP §3), changed only by the API key owner that registered it."""
+
+    provider_id = models.CharField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    endpoint = models.CharField(max_length=2048)
+    public_key = models.TextField(blank=True)
+    capabilities = models.JSONField(default=list, blank=True)
+    owner = models.CharField(max_length=200, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["provider_id"]
+
+    def __str__(self) -> str:
+        return self.provider_id
+
+
+class ProviderClaim(models.Model):
+    """An entity a provider's registration names: evidence for verification level 0 or 2."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="claims")
+    entity_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=200)
+    domain = models.CharField(max_length=253, blank=True, db_index=True)
+    category = models.CharField(max_length=100, blank=True)
+    city = models.CharField(max_length=100, blank=True)
+    country = models.CharField(max_length=2, blank=True)
+    lat = models.FloatField(null=True, blank=True)
+    lng = models.FloatField(null=True, blank=True)
+    capabilities = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["provider", "entity_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "entity_id"], name="claim_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}/{self.entity_id}"

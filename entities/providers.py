@@ -1,0 +1,88 @@
+"""EDP provider registration (EDP §3; ``POST /v1/provider/register`` after its implementers
+guide): the provider and the entities it claims, each claim kept in step with the cards."""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from entities.models import Provider, ProviderClaim
+from entities.services import claim_entities_remove, claims_sync, claims_with_ids, domain_verify
+from entities.signatures import public_key_problem
+from entities.validation import registration_validate
+from registry.auth import Principal
+from registry.hosts import domain_parse
+from registry.jsonutil import Problem
+from registry.problems import ProblemError
+
+
+@dataclass
+class Registered:
+    provider: Provider
+    created: bool
+    warnings: list[Problem]
+
+
+def _claim_fields(item: dict) -> dict:
+    location = item.get("location") or {}
+    coordinates = location.get("coordinates") or {}
+    return {
+        "name": item["name"],
+        "domain": domain_parse(item["domain"]).host if item.get("domain") else "",
+        "category": item.get("category", ""),
+        "city": location.get("city", ""),
+        "country": location.get("country", ""),
+        "lat": coordinates.get("lat"),
+        "lng": coordinates.get("lng"),
+        "capabilities": list(item.get("capabilities") or []),
+    }
+
+
+@transaction.atomic
+def provider_register(*, principal: Principal, payload: dict) -> Registered:
+    """Register or update a provider and its claims; only its owner's key (or an admin key)
+    may update it. A public key that is no P-256 PEM is kept with a warning: the provider's
+    signed JWTs then never verify."""
+    problems = registration_validate(payload)
+    if problems:
+        raise ProblemError(
+            400,
+            "invalid-registration",
+            f"The provider registration is invalid: {problems[0].path} {problems[0].message}.",
+            problems,
+        )
+    data = payload["provider"]
+    provider = Provider.objects.select_for_update().filter(provider_id=data["id"]).first()
+    created = provider is None
+    if provider is not None and not principal.may_change(provider.owner):
+        raise ProblemError(
+            403,
+            "forbidden",
+            f"Provider {data['id']!r} was registered with another API key; only that key's "
+            "owner (or an admin key) may change it.",
+            [Problem("provider.id", "is registered by another owner")],
+        )
+    provider = provider or Provider(provider_id=data["id"], owner=principal.owner)
+    provider.name, provider.endpoint = data["name"], data["endpoint"]
+    provider.public_key = data.get("public_key", "")
+    provider.capabilities = list(data.get("capabilities") or [])
+    provider.save()
+    warnings = []
+    if provider.public_key and (why := public_key_problem(provider.public_key)):
+        warnings.append(
+            Problem("provider.public_key", f"{why}: this provider's signed JWTs cannot verify")
+        )
+    old = claims_with_ids(provider.claims.select_related("provider"))
+    wanted = {item["entity_id"]: _claim_fields(item) for item in payload["entities"]}
+    removed = [c for c in old if c.entity_id not in wanted]
+    claim_entities_remove(removed)
+    ProviderClaim.objects.filter(pk__in=[c.pk for c in removed]).delete()
+    domains = {c.domain for c in old}
+    for entity_id, fields in wanted.items():
+        ProviderClaim.objects.update_or_create(
+            provider=provider, entity_id=entity_id, defaults=fields
+        )
+        domains.add(fields["domain"])
+    for domain in sorted(domains - {""}):
+        domain_verify(domain)
+    claims_sync(claims_with_ids(provider.claims.filter(domain="").select_related("provider")))
+    return Registered(provider, created, warnings)

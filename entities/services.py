@@ -1,0 +1,333 @@
+"""Every write of the entities app: cards stored, levels recomputed, claims kept in step.
+
+Each entity is a core agent written through ``registry.services`` (writer ``entities``):
+its MCP servers are ``MCP`` endpoints, their capabilities the agent's capabilities, so
+discovery, the change feed, the admin and the signals cover entities like any agent.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from entities import verification
+from entities.models import Entity, EntityCard, EntityTerm, Provider, ProviderClaim
+from entities.text import entity_terms, fold
+from entities.validation import CardReport, EntityData
+from registry import services as core
+from registry.models import Agent, AgentFacet, Endpoint
+
+WRITER = "entities"
+CARD_SOURCE = "entity-card"
+CLAIM_SOURCE = "edp-provider"
+CLAIM_FORMAT = "edp-provider"
+FACT_KINDS = ("entityCategory", "entityFormat", "verificationLevel")
+
+
+@dataclass
+class StoredCard:
+    card: EntityCard
+    entities: list[Entity]
+    created: bool
+
+
+def crawl_due_at(domain: str, now: datetime, max_age: int | None = None) -> datetime:
+    """When to fetch a domain's card again: after ``ENTITY_CRAWL_INTERVAL_SECONDS``, moved by
+    up to a quarter either way by a hash of the domain (so the crawls spread over the day),
+    or after the card's ``Cache-Control: max-age`` (at least an hour, at most a week)."""
+    if max_age is not None:
+        return now + timedelta(seconds=min(max(max_age, 3600), 7 * 86400))
+    fraction = int(hashlib.sha256(domain.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    interval = settings.ENTITY_CRAWL_INTERVAL_SECONDS
+    return now + timedelta(seconds=interval * (0.75 + 0.5 * fraction))
+
+
+def _description(data: EntityData | Entity) -> str:
+    if data.description:
+        return data.description
+    place = ", ".join(p for p in (data.city, data.country) if p)
+    what = (data.category or "business").replace("_", " ")
+    return f"{what} in {place}" if place else what
+
+
+def agent_input(data: EntityData | Entity, mcps: list[dict]) -> core.AgentInput:
+    """The core agent of an entity: its MCP servers as MCP endpoints, preferred first."""
+    names = list(dict.fromkeys(c for m in mcps for c in m["capabilities"]))
+    return core.AgentInput(
+        name=data.name,
+        description=_description(data),
+        capabilities=[core.CapabilityInput(name=n[:200], tags=[n[:200]]) for n in names],
+        endpoints=[
+            core.EndpointInput(
+                name=f"mcp-{index + 1}" + (f"-{m['provider']}" if m["provider"] else ""),
+                transport=Endpoint.Transport.HTTP,
+                protocol=Endpoint.Protocol.MCP,
+                address=m["endpoint"],
+                protocol_metadata={
+                    "provider": m["provider"],
+                    "entityId": m["entity_id"],
+                    "priority": m["priority"],
+                    "order": m["order"],
+                },
+            )
+            for index, m in enumerate(mcps)
+        ],
+    )
+
+
+def entity_fill(entity: Entity, data: EntityData) -> None:
+    for name in ("name", "description", "category", "address", "city", "postal_code"):
+        setattr(entity, name, getattr(data, name))
+    entity.country = data.country
+    entity.lat, entity.lng = data.lat, data.lng
+    entity.contact = data.contact
+    entity.mcps = [verification.entry_document(m) for m in data.mcps]
+
+
+def entity_index_rows(entity: Entity) -> tuple[list[tuple], list[AgentFacet]]:
+    """The index rows of an entity: its search terms, as (entity id, term, weight) for
+    ``terms_insert``, and its facts."""
+    entity.city_key = fold(entity.city)[:100]
+    weights = entity_terms(
+        name=entity.name,
+        category=entity.category,
+        city=entity.city,
+        description=entity.description,
+        domain=entity.domain,
+        capabilities=[c for m in entity.mcps for c in m["capabilities"]],
+    )
+    terms = [(entity.pk, t, w) for t, w in weights.items()]
+    facts = core.facts_rows(
+        entity.agent,
+        [
+            ("entityCategory", entity.category),
+            ("entityFormat", entity.format),
+            ("verificationLevel", str(entity.verification_level)),
+        ],
+    )
+    return terms, facts
+
+
+TERM_INSERT = "INSERT INTO entities_entityterm (entity_id, term, weight) VALUES "
+TERM_COPY = "COPY entities_entityterm (entity_id, term, weight) FROM STDIN"
+# Rows per INSERT (SQLite): three parameters each, under SQLite's oldest limit of 999.
+TERM_ROWS_PER_INSERT = 333
+
+
+def terms_insert(rows: list[tuple]) -> None:
+    """Insert (entity id, term, weight) rows: they are many (some twenty per entity) and
+    small, and model instances would cost more than the rows. PostgreSQL: one COPY;
+    SQLite: many rows per INSERT."""
+    pk = Entity._meta.pk
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(TERM_COPY) as copy:
+                for entity_id, term, weight in rows:
+                    copy.write_row((entity_id, term, weight))
+            return
+        for start in range(0, len(rows), TERM_ROWS_PER_INSERT):
+            chunk = rows[start : start + TERM_ROWS_PER_INSERT]
+            params = []
+            for entity_id, term, weight in chunk:
+                params += [pk.get_db_prep_value(entity_id, connection), term, weight]
+            cursor.execute(TERM_INSERT + ", ".join(["(%s, %s, %s)"] * len(chunk)), params)
+
+
+def _index(entity: Entity) -> None:
+    terms, facts = entity_index_rows(entity)
+    entity.save()
+    EntityTerm.objects.filter(entity=entity).delete()
+    terms_insert(terms)
+    AgentFacet.objects.filter(agent=entity.agent, kind__in=FACT_KINDS).delete()
+    AgentFacet.objects.bulk_create(facts)
+
+
+def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, source: str) -> Agent:
+    if entity is None:
+        return core.agent_create(
+            owner=owner, data=agent_input(data, mcps), source=source, writer=WRITER
+        )
+    fresh = agent_input(data, mcps)
+    return core.agent_update(
+        agent=Agent.objects.get(pk=entity.pk),
+        name=fresh.name,
+        description=fresh.description,
+        capabilities=fresh.capabilities,
+        endpoints=fresh.endpoints,
+        writer=WRITER,
+    )
+
+
+@transaction.atomic
+def card_store(
+    *,
+    owner: str,
+    authority: str,
+    url: str,
+    body: bytes,
+    report: CardReport,
+    etag: str = "",
+    last_modified: str = "",
+    max_age: int | None = None,
+) -> StoredCard:
+    """Store a valid card of ``report.domain`` and its entities (created, updated, or
+    removed when the card no longer lists them), then recompute the domain's levels."""
+    domain = report.domain
+    now = timezone.now()
+    card, created = EntityCard.objects.select_for_update().get_or_create(
+        domain=domain,
+        defaults={"owner": owner, "body": b"", "next_crawl_at": now},
+    )
+    card.authority, card.url, card.format = authority, url, report.format
+    card.body, card.sha256 = body, hashlib.sha256(body).hexdigest()
+    card.etag, card.last_modified = etag[:300], last_modified[:100]
+    card.fetched_at, card.next_crawl_at = now, crawl_due_at(domain, now, max_age)
+    card.status, card.status_detail = EntityCard.Status.OK, ""
+    card.save()
+    existing = {e.key: e for e in Entity.objects.filter(card=card)}
+    stored = []
+    for data in report.entities:
+        key = f"{domain}{data.path}"
+        entity = existing.pop(key, None) or Entity.objects.filter(key=key).first()
+        mcps = [verification.entry_document(m) for m in data.mcps]
+        agent = _agent_write(entity, data, mcps, card.owner, CARD_SOURCE)
+        if entity is None:
+            entity = Entity(agent=agent, key=key)
+        else:
+            entity.agent = agent
+        entity_fill(entity, data)
+        entity.card, entity.domain, entity.path = card, domain, data.path
+        entity.format, entity.flagged = report.format, False
+        stored.append(entity)
+        entity.save()
+    for leftover in existing.values():
+        core.agent_delete(agent=Agent.objects.get(pk=leftover.pk))
+    domain_verify(domain, frozenset(e.pk for e in stored))
+    return StoredCard(card, [Entity.objects.get(pk=e.pk) for e in stored], created)
+
+
+@transaction.atomic
+def card_flag(*, card: EntityCard, status: str, detail: str) -> None:
+    """The crawl found the card missing or invalid: its entities stay, flagged, at level 0."""
+    now = timezone.now()
+    card.status, card.status_detail = status, detail[:2000]
+    card.next_crawl_at = crawl_due_at(card.domain, now)
+    card.save(update_fields=["status", "status_detail", "next_crawl_at", "updated_at"])
+    Entity.objects.filter(card=card).update(flagged=True)
+    domain_verify(card.domain)
+
+
+@transaction.atomic
+def card_checked(*, card: EntityCard, max_age: int | None = None) -> None:
+    """The crawl found the stored card unchanged (304 or the same bytes)."""
+    was_flagged = card.flagged
+    now = timezone.now()
+    card.fetched_at, card.next_crawl_at = now, crawl_due_at(card.domain, now, max_age)
+    card.status, card.status_detail = EntityCard.Status.OK, ""
+    card.save()
+    if was_flagged:
+        Entity.objects.filter(card=card).update(flagged=False)
+        domain_verify(card.domain)
+
+
+def claims_with_ids(claims) -> list[ProviderClaim]:
+    claims = list(claims)
+    for claim in claims:
+        claim.provider_id_text = claim.provider.provider_id
+    return claims
+
+
+def domain_verify(domain: str, written: frozenset = frozenset()) -> None:
+    """Recompute the levels of a domain's entities and keep the claims naming it in step.
+    ``written``: the ids of entities whose agents this write has just saved."""
+    claims = claims_with_ids(ProviderClaim.objects.filter(domain=domain).select_related("provider"))
+    entities = list(Entity.objects.filter(domain=domain, card__isnull=False).select_related("card"))
+    providers = {m["provider"] for e in entities for m in e.mcps if m["provider"]}
+    keys = dict(
+        Provider.objects.filter(provider_id__in=providers).values_list("provider_id", "public_key")
+    )
+    for entity in entities:
+        flagged = entity.card.flagged
+        before = (entity.verification_level, [m["verification"] for m in entity.mcps])
+        for entry in entity.mcps:
+            entry["verification"] = verification.entry_verify(
+                entry, domain=domain, claims=claims, keys=keys, flagged=flagged
+            )
+        entity.flagged = flagged
+        entity.verification_level = verification.entity_level(entity.mcps)
+        _index(entity)
+        after = (entity.verification_level, [m["verification"] for m in entity.mcps])
+        if before != after and entity.pk not in written:
+            # What the registry says about it changed: the change feed shows the agent.
+            core.agent_update(agent=Agent.objects.get(pk=entity.pk), writer=WRITER)
+    claims_sync(claims, entities)
+
+
+def _covered(claim: ProviderClaim, entities: list[Entity]) -> bool:
+    for entity in entities:
+        for entry in entity.mcps:
+            if entry["provider"] == claim.provider_id_text and entry["entity_id"] in (
+                None,
+                claim.entity_id,
+            ):
+                return True
+    return False
+
+
+def _claim_data(claim: ProviderClaim) -> tuple[EntityData, list[dict]]:
+    data = EntityData(
+        name=claim.name,
+        category=claim.category,
+        city=claim.city,
+        country=claim.country,
+        lat=claim.lat,
+        lng=claim.lng,
+    )
+    capabilities = list(claim.capabilities or claim.provider.capabilities or [])
+    mcps = [
+        {
+            "provider": claim.provider_id_text,
+            "endpoint": claim.provider.endpoint,
+            "entity_id": claim.entity_id,
+            "capabilities": capabilities,
+            "priority": None,
+            "order": 100,
+            "auth_required": False,
+            "signature": None,
+            "verification": verification.claim_verification(),
+        }
+    ]
+    return data, mcps
+
+
+def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None = None) -> None:
+    """Each claim no card of its domain confirms is an entity of its own at level 0; a claim a
+    card confirms is no entity of its own (the card's entity is at level 2)."""
+    for claim in claims:
+        key = f"provider:{claim.provider_id_text}/{claim.entity_id}"
+        entity = Entity.objects.filter(key=key).first()
+        if claim.domain:
+            entities = card_entities
+            if entities is None:
+                entities = list(Entity.objects.filter(domain=claim.domain, card__isnull=False))
+            if _covered(claim, entities):
+                if entity is not None:
+                    core.agent_delete(agent=Agent.objects.get(pk=entity.pk))
+                continue
+        data, mcps = _claim_data(claim)
+        agent = _agent_write(entity, data, mcps, claim.provider.owner, CLAIM_SOURCE)
+        entity = entity or Entity(agent=agent, key=key)
+        for name in ("name", "category", "city", "country", "lat", "lng"):
+            setattr(entity, name, getattr(data, name))
+        entity.domain, entity.path, entity.format = claim.domain, "", CLAIM_FORMAT
+        entity.mcps, entity.verification_level, entity.flagged = mcps, 0, False
+        _index(entity)
+
+
+def claim_entities_remove(claims: list[ProviderClaim]) -> None:
+    keys = [f"provider:{c.provider_id_text}/{c.entity_id}" for c in claims]
+    for entity in Entity.objects.filter(key__in=keys):
+        core.agent_delete(agent=Agent.objects.get(pk=entity.pk))

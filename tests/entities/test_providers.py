@@ -1,0 +1,202 @@
+"""EDP providers, verification levels, and signed JWTs made with a fresh P-256 key."""
+
+import time
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from entities.models import Entity
+from tests.entities.conftest import example, publish
+
+pytest_plugins = ["tests.https_server"]
+pytestmark = pytest.mark.django_db
+
+
+def key_pair() -> tuple[ec.EllipticCurvePrivateKey, str]:
+    private = ec.generate_private_key(ec.SECP256R1())
+    pem = (
+        private.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, pem
+
+
+def registration(public_key: str | None = None) -> dict:
+    payload = example("edp-v0.1-provider-registration")
+    if public_key is None:
+        del payload["provider"]["public_key"]
+    else:
+        payload["provider"]["public_key"] = public_key
+    return payload
+
+
+def levels(anon, domain: str) -> dict:
+    response = anon.get(f"/v1/resolve/domain/{domain}")
+    return {e["name"]: e["verification_level"] for e in response.json()["entities"]}
+
+
+def test_the_official_registration_is_accepted_with_a_warning_for_its_placeholder_key(alice, anon):
+    response = alice.post(
+        "/v1/provider/register", example("edp-v0.1-provider-registration"), format="json"
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["warnings"][0]["path"] == "provider.public_key"
+    assert [e["entity_id"] for e in body["entities"]] == [
+        "brasserie-lipp-75006",
+        "cafe-flore-75006",
+        "lpz-paris-75006",
+    ]
+    # Claims alone: level 0, each an entity (and a core agent) of its own.
+    assert levels(anon, "cafedeflore.fr") == {"Café de Flore": 0}
+    found = anon.get("/v1/resolve?query=brasserie").json()["results"]
+    assert [(r["entity"]["name"], r["entity"]["verification_level"]) for r in found] == [
+        ("Brasserie Lipp", 0)
+    ]
+    assert found[0]["mcps"][0]["endpoint"] == "https://mcp.booking-provider.com"
+
+
+def test_only_the_key_that_registered_a_provider_may_change_it(alice, bob, anon):
+    assert alice.post("/v1/provider/register", registration(), format="json").status_code == 201
+    response = bob.post("/v1/provider/register", registration(), format="json")
+    assert response.status_code == 403
+    assert response.json()["errors"] == [
+        {"path": "provider.id", "message": "is registered by another owner"}
+    ]
+    assert anon.post("/v1/provider/register", registration(), format="json").status_code == 401
+
+
+def test_an_invalid_registration_names_its_problems(alice):
+    payload = registration()
+    payload["provider"]["id"] = "Not An Id"
+    response = alice.post("/v1/provider/register", payload, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"path": "provider.id", "message": "must match ^[a-z0-9_-]+$"}
+    ]
+
+
+def test_card_and_registration_agreeing_make_level_2_in_either_order(
+    network, https_server, at, alice, anon
+):
+    publish(https_server, example("edp-v0.1-multi-mcp"))
+    alice.post("/entities", {"domain": at("lepetitzinc.fr")}, format="json")
+    assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 1}
+    alice.post("/v1/provider/register", registration(), format="json")
+    # The claim of lepetitzinc.fr is the card's entity now, not an entity of its own.
+    assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 2}
+    entity = anon.get("/v1/resolve/domain/lepetitzinc.fr").json()["entities"][0]
+    assert [m["verification"]["level"] for m in entity["mcps"]] == [2, 1, 1]
+    # The provider drops the claim: the card alone again.
+    payload = registration()
+    payload["entities"] = payload["entities"][1:]
+    alice.post("/v1/provider/register", payload, format="json")
+    assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 1}
+    assert anon.get("/v1/resolve?query=zinc&min_verification=2").json()["results"] == []
+
+
+def test_a_dropped_claim_removes_its_entity(alice, anon):
+    alice.post("/v1/provider/register", registration(), format="json")
+    payload = registration()
+    payload["entities"] = payload["entities"][:1]
+    alice.post("/v1/provider/register", payload, format="json")
+    assert Entity.objects.filter(format="edp-provider").count() == 1
+    assert anon.get("/v1/resolve/domain/cafedeflore.fr").status_code == 404
+
+
+def signed_card(private, **claims) -> dict:
+    card = example("edp-v0.1-with-verification")
+    entry = card["mcps"][0]
+    payload = {
+        "iss": "booking-provider",
+        "sub": "lepetitzinc.fr",
+        "entity_id": entry["entity_id"],
+        "capabilities": entry["capabilities"],
+        "iat": int(time.time()),
+        "exp": int(time.time()) + 3600,
+        **claims,
+    }
+    entry["verification"]["signature"] = jwt.encode(
+        payload, private, algorithm="ES256", headers={"kid": "provider-key-2025"}
+    )
+    return card
+
+
+def entry_verification(anon) -> dict:
+    entity = anon.get("/v1/resolve/domain/lepetitzinc.fr").json()["entities"][0]
+    return {"level": entity["verification_level"], **entity["mcps"][0]["verification"]}
+
+
+def register_signed(network, https_server, at, alice, card, public_key) -> None:
+    payload = registration(public_key)
+    payload["entities"] = payload["entities"][1:]  # no claim of lepetitzinc.fr
+    alice.post("/v1/provider/register", payload, format="json")
+    publish(https_server, card)
+    response = alice.post("/entities", {"domain": at("lepetitzinc.fr")}, format="json")
+    assert response.status_code in (200, 201), response.content
+
+
+def test_a_valid_es256_signature_of_the_provider_makes_level_2(
+    network, https_server, at, alice, anon
+):
+    private, pem = key_pair()
+    register_signed(network, https_server, at, alice, signed_card(private), pem)
+    result = entry_verification(anon)
+    assert result["level"] == 2
+    assert (result["method"], result["valid"]) == ("signed_jwt", True)
+    assert result["expires_at"] is not None
+
+
+def test_the_official_placeholder_signature_never_raises_the_level(
+    network, https_server, at, alice, anon
+):
+    _, pem = key_pair()
+    register_signed(network, https_server, at, alice, example("edp-v0.1-with-verification"), pem)
+    result = entry_verification(anon)
+    assert (result["level"], result["valid"]) == (1, False)
+
+
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [
+        ({"exp": int(time.time()) - 3600}, "expired"),
+        ({"iss": "someone-else"}, "iss is not the entry's provider"),
+        ({"sub": "other.example"}, "sub is not the entity's domain"),
+        ({"entity_id": "another-id"}, "entity_id differs"),
+        ({"capabilities": ["payments"]}, "capabilities differ"),
+    ],
+)
+def test_a_signature_with_wrong_claims_is_invalid(
+    network, https_server, at, alice, anon, claims, reason
+):
+    private, pem = key_pair()
+    register_signed(network, https_server, at, alice, signed_card(private, **claims), pem)
+    result = entry_verification(anon)
+    assert (result["level"], result["valid"]) == (1, False)
+    assert reason in result["reason"]
+
+
+def test_a_forged_signature_does_not_verify(network, https_server, at, alice, anon):
+    forger, _ = key_pair()
+    _, pem = key_pair()
+    register_signed(network, https_server, at, alice, signed_card(forger), pem)
+    result = entry_verification(anon)
+    assert (result["level"], result["valid"]) == (1, False)
+    assert "does not verify" in result["reason"]
+
+
+def test_only_es256_is_accepted(network, https_server, at, alice, anon):
+    _, pem = key_pair()
+    card = example("edp-v0.1-with-verification")
+    card["mcps"][0]["verification"]["signature"] = jwt.encode(
+        {"iss": "booking-provider", "sub": "lepetitzinc.fr", "exp": int(time.time()) + 60},
+        "a-shared-secret-of-at-least-32-bytes!",
+        algorithm="HS256",
+    )
+    register_signed(network, https_server, at, alice, card, pem)
+    result = entry_verification(anon)
+    assert (result["level"], result["valid"]) == (1, False)
+    assert "only ES256" in result["reason"]
