@@ -16,8 +16,9 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 
 from a2a.api import card_register
 from a2a.extensions import card_url
-from registry import discovery, selectors
+from registry import discovery, discovery_cache, selectors
 from registry.auth import KeyExpired, Principal, principal_for_key
+from registry.generation import generation_read
 from registry.jsonutil import Problem
 from registry.models import Agent
 from registry.problems import ProblemError, exception_problem
@@ -146,14 +147,33 @@ def refused(exc: Exception) -> Answer:
     return Answer("rejected", body["detail"], {"problem": body})
 
 
+@dataclass
+class _Read:
+    agents: list[Agent]
+    generation: int | None
+
+
 def discover(params: dict[str, str]) -> Answer:
     """Find agents with GET /discover/agents's filters, sorts and pages."""
-    try:
+
+    def find():
         agents = discovery.agents_filter(params, selectors.agent_queryset())
-        page, sort, _ = discovery.discover(agents, params, full_rows=selectors.agent_queryset())
+        page, sort, _ = discovery.discover(agents, params, full_rows=None)
+        return page, sort
+
+    def read(ids) -> _Read:
+        # The generation first: a write after it makes the next read find again.
+        generation = generation_read()
+        rows = selectors.agent_queryset().in_bulk(ids)
+        return _Read([rows[pk] for pk in ids if pk in rows], generation)
+
+    try:
+        # The page's keys as GET /discover/agents finds them, cached at the same data
+        # generation (registry.discovery_cache); the agents read for their summaries.
+        page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, params, find, read)
     except APIException as exc:
         return refused(exc)
-    found = [agent_summary(agent) for agent in page.rows]
+    found = [agent_summary(agent) for agent in read_rows.agents]
     data = {"agents": found, "nextCursor": page.next_cursor, "sort": sort}
     asked = f" for “{params['q']}”" if params.get("q") else ""
     if not found:

@@ -20,6 +20,7 @@ from entities.services import (
 from entities.validation import card_validate
 from registry import services as core
 from registry.jsonutil import Problem, canonical_dumps
+from registry.listings import listings_deferred, listings_refresh
 from registry.models import AgentFacet
 from registry.problems import ProblemError
 
@@ -54,7 +55,7 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
         Provider.objects.filter(provider_id__in=providers).values_list("provider_id", "public_key")
     )
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), listings_deferred():
         rows, entities, inputs = [], [], []
         for domain, card, report in fresh:
             body = canonical_dumps(card)
@@ -95,4 +96,5 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
         Entity.objects.bulk_create(entities, batch_size=1000)
         terms_insert(terms)
         AgentFacet.objects.bulk_create(facts, batch_size=2000)
+        listings_refresh([agent.pk for agent in agents])  # with their entity member
     return len(entities)

@@ -18,6 +18,7 @@ from entities.models import Entity, EntityCard, EntityTerm, Provider, ProviderCl
 from entities.text import entity_terms, fold
 from entities.validation import CardReport, EntityData
 from registry import services as core
+from registry.listings import listings_refresh
 from registry.models import Agent, AgentFacet, Endpoint
 
 WRITER = "entities"
@@ -143,6 +144,7 @@ def _index(entity: Entity) -> None:
     terms_insert(terms)
     AgentFacet.objects.filter(agent=entity.agent, kind__in=FACT_KINDS).delete()
     AgentFacet.objects.bulk_create(facts)
+    listings_refresh([entity.agent_id])  # the agent JSON's entity member
 
 
 def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, source: str) -> Agent:

@@ -41,6 +41,29 @@ def postgres_timestamp(value: bytes) -> datetime:
     return POSTGRES_EPOCH + timedelta(microseconds=int.from_bytes(value, "big", signed=True))
 
 
+# SQLSTATE invalid_sql_statement_name: the statement is gone. psycopg deallocates every
+# prepared statement of a connection (DEALLOCATE ALL) after a rollback, ours with its own.
+_STATEMENT_GONE = b"26000"
+
+
+def _exec_named(pgconn, prepared: set, name: str, sql: str, params, formats):
+    """Run the statement prepared as ``name`` (outside a transaction), preparing it first
+    when this connection has not, or no longer has, it."""
+    from psycopg import pq
+
+    for _attempt in range(2):
+        if name not in prepared:
+            result = pgconn.prepare(name.encode(), sql.encode())
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                return result
+            prepared.add(name)
+        result = pgconn.exec_prepared(name.encode(), params, formats, 1)
+        if result.error_field(pq.DiagnosticField.SQLSTATE) != _STATEMENT_GONE:
+            return result
+        prepared.discard(name)
+    return result
+
+
 def prepared_row(db, name: str, sql: str, params: list[bytes]) -> tuple | None:
     """The first row of a read on PostgreSQL, through libpq itself: ``sql`` (with ``$1``
     … placeholders) prepared once per connection as ``name``, the parameters sent and the
@@ -58,14 +81,13 @@ def prepared_row(db, name: str, sql: str, params: list[bytes]) -> tuple | None:
     pgconn = connection.pgconn
     prepared = connection.__dict__.setdefault("registry_prepared", set())
     started = time.monotonic() if db.queries_logged else 0.0
+    formats = [1] * len(params)
     with db.wrap_database_errors:  # psycopg's errors as Django's, and the connection flagged
-        if name not in prepared:
-            result = pgconn.prepare(name.encode(), sql.encode())
-            if result.status != pq.ExecStatus.COMMAND_OK:
-                db.errors_occurred = True
-                raise PreparedReadError(result.get_error_message())
-            prepared.add(name)
-        result = pgconn.exec_prepared(name.encode(), params, [1] * len(params), 1)
+        if db.in_atomic_block:
+            # Inside a transaction a missing statement would abort it: unnamed, parsed now.
+            result = pgconn.exec_params(sql.encode(), params, None, formats, 1)
+        else:
+            result = _exec_named(pgconn, prepared, name, sql, params, formats)
     if result.status != pq.ExecStatus.TUPLES_OK:
         db.errors_occurred = True
         raise PreparedReadError(result.get_error_message())

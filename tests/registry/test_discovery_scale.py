@@ -384,17 +384,26 @@ def test_serving_a_card_is_one_query(alice, anon, make_card, django_assert_num_q
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements")
-def test_the_card_read_is_prepared_on_postgresql(alice, anon, make_card, settings):
+@pytest.mark.django_db(transaction=True)  # autocommit, as a server's card reads run
+def test_the_card_read_is_prepared_on_postgresql_and_survives_a_deallocation(
+    alice, anon, make_card
+):
     agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
-    threshold = connection.connection.prepare_threshold
-    assert threshold == settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] == 5
-    for _ in range(threshold + 1):
-        assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200
+
+    def prepared() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, statement FROM pg_prepared_statements")
+            return [
+                name for name, statement in cursor.fetchall() if "a2a_carddocument" in statement
+            ]
+
+    assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200
+    assert prepared() == ["registry_card_read"]  # prepared at its first run
     with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        prepared = [row[0] for row in cursor.fetchall()]
-    # Only the card read: every other query binds on the client and is never prepared.
-    assert len(prepared) == 1 and "a2a_carddocument" in prepared[0]
+        cursor.execute("DEALLOCATE ALL")  # as psycopg does after a rollback
+    assert prepared() == []
+    assert anon.get(f"/a2a/agents/{agent_id}").status_code == 200  # prepared again
+    assert prepared() == ["registry_card_read"]
 
 
 def test_listing_queries_do_not_grow_with_results(
