@@ -2,9 +2,16 @@
 import os
 import sys
 
+# Commands that only read or write the project's code, never serve or touch data: they run
+# with the development defaults, so a bare checkout can check its migrations without the
+# settings a deployment must give (SECRET_KEY, REGISTRY_BASE_URL).
+CODE_COMMANDS = {"makemigrations"}
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
+    if len(sys.argv) > 1 and sys.argv[1] in CODE_COMMANDS:
+        os.environ.setdefault("DEBUG", "1")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)
