@@ -52,6 +52,14 @@ def announce(channel: str, keys: Iterable[str]) -> None:
             cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
 
 
+def own_connection_params(db) -> dict:
+    """The psycopg parameters of a connection of one's own to Django's database ``db``."""
+    params = db.get_connection_params()
+    for name in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(name, None)
+    return params
+
+
 class Listener:
     """Listens on ``channel`` for this process; ``on_keys(keys)`` gets each notice's keys,
     ``on_keys(None)`` when everything must be forgotten (the listener (re)connected: what
@@ -104,11 +112,10 @@ class Listener:
             return False
         import psycopg
 
-        params = db.get_connection_params()
-        for name in ("cursor_factory", "context", "prepare_threshold"):
-            params.pop(name, None)
         try:
-            connection = psycopg.connect(autocommit=True, connect_timeout=3, **params)
+            connection = psycopg.connect(
+                autocommit=True, connect_timeout=3, **own_connection_params(db)
+            )
             connection.execute(f'LISTEN "{self.channel}"')
         except Exception as exc:
             logger.warning("Cannot listen on %s: %s", self.channel, exc)

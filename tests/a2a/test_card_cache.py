@@ -9,7 +9,9 @@ from django.db import connection
 
 from a2a.selectors import CARDS_CHANNEL, card_cache
 from registry.lean import LeanApplication
+from registry.notices import own_connection_params
 from tests.registry.test_lean import Recorder, call
+from tests.registry.test_notices import eventually
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY"),
@@ -39,24 +41,11 @@ def agent_id(alice, make_card) -> str:
 
 def other_process():
     """A connection of its own, as another web process or job worker has."""
-    params = {**connection.get_connection_params()}
-    for name in ("cursor_factory", "context", "prepare_threshold"):
-        params.pop(name, None)
-    return psycopg.connect(**params)
+    return psycopg.connect(**own_connection_params(connection))
 
 
 def name_of(body: bytes) -> str:
     return json.loads(body)["name"]
-
-
-def eventually(check, attempts: int = 50) -> bool:
-    import time
-
-    for _ in range(attempts):
-        if check():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_a_fetched_card_is_answered_from_memory(cached, app, agent_id, django_assert_num_queries):

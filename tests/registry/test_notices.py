@@ -5,7 +5,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from registry.notices import EVERYTHING, NoticedCache, announce
+from registry.notices import EVERYTHING, NoticedCache, announce, own_connection_params
 
 postgresql_only = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="LISTEN/NOTIFY is PostgreSQL's"
@@ -89,18 +89,17 @@ def test_committed_notices_reach_the_listener_and_rolled_back_ones_do_not():
         for key in ("a", "b", "c"):
             cache.get(key, loader(key, 10, calls))
         assert list(cache.entries) == ["a", "b", "c"]
-        params = {**connection.get_connection_params()}
-        for name in ("cursor_factory", "context", "prepare_threshold"):
-            params.pop(name, None)
-        with psycopg.connect(**params) as other:  # another process's write
+        with psycopg.connect(
+            **own_connection_params(connection)
+        ) as other:  # another process's write
             other.execute("SELECT pg_notify('test_channel', 'a')")
             other.rollback()
             assert cache.listener.current() and list(cache.entries) == ["a", "b", "c"]
             other.execute("SELECT pg_notify('test_channel', 'a,b')")
             other.commit()
-        assert _eventually(lambda: cache.listener.current() and list(cache.entries) == ["c"])
+        assert eventually(lambda: cache.listener.current() and list(cache.entries) == ["c"])
         announce("test_channel", [EVERYTHING])  # autocommit: sent at once
-        assert _eventually(lambda: cache.listener.current() and not cache.entries)
+        assert eventually(lambda: cache.listener.current() and not cache.entries)
     finally:
         cache.listener.close()
 
@@ -116,7 +115,7 @@ def test_a_lost_listening_connection_empties_the_cache_until_it_listens_again():
         pid = cache.listener.connection.info.backend_pid
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-        assert _eventually(lambda: not cache.listener.current())
+        assert eventually(lambda: not cache.listener.current())
         assert not cache.entries  # what changed meanwhile is unknown
         assert cache.listener.current()  # listens again (a new connection)
         assert cache.listener.connection.info.backend_pid != pid
@@ -135,7 +134,7 @@ def test_long_key_lists_are_announced_in_several_notices(db):
     assert len(sent) == 3 and all("pg_notify" in sql for sql in sent)
 
 
-def _eventually(check, attempts: int = 50) -> bool:
+def eventually(check, attempts: int = 50) -> bool:
     import time
 
     for _ in range(attempts):
