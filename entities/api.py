@@ -223,14 +223,20 @@ class ProviderRegisterView(APIView):
         return Response(body, status=201 if registered.created else 200)
 
 
+# The parameters /v1/resolve and /v1/nearby share: which results, how many.
+RESULT_FILTERS = [
+    OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
+    OpenApiParameter("min_verification", int, description="0, 1 or 2."),
+    OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+]
+
+
 class ResolveView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("query", str, required=True, description="Name or keywords."),
             OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
-            OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
-            OpenApiParameter("min_verification", int, description="0, 1 or 2."),
-            OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+            *RESULT_FILTERS,
         ],
         responses={200: OpenApiTypes.OBJECT},
     )
@@ -275,9 +281,7 @@ class NearbyView(APIView):
             OpenApiParameter("lat", float, required=True),
             OpenApiParameter("lng", float, required=True),
             OpenApiParameter("radius", float, description="Metres, default 1000, at most 100000."),
-            OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
-            OpenApiParameter("min_verification", int, description="0, 1 or 2."),
-            OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+            *RESULT_FILTERS,
         ],
         responses={200: OpenApiTypes.OBJECT},
     )
