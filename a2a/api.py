@@ -28,8 +28,7 @@ from registry.throttles import fetch_rate_check, read_limited
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
-# What a cached card costs besides its bytes (its answer object, headers, the cache's entry).
-CARD_ENTRY_OVERHEAD = 600
+_CARD_HEADERS = (("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL))
 
 
 class CardRegistrationSerializer(serializers.Serializer):
@@ -212,21 +211,23 @@ def card_lean(agent_id: str) -> LeanAnswer | None:
         pk = uuid.UUID(agent_id)
     except ValueError:
         return None
-    return card_cache.get(str(pk), lambda: _card_answer(pk))
+    stored = card_cache.get(str(pk), lambda: _card_stored(pk))
+    if stored is None:
+        return None
+    etag, last_modified, body = stored.split(b"\n", 2)
+    return LeanAnswer(
+        body, list(_CARD_HEADERS), etag=etag.decode(), last_modified=last_modified.decode()
+    )
 
 
-def _card_answer(pk: uuid.UUID) -> tuple[LeanAnswer, int] | None:
+def _card_stored(pk: uuid.UUID) -> bytes | None:
+    """What the card cache keeps of a card: its ETag, its Last-Modified date and its
+    bytes, a line each (neither validator holds a line break)."""
     entry = card_read(pk)
     if entry is None:
         return None
     body, sha256, updated_at = entry
-    answer = LeanAnswer(
-        body,
-        [("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL)],
-        etag=f'"{sha256}"',
-        last_modified=http_date(updated_at.timestamp()),
-    )
-    return answer, len(body) + CARD_ENTRY_OVERHEAD
+    return b'"%s"\n%s\n%s' % (sha256.encode(), http_date(updated_at.timestamp()).encode(), body)
 
 
 def card_etag(agent: Agent) -> str | None:

@@ -1,5 +1,5 @@
-"""Change notices between processes, for what a process keeps in its own memory (the lean
-lane's card cache): PostgreSQL's LISTEN/NOTIFY.
+"""Change notices between processes, for what a process keeps for itself (the lean lane's
+card cache, in a spool: ``registry.spool``): PostgreSQL's LISTEN/NOTIFY.
 
 A write names what it changed with ``announce(channel, keys)`` inside its transaction:
 PostgreSQL delivers the notice when, and only if, the transaction commits, to every
@@ -19,11 +19,11 @@ import os
 import select
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
+
+from registry.spool import Spool
 
 logger = logging.getLogger(__name__)
 
@@ -140,48 +140,31 @@ class Listener:
 
 
 class NoticedCache:
-    """A per-process cache of at most ``max_bytes``, least recently used first out, kept
-    exact by the notices of ``channel``: used only while its listener vouches for it."""
+    """A per-process cache of at most ``max_bytes`` of values (bytes), in a spool
+    (``registry.spool``: files in the page cache, an index in memory), kept exact by the
+    notices of ``channel``: used only while its listener vouches for it."""
 
-    def __init__(self, channel: str, max_bytes: int):
+    def __init__(self, channel: str, max_bytes: int, directory: str | None = None):
         self.max_bytes = max_bytes
-        self.entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
-        self.size = 0
-        self.lock = threading.Lock()
+        self.spool = Spool(max_bytes, directory)
         self.listener = Listener(channel, self.forget)
+        self.forgotten = 0  # how many times notices were taken: a load they overtook
 
-    def get(self, key: str, load: Callable[[], tuple[Any, int] | None]) -> Any:
-        """The value of ``key``: cached, or ``load()``'s (value, size in bytes), kept."""
+    def get(self, key: str, load: Callable[[], bytes | None]) -> bytes | None:
+        """The value of ``key``: cached, or ``load()``'s, kept (None: nothing to keep)."""
         if self.max_bytes <= 0 or not self.listener.current():
-            loaded = load()
-            return None if loaded is None else loaded[0]
-        with self.lock:
-            hit = self.entries.get(key)
-            if hit is not None:
-                self.entries.move_to_end(key)
-                return hit[0]
-        loaded = load()
-        if loaded is None:
-            return None
-        value, size = loaded
-        with self.lock:
-            if size <= self.max_bytes:
-                previous = self.entries.pop(key, None)
-                self.size += size - (previous[1] if previous else 0)
-                self.entries[key] = (value, size)
-                while self.size > self.max_bytes:
-                    _, (_, dropped) = self.entries.popitem(last=False)
-                    self.size -= dropped
+            return load()
+        value = self.spool.get(key)
+        if value is None:
+            forgotten = self.forgotten
+            value = load()
+            # Kept unless another thread took notices meanwhile: one of them may be about
+            # this very value, read before its change committed.
+            if value is not None and self.forgotten == forgotten:
+                self.spool.put(key, value)
         return value
 
     def forget(self, keys: list[str] | None) -> None:
         """Drop ``keys`` (None: everything)."""
-        with self.lock:
-            if keys is None:
-                self.entries.clear()
-                self.size = 0
-                return
-            for key in keys:
-                entry = self.entries.pop(key, None)
-                if entry is not None:
-                    self.size -= entry[1]
+        self.forgotten += 1
+        self.spool.forget(keys)

@@ -399,8 +399,12 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
 # Each web process keeps the most recently fetched cards, up to this many MiB, answered on
 # the lean lane without a database read (PostgreSQL only: a committed change reaches every
-# process's cache by a LISTEN/NOTIFY notice, registry.notices). 0: no cache.
-CARD_CACHE_MB = env_int("CARD_CACHE_MB", 16)
+# process's cache by a LISTEN/NOTIFY notice, registry.notices). The cards are kept in two
+# unlinked files per process under CARD_CACHE_DIR (default: the system's temporary
+# directory), so in the kernel's page cache, not in the worker's memory: the worker keeps
+# an index of about 40 bytes per card (registry.spool). 0: no cache.
+CARD_CACHE_MB = env_int("CARD_CACHE_MB", 512)
+CARD_CACHE_DIR = os.environ.get("CARD_CACHE_DIR", "") or None
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
 

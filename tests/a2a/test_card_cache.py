@@ -1,4 +1,4 @@
-"""The lean lane's card cache (PostgreSQL): cards answered from the process's memory, and
+"""The lean lane's card cache (PostgreSQL): cards answered from the process's spool, and
 every committed card write, from any process, forgotten by every cache."""
 
 import json
@@ -10,6 +10,7 @@ from django.db import connection
 from a2a.selectors import CARDS_CHANNEL, card_cache
 from registry.lean import LeanApplication
 from registry.notices import own_connection_params
+from registry.spool import Spool
 from tests.registry.test_lean import Recorder, call
 from tests.registry.test_notices import eventually
 
@@ -20,8 +21,9 @@ pytestmark = [
 
 
 @pytest.fixture
-def cached(monkeypatch):
+def cached(monkeypatch, tmp_path):
     monkeypatch.setattr(card_cache, "max_bytes", 2**20)
+    monkeypatch.setattr(card_cache, "spool", Spool(2**20, str(tmp_path)))
     monkeypatch.setattr(card_cache.listener, "retry_seconds", 0)
     card_cache.forget(None)
     yield card_cache
@@ -48,13 +50,15 @@ def name_of(body: bytes) -> str:
     return json.loads(body)["name"]
 
 
-def test_a_fetched_card_is_answered_from_memory(cached, app, agent_id, django_assert_num_queries):
+def test_a_fetched_card_is_answered_from_the_cache(
+    cached, app, agent_id, django_assert_num_queries
+):
     path = f"/a2a/agents/{agent_id}"
     first = call(app, "GET", path)
     with django_assert_num_queries(0):
         again = call(app, "GET", path)
     assert again == first and first[0] == 200
-    assert str(agent_id) in cached.entries
+    assert cached.spool.get(str(agent_id)) is not None
 
 
 def test_a_change_committed_elsewhere_is_forgotten_when_its_notice_comes(cached, app, agent_id):
@@ -80,7 +84,7 @@ def test_card_writes_through_the_api_reach_the_cache(cached, app, agent_id, alic
     assert name_of(call(app, "GET", path)[2]) == "Renamed"
     assert alice.delete(f"/agents/{agent_id}").status_code == 204
     assert call(app, "GET", path)[0] == 404
-    assert str(agent_id) not in cached.entries
+    assert cached.spool.get(str(agent_id)) is None
 
 
 def test_without_a_listener_every_fetch_reads_the_database(
@@ -92,4 +96,4 @@ def test_without_a_listener_every_fetch_reads_the_database(
     for _ in range(2):
         with django_assert_num_queries(1):
             assert call(app, "GET", path)[0] == 200
-    assert not cached.entries
+    assert len(cached.spool) == 0

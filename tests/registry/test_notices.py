@@ -13,70 +13,59 @@ postgresql_only = pytest.mark.skipif(
 
 
 @pytest.fixture
-def vouched(monkeypatch):
+def vouched(monkeypatch, tmp_path):
     """A cache whose listener vouches for it (no database)."""
-    cache = NoticedCache("test_channel", max_bytes=100)
+    cache = NoticedCache("test_channel", max_bytes=1000, directory=str(tmp_path))
     monkeypatch.setattr(cache.listener, "current", lambda: True)
     return cache
 
 
-def loader(value, size, calls):
+def loader(value, calls):
     def load():
         calls.append(value)
-        return None if value is None else (value, size)
+        return value
 
     return load
 
 
 def test_values_are_loaded_once_and_kept(vouched):
     calls = []
-    assert vouched.get("a", loader("A", 10, calls)) == "A"
-    assert vouched.get("a", loader("A2", 10, calls)) == "A"
-    assert calls == ["A"] and vouched.size == 10
+    assert vouched.get("a", loader(b"A", calls)) == b"A"
+    assert vouched.get("a", loader(b"A2", calls)) == b"A"
+    assert calls == [b"A"] and len(vouched.spool) == 1
 
 
 def test_what_is_not_found_is_not_kept(vouched):
     calls = []
-    assert vouched.get("a", loader(None, 0, calls)) is None
-    assert vouched.get("a", loader(None, 0, calls)) is None
-    assert calls == [None, None] and not vouched.entries
-
-
-def test_the_least_recently_used_go_first_when_full(vouched):
-    calls = []
-    for key in "abc":
-        vouched.get(key, loader(key.upper(), 40, calls))  # 120 bytes: "a" goes
-    assert list(vouched.entries) == ["b", "c"] and vouched.size == 80
-    vouched.get("b", loader("B", 40, calls))  # used: "c" is now the oldest
-    vouched.get("d", loader("D", 40, calls))
-    assert list(vouched.entries) == ["b", "d"]
-    vouched.get("big", loader("BIG", 101, calls))  # larger than the whole cache: not kept
-    assert list(vouched.entries) == ["b", "d"] and vouched.size == 80
+    assert vouched.get("a", loader(None, calls)) is None
+    assert vouched.get("a", loader(None, calls)) is None
+    assert calls == [None, None] and len(vouched.spool) == 0
 
 
 def test_forget_drops_keys_or_everything(vouched):
     calls = []
     for key in "abc":
-        vouched.get(key, loader(key, 10, calls))
+        vouched.get(key, loader(key.encode(), calls))
     vouched.forget(["b", "unknown"])
-    assert list(vouched.entries) == ["a", "c"] and vouched.size == 20
+    assert vouched.get("b", loader(b"B", calls)) == b"B"
+    assert calls == [b"a", b"b", b"c", b"B"]
     vouched.forget(None)
-    assert not vouched.entries and vouched.size == 0
+    assert len(vouched.spool) == 0
 
 
 def test_a_cache_without_a_listener_reads_through(db):
-    cache = NoticedCache("test_channel", max_bytes=100)
+    cache = NoticedCache("test_channel", max_bytes=1000)
     calls = []
     if connection.vendor == "postgresql":
         cache.listener.retry_at = float("inf")  # as if it could not connect
-    assert cache.get("a", loader("A", 10, calls)) == "A"
-    assert cache.get("a", loader("A", 10, calls)) == "A"
-    assert calls == ["A", "A"] and not cache.entries
+    assert cache.get("a", loader(b"A", calls)) == b"A"
+    assert cache.get("a", loader(b"A", calls)) == b"A"
+    assert calls == [b"A", b"A"] and len(cache.spool) == 0
 
 
 def test_a_cache_of_no_size_never_listens(db):
     cache = NoticedCache("test_channel", max_bytes=0)
-    assert cache.get("a", loader("A", 10, [])) == "A"
+    assert cache.get("a", loader(b"A", [])) == b"A"
     assert cache.listener.connection is None
 
 
@@ -87,19 +76,19 @@ def test_committed_notices_reach_the_listener_and_rolled_back_ones_do_not():
     try:
         calls = []
         for key in ("a", "b", "c"):
-            cache.get(key, loader(key, 10, calls))
-        assert list(cache.entries) == ["a", "b", "c"]
+            cache.get(key, loader(key.encode(), calls))
+        assert kept(cache) == ["a", "b", "c"]
         with psycopg.connect(
             **own_connection_params(connection)
         ) as other:  # another process's write
             other.execute("SELECT pg_notify('test_channel', 'a')")
             other.rollback()
-            assert cache.listener.current() and list(cache.entries) == ["a", "b", "c"]
+            assert cache.listener.current() and kept(cache) == ["a", "b", "c"]
             other.execute("SELECT pg_notify('test_channel', 'a,b')")
             other.commit()
-        assert eventually(lambda: cache.listener.current() and list(cache.entries) == ["c"])
+        assert eventually(lambda: cache.listener.current() and kept(cache) == ["c"])
         announce("test_channel", [EVERYTHING])  # autocommit: sent at once
-        assert eventually(lambda: cache.listener.current() and not cache.entries)
+        assert eventually(lambda: cache.listener.current() and kept(cache) == [])
     finally:
         cache.listener.close()
 
@@ -110,13 +99,13 @@ def test_a_lost_listening_connection_empties_the_cache_until_it_listens_again():
     cache = NoticedCache("test_channel", max_bytes=1000)
     cache.listener.retry_seconds = 0
     try:
-        cache.get("a", loader("A", 10, []))
-        assert list(cache.entries) == ["a"]
+        cache.get("a", loader(b"A", []))
+        assert kept(cache) == ["a"]
         pid = cache.listener.connection.info.backend_pid
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
         assert eventually(lambda: not cache.listener.current())
-        assert not cache.entries  # what changed meanwhile is unknown
+        assert kept(cache) == []  # what changed meanwhile is unknown
         assert cache.listener.current()  # listens again (a new connection)
         assert cache.listener.connection.info.backend_pid != pid
     finally:
@@ -134,6 +123,11 @@ def test_long_key_lists_are_announced_in_several_notices(db):
     assert len(sent) == 3 and all("pg_notify" in sql for sql in sent)
 
 
+def kept(cache, keys=("a", "b", "c")) -> list[str]:
+    """Which of ``keys`` the cache's spool holds."""
+    return [key for key in keys if cache.spool.get(key) is not None]
+
+
 def eventually(check, attempts: int = 50) -> bool:
     import time
 
@@ -142,3 +136,13 @@ def eventually(check, attempts: int = 50) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_a_load_overtaken_by_notices_is_not_kept(vouched):
+    def load():  # another thread takes a notice while this one reads the database
+        vouched.forget(["a"])
+        return b"read before the change committed"
+
+    assert vouched.get("a", load) == b"read before the change committed"
+    assert len(vouched.spool) == 0
+    assert vouched.get("a", loader(b"A", [])) == b"A" and len(vouched.spool) == 1
