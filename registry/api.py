@@ -19,10 +19,11 @@ from rest_framework.views import APIView
 from registry import discovery, discovery_cache, facets, liveness, selectors, services
 from registry.auth import owner_choose, principal_may_change
 from registry.concurrency import agent_etag, if_match_agent
+from registry.discovery_lean import next_link, page_body
 from registry.filters import agent_filterset
 from registry.heartbeats import heartbeat_fast
 from registry.jsonutil import Problem
-from registry.listings import json_bytes, listings_read
+from registry.listings import listings_read
 from registry.models import Agent, Endpoint, ProbeResult
 from registry.pagination import cursor_key, limit_parse, params_check
 from registry.problems import ProblemError
@@ -137,19 +138,13 @@ class DiscoverAgentsView(APIView):
             start = cursor_key(cursor, "updated") if cursor else since
             end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
-        members = [b'"results":[' + b",".join(read.listings) + b"]"]
-        members += [json_bytes(name) + b":" + json_bytes(value) for name, value in body.items()]
-        response = HttpResponse(b"{" + b",".join(members) + b"}", content_type="application/json")
+        response = HttpResponse(page_body(read, body), content_type="application/json")
         if read.last_change is not None:
             response["Last-Modified"] = http_date(read.last_change.timestamp())
         return response
 
     def _next_link(self, request: Request, cursor: str | None) -> str | None:
-        if cursor is None:
-            return None
-        params = request.query_params.copy()
-        params["cursor"] = cursor
-        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+        return next_link(request, request.query_params, cursor)
 
 
 @extend_schema_view(get=extend_schema(operation_id="agents_list"))

@@ -24,6 +24,13 @@ class RegistryConfig(AppConfig):
                 "/healthz", healthz_lean, exact=True, read_limited=False, database=False
             )
         )
+        from registry.discovery_lean import discover_lean
+
+        extensions.register_lean_route(
+            extensions.LeanRoute(
+                "/discover/agents", discover_lean, exact=True, anonymous=True, environ=True
+            )
+        )
         extensions.register_schedule(
             "endpoints-expire",
             "registry.tasks.endpoints_expire",

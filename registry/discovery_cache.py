@@ -73,6 +73,37 @@ def page_cached(
     return page, sort, listings
 
 
+def page_peek(
+    scope: str, params, read: Callable[[list], Listings]
+) -> tuple[Page, str, Listings] | None:
+    """``page_cached`` for the lean lane: the cached page of ``params`` with its listings
+    when it was found at the current generation; None without one (nothing is found or
+    kept here: the view does that, and checks the parameters)."""
+    if not cacheable(params):
+        return None
+    entry = cache.get(_key("page", scope, params, {"facets"}))
+    if entry is None:
+        return None
+    generation, page, sort = entry
+    listings = read(page.rows)
+    return (page, sort, listings) if listings.generation == generation else None
+
+
+def facet_counts_peek(
+    generation: int | None, scope: str, params, names: list[str]
+) -> tuple[dict[str, list[dict]], bool] | None:
+    """``facet_counts_cached``'s counts when they were counted at ``generation``, the
+    current one; None otherwise."""
+    if generation is None or not cacheable(params) or UNCACHED_FACETS & set(names):
+        return None
+    entry = cache.get(_facets_key(scope, params, names))
+    return entry[1] if entry is not None and entry[0] == generation else None
+
+
+def _facets_key(scope: str, params, names: list[str]) -> str:
+    return _key("facets", (scope, names, settings.DISCOVERY_FACET_EXACT), params, NOT_COUNTED)
+
+
 def facet_counts_cached(
     generation: int | None,
     scope: str,
@@ -84,7 +115,7 @@ def facet_counts_cached(
     they were counted at ``generation``, the current one (read before counting)."""
     if generation is None or not cacheable(params) or UNCACHED_FACETS & set(names):
         return facet_counts(source(), names)
-    key = _key("facets", (scope, names, settings.DISCOVERY_FACET_EXACT), params, NOT_COUNTED)
+    key = _facets_key(scope, params, names)
     entry = cache.get(key)
     if entry is not None and entry[0] == generation:
         return entry[1]

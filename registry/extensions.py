@@ -116,13 +116,18 @@ class LeanRoute:
     gets what follows ``prefix`` in the path (``exact``: nothing may follow) and returns a
     ``registry.lean.LeanAnswer``, or None to let Django answer (any case but the ordinary
     one). ``read_limited``: the per-client read limit applies, as in the Django view;
-    ``database``: the handler reads the database (its connection is looked after)."""
+    ``database``: the handler reads the database (its connection is looked after);
+    ``anonymous``: only requests without an API key (a keyed request goes to Django
+    uncounted: its view counts it per key); ``environ``: the handler is
+    ``handler(rest, environ)``, for a route that reads the query string or headers."""
 
     prefix: str
-    handler: Callable[[str], Any]
+    handler: Callable[..., Any]
     exact: bool = False
     read_limited: bool = True
     database: bool = True
+    anonymous: bool = False
+    environ: bool = False
 
 
 class ExtensionsClosed(ImproperlyConfigured):

@@ -19,7 +19,7 @@ What the lane keeps of the middleware, so that its answers equal Django's
 - the security headers of ``SecurityMiddleware`` and ``XFrameOptionsMiddleware``
   (nosniff, referrer and opener policies, frame denial, HSTS on HTTPS);
 - conditional GET (``If-None-Match``, else ``If-Modified-Since``) as
-  ``ConditionalGetMiddleware`` answers it: a 304 with the validators;
+  ``ConditionalGetMiddleware`` answers it: a 304 with the validators (a GET's only);
 - HEAD: the headers of the GET without its body.
 
 The database connection is Django's own (per thread), closed when obsolete or broken as
@@ -75,7 +75,10 @@ def security_headers(secure: bool) -> list[tuple[str, str]]:
 
 
 def not_modified(environ, answer: LeanAnswer) -> bool:
-    """ConditionalGetMiddleware's question for a GET or HEAD: is the client's copy current?"""
+    """ConditionalGetMiddleware's question: is the client's copy current? (Never for a
+    HEAD: the middleware leaves HEAD answers as they are.)"""
+    if environ["REQUEST_METHOD"] != "GET":
+        return False
     if_none_match = environ.get("HTTP_IF_NONE_MATCH")
     if if_none_match is not None:
         if answer.etag is None:
@@ -140,10 +143,12 @@ class LeanApplication:
         return self.django_application(environ, start_response)
 
     def answer(self, environ, route: LeanRoute, path: str, rest: str) -> LeanAnswer | None:
+        if route.anonymous and ("HTTP_AUTHORIZATION" in environ or "HTTP_X_API_KEY" in environ):
+            return None
         if not self.allowed(environ, path, read_limited=route.read_limited):
             return None
         try:
-            return route.handler(rest)
+            return route.handler(rest, environ) if route.environ else route.handler(rest)
         except DatabaseError:
             # A broken or closed connection: let Django's request (which reconnects, and
             # answers a problem if the database is down) take it.

@@ -203,6 +203,8 @@ def _shown(endpoint: _Liveness, now: datetime, zone) -> tuple[bytes, bytes]:
 def _compact(value) -> bytes:
     # An uptime: null or an object of rounded shares, which the standard encoder writes
     # exactly as the renderer does.
+    if value is None:  # (an agent never probed: most)
+        return b"null"
     return json.dumps(value, separators=(",", ":")).encode()
 
 

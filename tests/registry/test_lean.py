@@ -83,6 +83,14 @@ def test_healthz_answers_304_to_its_etag_and_200_to_another(lane, client):
     assert call(app, "GET", "/healthz", HTTP_IF_NONE_MATCH="*")[0] == 304
 
 
+def test_a_head_is_never_answered_304_as_django_leaves_it(lane, client):
+    app, _ = lane
+    etag = client.get("/healthz")["ETag"]
+    assert client.head("/healthz", HTTP_IF_NONE_MATCH=etag).status_code == 200
+    status, headers, body = call(app, "HEAD", "/healthz", HTTP_IF_NONE_MATCH=etag)
+    assert (status, body, headers["ETag"]) == (200, b"", etag)
+
+
 def test_other_paths_and_methods_go_to_django(lane):
     app, django = lane
     assert call(app, "GET", "/healthz/")[0] == 404  # exact: nothing may follow
