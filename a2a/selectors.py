@@ -1,17 +1,23 @@
-"""Reads of the A2A app: the card read, the hottest query of the registry."""
+"""Reads of the A2A app: the card read, the hottest query of the registry, and the
+summaries of the agents that the discovery skill finds."""
 
 import functools
+import json
 import uuid
 from datetime import UTC
 from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from a2a.models import CardDocument
+from registry.generation import generation_read
+from registry.models import Agent, Capability, DataGeneration, Endpoint
 from registry.notices import NoticedCache
 from registry.prepared import postgres_timestamp, prepared_cursor, prepared_row
+from registry.serializers import registry_url
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
 # The lean lane's card answers, per process (registry.notices): every card write
@@ -60,3 +66,83 @@ def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
     if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
         updated_at = timezone.make_aware(updated_at, UTC)
     return bytes(body), sha256, updated_at
+
+
+@functools.cache
+def _summaries_sql() -> str:
+    """PostgreSQL: the summaries' statement, one text for any number of agents (so that
+    it is prepared once per connection): each agent with the data generation and whether
+    it has an A2A endpoint, joined with its skills in their order."""
+    agent, capability = Agent._meta.db_table, Capability._meta.db_table
+    endpoint, generation = Endpoint._meta.db_table, DataGeneration._meta.db_table
+    # Only table names and a constant are formatted in: the ids are a parameter.
+    return (
+        f"SELECT (SELECT value FROM {generation} WHERE id = 1), a.id, a.name, a.description, "
+        f"EXISTS (SELECT 1 FROM {endpoint} e WHERE e.agent_id = a.id "
+        f"AND e.protocol = '{Endpoint.Protocol.A2A.value}'), "
+        "c.id, c.external_id, c.name, c.description, c.tags "
+        f"FROM {agent} a LEFT JOIN {capability} c ON c.agent_id = a.id "
+        "WHERE a.id = ANY(%s) ORDER BY a.id, c.position"
+    )
+
+
+def _summary_rows(ids: list[uuid.UUID]) -> list[tuple]:
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor == "postgresql":
+        with prepared_cursor(db) as cursor:
+            cursor.execute(_summaries_sql(), [ids])
+            return cursor.fetchall()
+    a2a = Endpoint.objects.filter(agent=OuterRef("pk"), protocol=Endpoint.Protocol.A2A)
+    return list(
+        Agent.objects.filter(pk__in=ids)
+        .annotate(
+            generation=Subquery(DataGeneration.objects.filter(pk=1).values("value")),
+            has_card=Exists(a2a),
+        )
+        .order_by("id", "capabilities__position")
+        .values_list(
+            "generation",
+            "id",
+            "name",
+            "description",
+            "has_card",
+            "capabilities__id",
+            "capabilities__external_id",
+            "capabilities__name",
+            "capabilities__description",
+            "capabilities__tags",
+        )
+    )
+
+
+def agent_summaries(ids: list[uuid.UUID]) -> tuple[list[dict[str, Any]], int | None]:
+    """The A2A summaries of these agents (id, name, description, card URL, skills with
+    their A2A ids), in this order, and the data generation read by the same statement:
+    one query, no model instances. Agents gone since their ids were found are left out."""
+    rows = _summary_rows(ids) if ids else []
+    if not rows:  # nothing to read: the generation alone
+        return [], generation_read()
+    agents: dict[uuid.UUID, dict[str, Any]] = {}
+    for _, pk, name, description, has_card, skill, external_id, *shown in rows:
+        agent = agents.get(pk)
+        if agent is None:
+            agent = agents[pk] = {
+                "id": str(pk),
+                "name": name,
+                "description": description,
+                "cardUrl": registry_url(f"/a2a/agents/{pk}") if has_card else None,
+                "skills": [],
+            }
+        if skill is not None:
+            skill_name, skill_description, tags = shown
+            if isinstance(tags, str):  # PostgreSQL's jsonb as Django's cursors leave it: text
+                tags = json.loads(tags)
+            agent["skills"].append(
+                {
+                    "id": external_id or str(skill),
+                    "name": skill_name,
+                    "description": skill_description,
+                    "tags": list(tags or []),
+                }
+            )
+    return [agents[pk] for pk in ids if pk in agents], rows[0][0]

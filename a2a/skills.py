@@ -16,11 +16,10 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 
 from a2a.api import card_register
 from a2a.extensions import card_url
+from a2a.selectors import agent_summaries
 from registry import discovery, discovery_cache, selectors
 from registry.auth import KeyExpired, Principal, principal_for_key
-from registry.generation import generation_read
 from registry.jsonutil import Problem
-from registry.models import Agent
 from registry.problems import ProblemError, exception_problem
 from registry.throttles import window_allows
 
@@ -122,24 +121,6 @@ def discovery_params(data: dict[str, Any]) -> dict[str, str]:
     return {name: _param(name, value) for name, value in data.items() if value is not None}
 
 
-def agent_summary(agent: Agent) -> dict[str, Any]:
-    return {
-        "id": str(agent.id),
-        "name": agent.name,
-        "description": agent.description,
-        "cardUrl": card_url(agent),
-        "skills": [
-            {
-                "id": capability.external_id or str(capability.id),
-                "name": capability.name,
-                "description": capability.description,
-                "tags": list(capability.tags or []),
-            }
-            for capability in agent.capabilities.all()
-        ],
-    }
-
-
 def refused(exc: Exception) -> Answer:
     body = exception_problem(exc)
     if body is None:
@@ -149,7 +130,7 @@ def refused(exc: Exception) -> Answer:
 
 @dataclass
 class _Read:
-    agents: list[Agent]
+    agents: list[dict[str, Any]]
     generation: int | None
 
 
@@ -162,18 +143,15 @@ def discover(params: dict[str, str]) -> Answer:
         return page, sort
 
     def read(ids) -> _Read:
-        # The generation first: a write after it makes the next read find again.
-        generation = generation_read()
-        rows = selectors.agent_queryset().in_bulk(ids)
-        return _Read([rows[pk] for pk in ids if pk in rows], generation)
+        return _Read(*agent_summaries(list(ids)))
 
     try:
         # The page's keys as GET /discover/agents finds them, cached at the same data
-        # generation (registry.discovery_cache); the agents read for their summaries.
+        # generation (registry.discovery_cache); the agents' summaries read fresh.
         page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, params, find, read)
     except APIException as exc:
         return refused(exc)
-    found = [agent_summary(agent) for agent in read_rows.agents]
+    found = read_rows.agents
     data = {"agents": found, "nextCursor": page.next_cursor, "sort": sort}
     asked = f" for “{params['q']}”" if params.get("q") else ""
     if not found:

@@ -103,6 +103,12 @@ class DatabaseTaskStore(TaskStore):
         """This request's tasks by id (None: looked up, not stored)."""
         return context.state.setdefault(SEEN, {}) if context is not None else {}
 
+    @classmethod
+    def known_absent(cls, context: ServerCallContext, task_id: str) -> None:
+        """A task id this request made up (the message named none): no task has it yet,
+        so the handler's reads of it need no query."""
+        cls._seen(context).setdefault(task_id, None)
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
         seen = self._seen(context)
         stored = seen.get(task.id) is not None

@@ -34,8 +34,8 @@ def registry_url(live_server, settings) -> str:
 
 
 def converse(base: str, binding: str, parts, *, key: str | None = None, metadata=None):
-    """Send one message; return the task answered, and the same task read back by GetTask
-    (and ListTasks's tasks for the key)."""
+    """Send one message; return the answer (a Message or a Task), the task read back by
+    GetTask when it is one, and ListTasks's tasks for the key."""
 
     async def run():
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -47,14 +47,17 @@ def converse(base: str, binding: str, parts, *, key: str | None = None, metadata
             message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
             if metadata:
                 message.metadata.update(metadata)
-            tasks = [
-                event.task
-                async for event in client.send_message(SendMessageRequest(message=message))
+            events = [
+                event async for event in client.send_message(SendMessageRequest(message=message))
             ]
-            assert len(tasks) == 1
-            fetched = await client.get_task(GetTaskRequest(id=tasks[0].id))
+            assert len(events) == 1
+            (event,) = events
+            answered = event.message if event.HasField("message") else event.task
+            fetched = None
+            if isinstance(answered, Task):
+                fetched = await client.get_task(GetTaskRequest(id=answered.id))
             listed = await client.list_tasks(ListTasksRequest()) if key else None
-            return tasks[0], fetched, listed
+            return answered, fetched, listed
 
     return asyncio.run(run())
 
@@ -63,6 +66,13 @@ def answer(task: Task) -> tuple[dict, str]:
     (artifact,) = task.artifacts
     (data,) = get_data_parts(artifact.parts)
     return data, " ".join(p.text for p in task.status.message.parts)
+
+
+def reply(message: Message) -> tuple[dict, str]:
+    """A message's answer: its data part and its text."""
+    assert isinstance(message, Message), f"a task, not a message: {message}"
+    (data,) = get_data_parts(message.parts)
+    return data, " ".join(p.text for p in message.parts if p.text)
 
 
 @pytest.fixture
@@ -95,37 +105,64 @@ def registered(alice, make_card, registry_url):
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_discovery_by_text_ignores_the_words_that_only_ask(registered, registry_url, binding):
     parts = [new_text_part("Find agents that can translate")]
-    task, fetched, _ = converse(registry_url, binding, parts)
+    message, _, _ = converse(registry_url, binding, parts)
 
-    assert task.status.state == TaskState.TASK_STATE_COMPLETED
-    data, text = answer(task)
+    data, text = reply(message)
+    assert message.role == Role.ROLE_AGENT
     assert [a["id"] for a in data["agents"]] == [registered["lingua"]]
     (found,) = data["agents"]
     assert found["name"] == "Lingua"
     assert found["cardUrl"] == f"{registry_url}/a2a/agents/{registered['lingua']}"
     assert found["skills"][0]["id"] == "translate"
     assert "Found 1 agent" in text and "Lingua" in text
-    assert fetched.id == task.id
-    assert fetched.status.state == TaskState.TASK_STATE_COMPLETED
-    assert answer(fetched) == (data, text)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_discovery_is_answered_by_a_message_and_stores_no_task(
+    registered, registry_url, make_key, binding
+):
+    from a2a.models import AgentTask
+
+    key = make_key("dora")
+    message, _, listed = converse(registry_url, binding, [new_text_part("weather")], key=key)
+
+    assert message.message_id and message.context_id and not message.task_id
+    assert [a["id"] for a in reply(message)[0]["agents"]] == [registered["weather"]]
+    assert list(listed.tasks) == []
+    assert not AgentTask.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_discovery_by_data_uses_the_discovery_filters(registered, registry_url, binding):
     parts = [new_data_part({"tag": "weather", "protocol": "A2A", "limit": 10})]
-    task, _, _ = converse(registry_url, binding, parts)
+    message, _, _ = converse(registry_url, binding, parts)
 
-    data, _ = answer(task)
+    data, _ = reply(message)
     assert [a["id"] for a in data["agents"]] == [registered["weather"]]
     assert data["agents"][0]["skills"][0]["tags"] == ["weather", "forecast"]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_discovery_that_finds_nothing_says_so(registered, registry_url):
-    task, _, _ = converse(registry_url, "JSONRPC", [new_text_part("quantum chess tutors")])
+def test_discovery_pages_on_with_the_next_cursor(registered, registry_url):
+    first, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"limit": 1})])
+    data, text = reply(first)
+    assert len(data["agents"]) == 1 and data["nextCursor"]
+    assert "more on the next page" in text
 
-    data, text = answer(task)
+    parts = [new_data_part({"limit": 1, "cursor": data["nextCursor"]})]
+    second, _, _ = converse(registry_url, "JSONRPC", parts)
+    following, _ = reply(second)
+    seen = [data["agents"][0]["id"], following["agents"][0]["id"]]
+    assert sorted(seen) == sorted([registered["weather"], registered["lingua"]])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discovery_that_finds_nothing_says_so(registered, registry_url):
+    message, _, _ = converse(registry_url, "JSONRPC", [new_text_part("quantum chess tutors")])
+
+    data, text = reply(message)
     assert data["agents"] == []
     assert text == "No agents found for “quantum chess tutors”."
 
@@ -227,7 +264,9 @@ def test_an_invalid_card_comes_back_with_every_problem_and_its_path(
 
 @pytest.mark.django_db(transaction=True)
 def test_another_key_cannot_read_a_task(make_key, make_card, registry_url):
-    task, _, _ = converse(registry_url, "JSONRPC", [new_text_part("weather")], key=make_key())
+    parts = [new_data_part({"card": make_card()})]
+    task, _, _ = converse(registry_url, "JSONRPC", parts, key=make_key())
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
 
     async def read(key):
         headers = {"Authorization": f"Bearer {key}", "A2A-Version": "1.0"}
@@ -280,9 +319,9 @@ def test_bad_json_rpc_gets_json_rpc_errors(registry_url, body, code):
 @pytest.mark.parametrize(
     ("parts", "state"),
     [
-        ([{"text": ""}], "TASK_STATE_COMPLETED"),  # no words: the most recent agents
-        ([{"data": [1, 2]}], "TASK_STATE_COMPLETED"),  # not an object: no filters
-        ([{"url": "https://files.example/q.txt"}], "TASK_STATE_COMPLETED"),
+        ([{"text": ""}], None),  # no words: the most recent agents, in a message
+        ([{"data": [1, 2]}], None),  # not an object: no filters
+        ([{"url": "https://files.example/q.txt"}], None),
         ([{"data": {"q": {"nested": 1}}}], "TASK_STATE_REJECTED"),
         ([{"data": {"card": "not a card"}}], "TASK_STATE_AUTH_REQUIRED"),
     ],
@@ -291,7 +330,11 @@ def test_odd_messages_get_answers_not_errors(registry_url, parts, state):
     message = {"role": "ROLE_USER", "messageId": "m", "parts": parts}
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
     answered = rpc(registry_url, json.dumps(body)).json()
-    assert answered["result"]["task"]["status"]["state"] == state
+    if state is None:
+        assert answered["result"]["message"]["role"] == "ROLE_AGENT"
+        assert "agents" in answered["result"]["message"]["parts"][1]["data"]
+    else:
+        assert answered["result"]["task"]["status"]["state"] == state
 
 
 @pytest.mark.django_db(transaction=True)
@@ -354,7 +397,7 @@ def test_what_the_a2a_routes_do_not_serve_is_a_problem(registry_url, method, pat
 
 
 @pytest.mark.django_db(transaction=True)
-def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings):
+def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings, make_card):
     from datetime import timedelta
 
     from django.core.management import call_command
@@ -362,8 +405,9 @@ def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings):
 
     from a2a.models import AgentTask
 
-    old, _, _ = converse(registry_url, "JSONRPC", [new_text_part("weather")])
-    new, _, _ = converse(registry_url, "JSONRPC", [new_text_part("news")])
+    parts = [new_data_part({"card": make_card()})]  # without a key: a task asking for one
+    old, _, _ = converse(registry_url, "JSONRPC", parts)
+    new, _, _ = converse(registry_url, "JSONRPC", parts)
     settings.A2A_TASK_RETENTION_SECONDS = 3600
     AgentTask.objects.filter(pk=old.id).update(updated_at=timezone.now() - timedelta(hours=2))
 
@@ -419,10 +463,31 @@ def test_after_auth_required_the_same_task_goes_on_with_a_key(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_admin_lists_the_tasks(registry_url, client, django_user_model):
-    task, _, _ = converse(registry_url, "JSONRPC", [new_text_part("weather")])
+def test_the_admin_lists_the_tasks(registry_url, client, django_user_model, make_card):
+    task, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"card": make_card()})])
     client.force_login(django_user_model.objects.create_superuser("root", "", "pw-123456789"))
 
     listing = client.get("/admin/a2a/agenttask/")
     assert listing.status_code == 200 and task.id in listing.content.decode()
     assert client.get(f"/admin/a2a/agenttask/{task.id}/change/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_to_a_task_is_answered_in_that_task(registered, make_card, registry_url):
+    asked, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"card": make_card()})])
+    assert asked.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+    message = {
+        "role": "ROLE_USER",
+        "messageId": "m2",
+        "taskId": asked.id,
+        "contextId": asked.context_id,
+        "parts": [{"text": "find agents that can translate"}],
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+
+    task = rpc(registry_url, json.dumps(body)).json()["result"]["task"]
+
+    assert task["id"] == asked.id
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    found = task["artifacts"][-1]["parts"][0]["data"]["agents"]
+    assert [a["id"] for a in found] == [registered["lingua"]]
