@@ -1,5 +1,6 @@
 """The A2A-facing API: register by card, serve cards, the registry's own card."""
 
+import re
 import uuid
 
 from django.conf import settings
@@ -28,6 +29,7 @@ from registry.throttles import fetch_rate_check, read_limited
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _CARD_HEADERS = (("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL))
 
 
@@ -207,11 +209,14 @@ def card_lean(agent_id: str) -> LeanAnswer | None:
     """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes, with their
     validators, from the process's card cache or one primary-key read. Anything else (not
     a UUID, no card) goes on to ``card_serve``, whose 404 problems tell the cases apart."""
-    try:
-        pk = uuid.UUID(agent_id)
-    except ValueError:
-        return None
-    stored = card_cache.get(str(pk), lambda: _card_stored(pk))
+    if _CANONICAL_UUID.fullmatch(agent_id):  # the usual spelling: the key as it is
+        key = agent_id
+    else:
+        try:
+            key = str(uuid.UUID(agent_id))
+        except ValueError:
+            return None
+    stored = card_cache.get(key, lambda: _card_stored(uuid.UUID(key)))
     if stored is None:
         return None
     etag, last_modified, body = stored.split(b"\n", 2)

@@ -22,11 +22,14 @@ What the lane keeps of the middleware, so that its answers equal Django's
   ``ConditionalGetMiddleware`` answers it: a 304 with the validators (a GET's only);
 - HEAD: the headers of the GET without its body.
 
-The database connection is Django's own (per thread), closed when obsolete or broken as
-Django closes it at the end of a request.
+The database connection is Django's own (per thread): closed at once after a database
+error, and when obsolete (``CONN_MAX_AGE``) as Django closes it at the end of a request,
+looked at once a second rather than after every request.
 """
 
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -96,9 +99,21 @@ def not_modified(environ, answer: LeanAnswer) -> bool:
     return False
 
 
+# How often the lane looks after its connections (below): a broken one is closed at
+# once (DatabaseError), so what is left to check is their age, counted in seconds.
+HOUSEKEEPING_SECONDS = 1.0
+_housekeeping = threading.local()
+
+
 def _close_connections_if_done() -> None:
-    """What Django's request_finished does for the connections this thread used. (One
-    inside a transaction is not the lane's: the lane opens none. Only a test's is.)"""
+    """What Django's request_finished does for the connections this thread used, at most
+    once a ``HOUSEKEEPING_SECONDS``: close them when obsolete (``CONN_MAX_AGE``) or
+    unusable after an error. (One inside a transaction is not the lane's: the lane opens
+    none. Only a test's is.)"""
+    now = time.monotonic()
+    if now < getattr(_housekeeping, "next", 0.0):
+        return
+    _housekeeping.next = now + HOUSEKEEPING_SECONDS
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close_if_unusable_or_obsolete()

@@ -32,6 +32,16 @@ def test_the_card_on_the_lane_equals_the_views_answer(lane, card_path, anon):
     assert headers["ETag"].startswith('"') and headers["Cache-Control"] == "public, max-age=60"
 
 
+def test_other_spellings_of_the_id_get_the_same_card(lane, card_path, anon):
+    app, django = lane
+    agent_id = card_path.rsplit("/", 1)[1]
+    expected = anon.get(card_path)
+    for spelling in (agent_id.upper(), agent_id.replace("-", ""), f"{{{agent_id}}}"):
+        status, headers, body = call(app, "GET", f"/a2a/agents/{spelling}")
+        assert (status, body, headers["ETag"]) == (200, expected.content, expected["ETag"])
+    assert django.paths == []
+
+
 def test_the_card_read_is_one_query(lane, card_path, django_assert_num_queries):
     app, _ = lane
     with django_assert_num_queries(1):
