@@ -12,6 +12,7 @@ class RegistryConfig(AppConfig):
         from registry import extensions, schema, security  # noqa: F401
         from registry.demo import native_demo_load
         from registry.health import healthz_lean
+        from registry.heartbeats import heartbeat_lean
         from registry.models import NATIVE_SOURCE
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
@@ -23,6 +24,10 @@ class RegistryConfig(AppConfig):
             extensions.LeanRoute(
                 "/healthz", healthz_lean, exact=True, read_limited=False, database=False
             )
+        )
+        # Heartbeats and renewals: the hottest write (registry.heartbeats).
+        extensions.register_lean_route(
+            extensions.LeanRoute("/agents/", heartbeat_lean, read_limited=False, method="POST")
         )
         extensions.register_schedule(
             "endpoints-expire",

@@ -112,17 +112,28 @@ class Badge:
 
 @dataclass(frozen=True)
 class LeanRoute:
-    """A GET/HEAD path answered by the lean lane (``registry.lean``): ``handler(rest)``
-    gets what follows ``prefix`` in the path (``exact``: nothing may follow) and returns a
-    ``registry.lean.LeanAnswer``, or None to let Django answer (any case but the ordinary
-    one). ``read_limited``: the per-client read limit applies, as in the Django view;
-    ``database``: the handler reads the database (its connection is looked after)."""
+    """A path answered by the lean lane (``registry.lean``): for ``method`` GET (and HEAD),
+    ``handler(rest)`` gets what follows ``prefix`` in the path (``exact``: nothing may
+    follow); for POST, ``handler(rest, environ)`` also gets the WSGI environ (a write
+    needs its credentials). It returns a ``registry.lean.LeanAnswer``, or None to let
+    Django answer (any case but the ordinary one). ``read_limited``: the per-client read
+    limit applies, as in the Django view (GET only); ``database``: the handler uses the
+    database (its connection is looked after)."""
 
     prefix: str
-    handler: Callable[[str], Any]
+    handler: Callable[..., Any]
     exact: bool = False
     read_limited: bool = True
     database: bool = True
+    method: str = "GET"
+
+    def __post_init__(self):
+        if self.method not in ("GET", "POST"):
+            raise ImproperlyConfigured(
+                f"lean route {self.prefix!r}: GET or POST, not {self.method}."
+            )
+        if self.method == "POST" and self.read_limited:
+            raise ImproperlyConfigured(f"lean route {self.prefix!r}: the read limit is for GETs.")
 
 
 class ExtensionsClosed(ImproperlyConfigured):
@@ -219,4 +230,4 @@ def register_badge(badge: Badge) -> None:
 
 
 def register_lean_route(route: LeanRoute) -> None:
-    lean_routes.add(route.prefix, route)
+    lean_routes.add(f"{route.method} {route.prefix}", route)

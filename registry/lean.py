@@ -107,10 +107,13 @@ class LeanApplication:
 
     def __init__(self, django_application: Callable):
         self.django_application = django_application
-        # Longest prefix first; read once: the stores are closed.
-        self.routes = sorted(
+        # Per method, longest prefix first; read once: the stores are closed.
+        routes = sorted(
             extensions.lean_routes.read(), key=lambda route: len(route.prefix), reverse=True
         )
+        reads = [route for route in routes if route.method == "GET"]
+        writes = [route for route in routes if route.method == "POST"]
+        self.routes = {"GET": reads, "HEAD": reads, "POST": writes}
         self.headers = {secure: security_headers(secure) for secure in (False, True)}
         # A 304 as Django's middleware order makes it: the frame option is gone with the
         # body (ConditionalGetMiddleware keeps the validators), the others come after.
@@ -126,9 +129,10 @@ class LeanApplication:
         self.hosts_seen: dict[str, bool] = {}
 
     def __call__(self, environ, start_response):
-        if environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+        routes = self.routes.get(environ.get("REQUEST_METHOD"))
+        if routes:
             path = environ.get("PATH_INFO", "")
-            for route in self.routes:
+            for route in routes:
                 if path.startswith(route.prefix):
                     rest = path[len(route.prefix) :]
                     if route.exact and rest:
@@ -143,6 +147,8 @@ class LeanApplication:
         if not self.allowed(environ, path, read_limited=route.read_limited):
             return None
         try:
+            if route.method == "POST":
+                return route.handler(rest, environ)
             return route.handler(rest)
         except DatabaseError:
             # A broken or closed connection: let Django's request (which reconnects, and
@@ -194,6 +200,10 @@ class LeanApplication:
 
     def send(self, environ, start_response, answer: LeanAnswer) -> Iterable[bytes]:
         secure = self.secure(environ)
+        if environ["REQUEST_METHOD"] == "POST":  # no validators, nothing conditional
+            length = ("Content-Length", str(len(answer.body)))
+            start_response("200 OK", [*answer.headers, *self.headers[secure], length])
+            return [answer.body]
         validators = []
         if answer.etag is not None:
             validators.append(("ETag", answer.etag))
