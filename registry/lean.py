@@ -1,5 +1,5 @@
-"""The lean lane: the hottest reads answered straight from WSGI, before Django's request
-machinery.
+"""The lean lane: the hottest reads (and the heartbeat, the hottest write) answered
+straight from WSGI, before Django's request machinery.
 
 A card fetch or a health check needs none of what Django builds per request (the request
 object, URL resolution, sessions, authentication, CSRF, messages, a dozen middleware): it
@@ -8,7 +8,9 @@ HEAD whose path starts with a registered prefix (``registry.extensions.register_
 goes to that route's handler, which answers with a ``LeanAnswer`` or ``None``. ``None``
 sends the request on to Django, unchanged: the lane takes only the ordinary case and every
 other case (an unknown id, a bad Host, a client over its rate limit, an HTTP request where
-HTTPS is required, ``If-Match`` preconditions) gets Django's full answer.
+HTTPS is required, ``If-Match`` preconditions) gets Django's full answer. A POST route
+(``LeanRoute.method``) works the same way; its handler also gets the environ, and its
+answer is a plain 200 (nothing conditional, no read limit: the handler counts its own).
 
 What the lane keeps of the middleware, so that its answers equal Django's
 (``tests/registry/test_lean.py`` compares them header for header):
