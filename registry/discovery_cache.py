@@ -104,7 +104,7 @@ def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listin
     if entry is not None:
         generation, keys, count, limit, sort = entry
         pool = keys[:count]
-        live = live_among([pk for pk, _ in pool], timezone.now())
+        live = live_among([pk for pk, _ in pool], timezone.now()) if pool else set()
         chosen = [k for k in pool if k[0] in live][: limit + 1]
         if len(chosen) > limit or len(keys) <= count:  # a full page, or every match seen
             page = relevance_page(chosen, limit, generation)
@@ -117,8 +117,12 @@ def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listin
         limit = limit_parse(params.get("limit"))
         count = LIVE_CANDIDATES * (limit + 1)
         found = candidates(count)
-        if found is not None and found[1] is not None:
-            cache.set(key, (found[1], found[0], count, limit, sort), CACHE_SECONDS)
+        if found is not None:
+            keys, generation = found
+            if not keys:  # no match: the generation read before (an older one refuses them)
+                generation = listings.generation
+            if generation is not None:
+                cache.set(key, (generation, keys, count, limit, sort), CACHE_SECONDS)
     return page, sort, listings
 
 

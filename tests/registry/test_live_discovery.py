@@ -109,6 +109,15 @@ def test_a_write_since_the_candidates_were_found_is_seen(
     assert newest in [a["id"] for page in pages(anon, params) for a in page["results"]]
 
 
+def test_a_live_query_without_matches_is_answered_from_its_candidates(anon, weather_agents):
+    params = {"q": "zeppelin", "liveOnly": "true"}
+    assert anon.get("/discover/agents", params).json()["results"] == []
+    with CaptureQueriesContext(connection) as queries:
+        assert anon.get("/discover/agents", params).json()["results"] == []
+    if connection.vendor == "postgresql":
+        assert not searched(queries)
+
+
 def test_bad_parameters_of_a_live_query_are_problems_each_time(anon, weather_agents):
     params = {"q": "weather", "liveOnly": "true", "limit": "0"}
     for _ in range(2):
