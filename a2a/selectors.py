@@ -23,9 +23,7 @@ _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
 # The lean lane's card answers, per process (registry.notices): every card write
 # announces its agent's id on this channel (a2a.receivers).
 CARDS_CHANNEL = "registry_cards"
-card_cache = NoticedCache(
-    CARDS_CHANNEL, settings.CARD_CACHE_MB * 2**20, settings.CARD_CACHE_DIR
-)
+card_cache = NoticedCache(CARDS_CHANNEL, settings.CARD_CACHE_MB * 2**20, settings.CARD_CACHE_DIR)
 
 
 @functools.cache

@@ -119,7 +119,12 @@ class DiscoverAgentsView(APIView):
 
         # The page's keys and facet counts, from the cache where exact (at the current data
         # generation); the page's stored listings (registry/listings.py), joined as bytes.
-        page, sort, read = discovery_cache.page_cached(scope, params, find, listings_read)
+        def candidates(count: int):
+            return discovery.live_candidates(agents(), params, count, prefiltered=self.prefiltered)
+
+        page, sort, read = discovery_cache.page_cached(
+            scope, params, find, listings_read, candidates
+        )
         since = discovery.since_parse(params.get("updated_since"))
         body = {"next": self._next_link(request, page.next_cursor), "sort": sort}
         names = facets.facets_parse(params.get("facets"))

@@ -12,6 +12,7 @@ class RegistryConfig(AppConfig):
         from registry import extensions, schema, security  # noqa: F401
         from registry.demo import native_demo_load
         from registry.health import healthz_lean
+        from registry.heartbeats import heartbeat_lean
         from registry.models import NATIVE_SOURCE
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
@@ -30,6 +31,10 @@ class RegistryConfig(AppConfig):
             extensions.LeanRoute(
                 "/discover/agents", discover_lean, exact=True, anonymous=True, environ=True
             )
+        )
+        # Heartbeats and renewals: the hottest write (registry.heartbeats).
+        extensions.register_lean_route(
+            extensions.LeanRoute("/agents/", heartbeat_lean, read_limited=False, method="POST")
         )
         extensions.register_schedule(
             "endpoints-expire",

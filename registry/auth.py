@@ -22,8 +22,13 @@ def api_key_hash(raw: str) -> str:
 def raw_api_key(request) -> str:
     """The API key a request carries (``X-Api-Key``, or ``Authorization: Bearer``), or "";
     ValueError for an Authorization header of another form."""
-    raw = request.META.get("HTTP_X_API_KEY", "").strip()
-    header = request.META.get("HTTP_AUTHORIZATION", "").strip()
+    return raw_api_key_of(request.META)
+
+
+def raw_api_key_of(meta) -> str:
+    """raw_api_key from a request's META (or a WSGI environ)."""
+    raw = meta.get("HTTP_X_API_KEY", "").strip()
+    header = meta.get("HTTP_AUTHORIZATION", "").strip()
     if not raw and header:
         scheme, _, value = header.partition(" ")
         if scheme.lower() != "bearer" or not value.strip():

@@ -18,6 +18,7 @@ from registry.pagination import (
     bad_parameter,
     keyset_page,
     limit_parse,
+    tiered_keys,
     tiered_page,
 )
 from registry.problems import ProblemError
@@ -156,6 +157,29 @@ def _relevance_tiers(
             return None
         tiers.append((tier, rows))
     return tiers
+
+
+def live_candidates(
+    queryset: QuerySet, params, count: int, *, prefiltered: bool = False
+) -> tuple[list, int | None] | None:
+    """For a ``liveOnly`` text query sorted by relevance on PostgreSQL: the first ``count``
+    + 1 keys of its relevance order as if ``liveOnly`` were not set (the tiers' matches,
+    whatever their liveness), and the data generation they were found at; the live page is
+    these keys' live agents, in this order (``discovery_cache``). None for any other query.
+    """
+    if params.get("cursor") or params.get("updated_since"):
+        return None
+    sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=False)
+    agents, keys, live = _text_scope(queryset, params, prefiltered)
+    if sort != "relevance" or not live:
+        return None
+    tiers = []
+    for tier in TIERS:
+        rows = _matches(params, agents, keys, False, tier=tier)
+        if rows is None:
+            return None
+        tiers.append((tier, rows))
+    return tiered_keys(tiers, limit=count)
 
 
 def discover(

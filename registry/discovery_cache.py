@@ -12,6 +12,13 @@ is one query (its listings), a page found anew two (its keys, its listings).
 What changes without a write is never cached: ``liveOnly`` and ``conformant`` (heartbeats,
 probes), the ``live`` facet, and the change feed (``updated_since``, with its tombstones).
 The cache is Django's (per process by default, bounded; shared with ``REDIS_URL``).
+
+A ``liveOnly`` text query's first page keeps what of it a write decides: its candidates,
+the first keys of its relevance order as if ``liveOnly`` were not set (LIVE_CANDIDATES
+pages of them), with their generation. Each request then asks which of them are live now
+(one probe of their endpoints) and pages the live ones in that order: the page the full
+query finds, without its text search. When the candidates run out before the page is
+full, or their generation is no longer current, the full query answers.
 """
 
 import hashlib
@@ -20,16 +27,20 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from registry.facets import facet_counts
 from registry.listings import Listings
-from registry.pagination import Page
+from registry.liveness import live_among
+from registry.pagination import Page, limit_parse, relevance_page
 
 UNCACHED_PARAMS = {"liveOnly", "conformant", "updated_since"}
 UNCACHED_FACETS = {"live"}
 # Facet counts depend on neither the page nor its order.
 NOT_COUNTED = {"cursor", "limit", "sort", "facets"}
 CACHE_SECONDS = 600
+# A liveOnly query's candidates: this many pages of its relevance order.
+LIVE_CANDIDATES = 8
 
 
 def cacheable(params) -> bool:
@@ -48,11 +59,15 @@ def page_cached(
     params,
     find: Callable[[], tuple[Page, str]],
     read: Callable[[list], Listings],
+    candidates: Callable[[int], tuple[list, int | None] | None] | None = None,
 ) -> tuple[Page, str, Listings]:
     """The page and sort of ``params`` (``find()``, which validates them) and its listings
     (``read(ids)``); the page's keys from the cache when they were found at the
-    generation that the read of their listings finds current."""
+    generation that the read of their listings finds current. ``candidates(count)``
+    (``discovery.live_candidates``): a liveOnly query's candidates, if it has any."""
     if not cacheable(params):
+        if candidates is not None and live_candidates_apply(params):
+            return _live_page(scope, params, find, read, candidates)
         page, sort = find()
         return page, sort, read(page.rows)
     key = _key("page", scope, params, {"facets"})
@@ -102,6 +117,44 @@ def facet_counts_peek(
 
 def _facets_key(scope: str, params, names: list[str]) -> str:
     return _key("facets", (scope, names, settings.DISCOVERY_FACET_EXACT), params, NOT_COUNTED)
+
+
+def live_candidates_apply(params) -> bool:
+    """A first page of liveOnly=true, nothing else uncached: candidates may answer it."""
+    return (
+        params.get("liveOnly") == "true"
+        and not params.get("conformant")
+        and not params.get("updated_since")
+        and not params.get("cursor")
+    )
+
+
+def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listings]:
+    key = _key("live", scope, params, {"facets"})
+    entry = cache.get(key)
+    if entry is not None:
+        generation, keys, count, limit, sort = entry
+        pool = keys[:count]
+        live = live_among([pk for pk, _ in pool], timezone.now()) if pool else set()
+        chosen = [k for k in pool if k[0] in live][: limit + 1]
+        if len(chosen) > limit or len(keys) <= count:  # a full page, or every match seen
+            page = relevance_page(chosen, limit, generation)
+            listings = read(page.rows)
+            if listings.generation == generation:
+                return page, sort, listings
+    page, sort = find()  # validates the parameters, and answers
+    listings = read(page.rows)
+    if entry is None or listings.generation != entry[0]:
+        limit = limit_parse(params.get("limit"))
+        count = LIVE_CANDIDATES * (limit + 1)
+        found = candidates(count)
+        if found is not None:
+            keys, generation = found
+            if not keys:  # no match: the generation read before (an older one refuses them)
+                generation = listings.generation
+            if generation is not None:
+                cache.set(key, (generation, keys, count, limit, sort), CACHE_SECONDS)
+    return page, sort, listings
 
 
 def facet_counts_cached(

@@ -112,14 +112,15 @@ class Badge:
 
 @dataclass(frozen=True)
 class LeanRoute:
-    """A GET/HEAD path answered by the lean lane (``registry.lean``): ``handler(rest)``
-    gets what follows ``prefix`` in the path (``exact``: nothing may follow) and returns a
-    ``registry.lean.LeanAnswer``, or None to let Django answer (any case but the ordinary
-    one). ``read_limited``: the per-client read limit applies, as in the Django view;
-    ``database``: the handler reads the database (its connection is looked after);
-    ``anonymous``: only requests without an API key (a keyed request goes to Django
-    uncounted: its view counts it per key); ``environ``: the handler is
-    ``handler(rest, environ)``, for a route that reads the query string or headers."""
+    """A path answered by the lean lane (``registry.lean``): for ``method`` GET (and HEAD),
+    ``handler(rest)`` gets what follows ``prefix`` in the path (``exact``: nothing may
+    follow), or ``handler(rest, environ)`` with ``environ`` set, for a route that reads the
+    query string or headers; for POST, ``handler(rest, environ)`` always (a write needs
+    its credentials). It returns a ``registry.lean.LeanAnswer``, or None to let Django
+    answer (any case but the ordinary one). ``read_limited``: the per-client read limit
+    applies, as in the Django view (GET only); ``database``: the handler uses the database
+    (its connection is looked after); ``anonymous``: only requests without an API key (a
+    keyed request goes to Django uncounted: its view counts it per key)."""
 
     prefix: str
     handler: Callable[..., Any]
@@ -128,6 +129,15 @@ class LeanRoute:
     database: bool = True
     anonymous: bool = False
     environ: bool = False
+    method: str = "GET"
+
+    def __post_init__(self):
+        if self.method not in ("GET", "POST"):
+            raise ImproperlyConfigured(
+                f"lean route {self.prefix!r}: GET or POST, not {self.method}."
+            )
+        if self.method == "POST" and self.read_limited:
+            raise ImproperlyConfigured(f"lean route {self.prefix!r}: the read limit is for GETs.")
 
 
 class ExtensionsClosed(ImproperlyConfigured):
@@ -224,4 +234,4 @@ def register_badge(badge: Badge) -> None:
 
 
 def register_lean_route(route: LeanRoute) -> None:
-    lean_routes.add(route.prefix, route)
+    lean_routes.add(f"{route.method} {route.prefix}", route)

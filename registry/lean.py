@@ -1,5 +1,5 @@
-"""The lean lane: the hottest reads answered straight from WSGI, before Django's request
-machinery.
+"""The lean lane: the hottest reads (and the heartbeat, the hottest write) answered
+straight from WSGI, before Django's request machinery.
 
 A card fetch or a health check needs none of what Django builds per request (the request
 object, URL resolution, sessions, authentication, CSRF, messages, a dozen middleware): it
@@ -8,7 +8,9 @@ HEAD whose path starts with a registered prefix (``registry.extensions.register_
 goes to that route's handler, which answers with a ``LeanAnswer`` or ``None``. ``None``
 sends the request on to Django, unchanged: the lane takes only the ordinary case and every
 other case (an unknown id, a bad Host, a client over its rate limit, an HTTP request where
-HTTPS is required, ``If-Match`` preconditions) gets Django's full answer.
+HTTPS is required, ``If-Match`` preconditions) gets Django's full answer. A POST route
+(``LeanRoute.method``) works the same way; its handler also gets the environ, and its
+answer is a plain 200 (nothing conditional, no read limit: the handler counts its own).
 
 What the lane keeps of the middleware, so that its answers equal Django's
 (``tests/registry/test_lean.py`` compares them header for header):
@@ -125,10 +127,13 @@ class LeanApplication:
 
     def __init__(self, django_application: Callable):
         self.django_application = django_application
-        # Longest prefix first; read once: the stores are closed.
-        self.routes = sorted(
+        # Per method, longest prefix first; read once: the stores are closed.
+        routes = sorted(
             extensions.lean_routes.read(), key=lambda route: len(route.prefix), reverse=True
         )
+        reads = [route for route in routes if route.method == "GET"]
+        writes = [route for route in routes if route.method == "POST"]
+        self.routes = {"GET": reads, "HEAD": reads, "POST": writes}
         self.headers = {secure: security_headers(secure) for secure in (False, True)}
         # A 304 as Django's middleware order makes it: the frame option is gone with the
         # body (ConditionalGetMiddleware keeps the validators), the others come after.
@@ -144,9 +149,10 @@ class LeanApplication:
         self.hosts_seen: dict[str, bool] = {}
 
     def __call__(self, environ, start_response):
-        if environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+        routes = self.routes.get(environ.get("REQUEST_METHOD"))
+        if routes:
             path = environ.get("PATH_INFO", "")
-            for route in self.routes:
+            for route in routes:
                 if path.startswith(route.prefix):
                     rest = path[len(route.prefix) :]
                     if route.exact and rest:
@@ -163,7 +169,9 @@ class LeanApplication:
         if not self.allowed(environ, path, read_limited=route.read_limited):
             return None
         try:
-            return route.handler(rest, environ) if route.environ else route.handler(rest)
+            if route.environ or route.method == "POST":
+                return route.handler(rest, environ)
+            return route.handler(rest)
         except DatabaseError:
             # A broken or closed connection: let Django's request (which reconnects, and
             # answers a problem if the database is down) take it.
@@ -214,6 +222,10 @@ class LeanApplication:
 
     def send(self, environ, start_response, answer: LeanAnswer) -> Iterable[bytes]:
         secure = self.secure(environ)
+        if environ["REQUEST_METHOD"] == "POST":  # no validators, nothing conditional
+            length = ("Content-Length", str(len(answer.body)))
+            start_response("200 OK", [*answer.headers, *self.headers[secure], length])
+            return [answer.body]
         validators = []
         if answer.etag is not None:
             validators.append(("ETag", answer.etag))

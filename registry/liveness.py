@@ -85,6 +85,20 @@ def live_agents(now: datetime) -> Exists:
     return Exists(Endpoint.objects.filter(agent=OuterRef("pk"), alive_until__gt=now))
 
 
+def live_among(agent_ids: list, now: datetime) -> set:
+    """Which of these agents are live at ``now`` (live_agents, for a list of ids: one
+    probe of endpoint_alive each). PostgreSQL."""
+    from django.db import connection
+
+    table = Endpoint._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT agent_id FROM {table} WHERE agent_id = ANY(%s) AND alive_until > %s",  # noqa: S608
+            [list(agent_ids), now],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
 def endpoints_heartbeat(endpoints: QuerySet[Endpoint], now: datetime) -> int:
     """Record a sign of life of the endpoints: one UPDATE, nothing else (no audit entry, no
     card rebuilt, the agent's updatedAt and the change feed untouched); how many."""

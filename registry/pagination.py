@@ -183,6 +183,15 @@ def tiered_page(
     the page's LIMIT, which PostgreSQL runs one after the other and stops as soon as the
     page is full (the later tiers are not read at all).
     """
+    keys, generation = tiered_keys(tiers, limit=limit, cursor=cursor)
+    return _page("relevance", keys, limit, full_rows, generation)
+
+
+def tiered_keys(
+    tiers: list[tuple[int, QuerySet]], *, limit: int, cursor: str | None = None
+) -> tuple[list[tuple[uuid.UUID, Any]], int | None]:
+    """tiered_page's first ``limit + 1`` (pk, [tier, created_at]) keys, in the page's
+    order, and the data generation the statement read."""
     start, after = tiers[0][0], None
     if cursor:
         key, pk = _decode(cursor, "relevance")
@@ -200,7 +209,12 @@ def tiered_page(
     found = reads[0].union(*reads[1:], all=True) if len(reads) > 1 else reads[0]
     rows = sorted(found[: limit + 1], key=lambda row: -row[2])  # stable: each tier's order
     keys = [(pk, [tier, created]) for pk, created, tier, _ in rows]
-    return _page("relevance", keys, limit, full_rows, rows[0][3] if rows else None)
+    return keys, rows[0][3] if rows else None
+
+
+def relevance_page(keys: list[tuple[uuid.UUID, Any]], limit: int, generation: int | None) -> Page:
+    """The page of tiered_keys's ``keys`` (their ids: full_rows None), as tiered_page."""
+    return _page("relevance", keys, limit, None, generation)
 
 
 def _page(

@@ -41,19 +41,27 @@ def postgres_timestamp(value: bytes) -> datetime:
     return POSTGRES_EPOCH + timedelta(microseconds=int.from_bytes(value, "big", signed=True))
 
 
+def postgres_timestamp_bytes(value: datetime) -> bytes:
+    """An aware datetime as a binary timestamptz parameter."""
+    return ((value - POSTGRES_EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
+
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
 # SQLSTATE invalid_sql_statement_name: the statement is gone. psycopg deallocates every
 # prepared statement of a connection (DEALLOCATE ALL) after a rollback, ours with its own.
 _STATEMENT_GONE = b"26000"
 
 
-def _exec_named(pgconn, prepared: set, name: str, sql: str, params, formats):
+def _exec_named(pgconn, prepared: set, name: str, sql: str, params, types, formats):
     """Run the statement prepared as ``name`` (outside a transaction), preparing it first
     when this connection has not, or no longer has, it."""
     from psycopg import pq
 
     for _attempt in range(2):
         if name not in prepared:
-            result = pgconn.prepare(name.encode(), sql.encode())
+            result = pgconn.prepare(name.encode(), sql.encode(), types)
             if result.status != pq.ExecStatus.COMMAND_OK:
                 return result
             prepared.add(name)
@@ -71,6 +79,22 @@ def prepared_row(db, name: str, sql: str, params: list[bytes]) -> tuple | None:
     the CPU of a Django cursor (no wrapper, adaptation or result objects), for the one
     read that decides the card fetch's throughput. Logged like any query when Django
     records queries (DEBUG, the tests' query counts)."""
+    rows = prepared_rows(db, name, sql, params, first=True)
+    return rows[0] if rows else None
+
+
+def prepared_rows(
+    db,
+    name: str,
+    sql: str,
+    params: list[bytes | None],
+    types: list[int] | None = None,
+    *,
+    first: bool = False,
+) -> list[tuple]:
+    """prepared_row's every row (``first``: the first only), for a statement that may
+    also write (in autocommit, it commits as it ends). ``types``: the parameters' type
+    OIDs where PostgreSQL cannot infer them (0: infer); a None parameter is NULL."""
     import time
 
     from psycopg import pq
@@ -85,9 +109,9 @@ def prepared_row(db, name: str, sql: str, params: list[bytes]) -> tuple | None:
     with db.wrap_database_errors:  # psycopg's errors as Django's, and the connection flagged
         if db.in_atomic_block:
             # Inside a transaction a missing statement would abort it: unnamed, parsed now.
-            result = pgconn.exec_params(sql.encode(), params, None, formats, 1)
+            result = pgconn.exec_params(sql.encode(), params, types, formats, 1)
         else:
-            result = _exec_named(pgconn, prepared, name, sql, params, formats)
+            result = _exec_named(pgconn, prepared, name, sql, params, types, formats)
     if result.status != pq.ExecStatus.TUPLES_OK:
         db.errors_occurred = True
         raise PreparedReadError(result.get_error_message())
@@ -95,6 +119,7 @@ def prepared_row(db, name: str, sql: str, params: list[bytes]) -> tuple | None:
         db.queries_log.append(
             {"sql": f"EXECUTE {name} /* {sql} */", "time": f"{time.monotonic() - started:.3f}"}
         )
-    if result.ntuples == 0:
-        return None
-    return tuple(result.get_value(0, column) for column in range(result.nfields))
+    count = min(result.ntuples, 1) if first else result.ntuples
+    columns = range(result.nfields)
+    get_value = result.get_value
+    return [tuple(get_value(row, column) for column in columns) for row in range(count)]

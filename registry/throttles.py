@@ -156,6 +156,23 @@ def heartbeat_ident(key_hash: str) -> str:
     return f"key-hash:{key_hash[:32]}"
 
 
+# The WSGI environ key where the heartbeat's limit, once counted (by the lean lane or the
+# view's fast path), leaves its outcome: a request passed on is not counted again.
+HEARTBEAT_COUNTED = "registry.heartbeat_wait"
+
+
+def heartbeat_wait(meta, key_hash: str) -> float | None:
+    """Count one heartbeat of this key (once a request); None while under
+    RATE_LIMIT_HEARTBEAT, else the seconds until the window ends."""
+    if HEARTBEAT_COUNTED in meta:
+        return meta[HEARTBEAT_COUNTED]
+    ident = heartbeat_ident(key_hash)
+    meta[HEARTBEAT_COUNTED] = wait = window_allows(
+        "heartbeat", ident, settings.RATE_LIMIT_HEARTBEAT
+    )
+    return wait
+
+
 class HeartbeatThrottle(BaseThrottle):
     """Heartbeats and renewals, per key: an owner's many agents each send one every
     interval, far more than the general write limit allows (registry.heartbeats counts
@@ -163,10 +180,12 @@ class HeartbeatThrottle(BaseThrottle):
 
     def allow_request(self, request, view) -> bool:
         try:
-            ident = heartbeat_ident(api_key_hash(raw_api_key(request)))
+            key_hash = api_key_hash(raw_api_key(request))
         except ValueError:
             ident = f"ip:{client_ip(request)}"
-        self._wait = window_allows("heartbeat", ident, settings.RATE_LIMIT_HEARTBEAT)
+            self._wait = window_allows("heartbeat", ident, settings.RATE_LIMIT_HEARTBEAT)
+        else:
+            self._wait = heartbeat_wait(request.META, key_hash)
         return self._wait is None
 
     def wait(self) -> float | None:
