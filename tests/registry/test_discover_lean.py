@@ -33,7 +33,7 @@ QUERIES = [
     "/discover/agents?q=weather&limit=2",  # with a next page
     "/discover/agents?q=forecasts",
     "/discover/agents?sort=name&limit=3",
-    "/discover/agents?q=weather&facets=tag,protocolBinding",
+    "/discover/agents?q=weather&facets=tag,protocol",  # the core's facets
 ]
 
 
