@@ -205,7 +205,7 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
     return response
 
 
-def card_lean(agent_id: str) -> LeanAnswer | None:
+def card_lean(agent_id: str, environ) -> LeanAnswer | None:
     """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes, with their
     validators, from the process's card cache or one primary-key read. Anything else (not
     a UUID, no card) goes on to ``card_serve``, whose 404 problems tell the cases apart."""

@@ -28,9 +28,7 @@ class RegistryConfig(AppConfig):
         from registry.discovery_lean import discover_lean
 
         extensions.register_lean_route(
-            extensions.LeanRoute(
-                "/discover/agents", discover_lean, exact=True, anonymous=True, environ=True
-            )
+            extensions.LeanRoute("/discover/agents", discover_lean, exact=True, anonymous=True)
         )
         # Heartbeats and renewals: the hottest write (registry.heartbeats).
         extensions.register_lean_route(

@@ -109,10 +109,14 @@ def facet_counts_peek(
 ) -> tuple[dict[str, list[dict]], bool] | None:
     """``facet_counts_cached``'s counts when they were counted at ``generation``, the
     current one; None otherwise."""
-    if generation is None or not cacheable(params) or UNCACHED_FACETS & set(names):
+    if not _facets_cacheable(generation, params, names):
         return None
     entry = cache.get(_facets_key(scope, params, names))
     return entry[1] if entry is not None and entry[0] == generation else None
+
+
+def _facets_cacheable(generation: int | None, params, names: list[str]) -> bool:
+    return generation is not None and cacheable(params) and not UNCACHED_FACETS & set(names)
 
 
 def _facets_key(scope: str, params, names: list[str]) -> str:
@@ -166,7 +170,7 @@ def facet_counts_cached(
 ) -> tuple[dict[str, list[dict]], bool]:
     """``facets.facet_counts(source(), names)``, or the same query's cached counts when
     they were counted at ``generation``, the current one (read before counting)."""
-    if generation is None or not cacheable(params) or UNCACHED_FACETS & set(names):
+    if not _facets_cacheable(generation, params, names):
         return facet_counts(source(), names)
     key = _facets_key(scope, params, names)
     entry = cache.get(key)

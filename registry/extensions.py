@@ -112,15 +112,14 @@ class Badge:
 
 @dataclass(frozen=True)
 class LeanRoute:
-    """A path answered by the lean lane (``registry.lean``): for ``method`` GET (and HEAD),
-    ``handler(rest)`` gets what follows ``prefix`` in the path (``exact``: nothing may
-    follow), or ``handler(rest, environ)`` with ``environ`` set, for a route that reads the
-    query string or headers; for POST, ``handler(rest, environ)`` always (a write needs
-    its credentials). It returns a ``registry.lean.LeanAnswer``, or None to let Django
-    answer (any case but the ordinary one). ``read_limited``: the per-client read limit
-    applies, as in the Django view (GET only); ``database``: the handler uses the database
-    (its connection is looked after); ``anonymous``: only requests without an API key (a
-    keyed request goes to Django uncounted: its view counts it per key)."""
+    """A path answered by the lean lane (``registry.lean``): ``handler(rest, environ)`` gets
+    what follows ``prefix`` in the path (``exact``: nothing may follow) and the WSGI environ
+    (the query string, the credentials of a write), for ``method`` GET (and HEAD) or POST.
+    It returns a ``registry.lean.LeanAnswer``, or None to let Django answer (any case but
+    the ordinary one). ``read_limited``: the per-client read limit applies, as in the
+    Django view (GET only); ``database``: the handler uses the database (its connection is
+    looked after); ``anonymous``: only requests without an API key (a keyed request goes
+    to Django uncounted: its view counts it per key)."""
 
     prefix: str
     handler: Callable[..., Any]
@@ -128,7 +127,6 @@ class LeanRoute:
     read_limited: bool = True
     database: bool = True
     anonymous: bool = False
-    environ: bool = False
     method: str = "GET"
 
     def __post_init__(self):

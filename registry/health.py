@@ -33,7 +33,7 @@ HEALTHZ_BODY = b'{"status": "ok"}'
 HEALTHZ_ETAG = f'"{hashlib.md5(HEALTHZ_BODY, usedforsecurity=False).hexdigest()}"'
 
 
-def healthz_lean(rest: str) -> LeanAnswer:
+def healthz_lean(rest: str, environ) -> LeanAnswer:
     """/healthz on the lean lane (registry.lean): the same answer, without Django's
     request machinery (the server's own floor)."""
     return LeanAnswer(HEALTHZ_BODY, [("Content-Type", "application/json")], etag=HEALTHZ_ETAG)

@@ -9,8 +9,9 @@ goes to that route's handler, which answers with a ``LeanAnswer`` or ``None``. `
 sends the request on to Django, unchanged: the lane takes only the ordinary case and every
 other case (an unknown id, a bad Host, a client over its rate limit, an HTTP request where
 HTTPS is required, ``If-Match`` preconditions) gets Django's full answer. A POST route
-(``LeanRoute.method``) works the same way; its handler also gets the environ, and its
-answer is a plain 200 (nothing conditional, no read limit: the handler counts its own).
+(``LeanRoute.method``) works the same way (every handler gets the path's rest and the
+environ); its answer is a plain 200 (nothing conditional, no read limit: the handler
+counts its own).
 
 What the lane keeps of the middleware, so that its answers equal Django's
 (``tests/registry/test_lean.py`` compares them header for header):
@@ -169,9 +170,7 @@ class LeanApplication:
         if not self.allowed(environ, path, read_limited=route.read_limited):
             return None
         try:
-            if route.environ or route.method == "POST":
-                return route.handler(rest, environ)
-            return route.handler(rest)
+            return route.handler(rest, environ)
         except DatabaseError:
             # A broken or closed connection: let Django's request (which reconnects, and
             # answers a problem if the database is down) take it.

@@ -40,7 +40,7 @@ QUERIES = [
 def test_the_route_is_registered_by_the_core_for_anonymous_requests():
     routes = {route.prefix: route for route in extensions.lean_routes.read()}
     route = routes["/discover/agents"]
-    assert route.exact and route.anonymous and route.environ and route.read_limited
+    assert route.exact and route.anonymous and route.read_limited
 
 
 @pytest.mark.parametrize("path", QUERIES)
