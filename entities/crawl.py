@@ -18,9 +18,9 @@ from django.utils import timezone
 from entities.fetching import CardNotFound, card_fetch
 from entities.models import EntityCard
 from entities.services import StoredCard, card_checked, card_flag, card_store
-from registry.hosts import InvalidHost, domain_parse
-from registry.jsonutil import Problem
-from registry.problems import ProblemError
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import InvalidHost, domain_parse
 
 logger = logging.getLogger(__name__)
 

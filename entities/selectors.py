@@ -18,7 +18,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from entities.models import Entity, EntityTerm
 from entities.text import NAME_WEIGHT, capability_term, fold, query_words
-from registry.serializers import registry_url
+from registry.agents.serializers import registry_url
 
 EARTH_RADIUS_M = 6_371_008.8
 # How many entities each query word of /v1/resolve brings to be scored, at the least.

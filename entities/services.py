@@ -17,9 +17,11 @@ from entities import verification
 from entities.models import Entity, EntityCard, EntityTerm, Provider, ProviderClaim
 from entities.text import entity_terms, fold
 from entities.validation import CardReport, EntityData
-from registry import services as core
-from registry.listings import listings_refresh
-from registry.models import Agent, AgentFacet, Endpoint
+from registry.agents import services as core
+from registry.agents.models import Agent, Endpoint
+from registry.discovery.facts import facts_rows
+from registry.discovery.models import AgentFacet
+from registry.signals import agents_written_send
 
 WRITER = "entities"
 CARD_SOURCE = "entity-card"
@@ -101,7 +103,7 @@ def entity_index_rows(entity: Entity) -> tuple[list[tuple], list[AgentFacet]]:
         capabilities=[c for m in entity.mcps for c in m["capabilities"]],
     )
     terms = [(entity.pk, t, w) for t, w in weights.items()]
-    facts = core.facts_rows(
+    facts = facts_rows(
         entity.agent,
         [
             ("entityCategory", entity.category),
@@ -144,7 +146,7 @@ def _index(entity: Entity) -> None:
     terms_insert(terms)
     AgentFacet.objects.filter(agent=entity.agent, kind__in=FACT_KINDS).delete()
     AgentFacet.objects.bulk_create(facts)
-    listings_refresh([entity.agent_id])  # the agent JSON's entity member
+    agents_written_send([entity.agent_id])  # the agent JSON's entity member
 
 
 def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, source: str) -> Agent:

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from entities.crawl import entities_crawl
-from registry.hosts import InvalidHost
+from registry.outbound.hosts import InvalidHost
 
 
 class Command(BaseCommand):
