@@ -1,5 +1,6 @@
-"""API keys over HTTP: an admin key creates keys for owners; every key lists, revokes and
-rotates its owner's keys. Secrets are shown once, in the answer that creates them."""
+"""API keys over HTTP: an admin key creates and manages any key; an agent key lists,
+revokes and rotates its owner's agent keys (never an admin key). Secrets are shown once, in
+the answer that creates them."""
 
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -90,10 +91,11 @@ def _created(request: Request, key: ApiKey, raw: str, status_code: int) -> Respo
 
 
 def key_get(request: Request, key_id: str) -> ApiKey:
-    """A key the request's key may manage: its owner's, or any for an admin key. Others'
-    keys are not found (404): their existence is not disclosed."""
+    """A key the request's key may manage (``Principal.may_manage``: its owner's keys of its
+    scope or lower, or any for an admin key). Others are not found (404): their existence
+    is not disclosed."""
     key = ApiKey.objects.filter(pk=parse_uuid(key_id, "API key")).first()
-    if key is None or not request.user.may_change(key.owner):
+    if key is None or not request.user.may_manage(key):
         raise ProblemError(404, "not-found", f"There is no API key {key_id}.")
     return key
 
@@ -109,8 +111,9 @@ class ApiKeyListView(APIView):
             )
         ],
         responses=ApiKeyListSerializer,
-        description="The keys of the request's owner (revoked and expired ones too), newest "
-        "first; never their secrets.",
+        description="The keys of the request's owner that the request's key may manage "
+        "(an agent key: the owner's agent keys; an admin key: all), revoked and expired ones "
+        "too, newest first; never their secrets.",
     )
     def get(self, request: Request) -> Response:
         params_check(request.query_params, {"owner"})
@@ -123,6 +126,8 @@ class ApiKeyListView(APIView):
                 [Problem("owner", "may be another owner for admin keys only")],
             )
         rows = keys.api_keys_of(owner)
+        if not request.user.is_admin:  # only the keys it may manage (none of a higher scope)
+            rows = rows.filter(scope=ApiKey.Scope.AGENT)
         return Response({"results": ApiKeySerializer(rows, many=True).data})
 
     @extend_schema(

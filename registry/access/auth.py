@@ -61,6 +61,12 @@ class Principal:
     def may_change(self, owner: str) -> bool:
         return self.is_admin or owner == self.owner
 
+    def may_manage(self, key: ApiKey) -> bool:
+        """Whether this key may read, rotate or revoke ``key``: an admin key any key; any
+        other its owner's keys of its own scope or lower (never an admin key: rotating one
+        would hand out more than this key holds)."""
+        return self.is_admin or (key.owner == self.owner and not key.is_admin)
+
 
 class KeyExpired(exceptions.AuthenticationFailed):
     """An API key past its expiry: refused, saying when it expired."""
