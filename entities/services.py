@@ -1,6 +1,6 @@
 """Every write of the entities app: cards stored, levels recomputed, claims kept in step.
 
-Each entity is a core agent written through ``registry.services`` (writer ``entities``):
+Each entity is a core agent written through ``registry.agents.services`` (writer ``entities``):
 its MCP servers are ``MCP`` endpoints, their capabilities the agent's capabilities, so
 discovery, the change feed, the admin and the signals cover entities like any agent.
 """

@@ -89,7 +89,7 @@ def listings_stale() -> list:
 @pytest.fixture(autouse=True)
 def _listings_current(request, _django_db_marker):
     # After every test with a database: whatever its writes were, each stored listing is
-    # the agent's JSON as it is now (registry/listings.py: no write path forgets one).
+    # the agent's JSON as it is now (registry/discovery/listings.py: no write path forgets one).
     yield
     if request.node.get_closest_marker("django_db"):
         assert listings_stale() == []

@@ -181,7 +181,7 @@ class CapabilityTag(models.Model):
 class AgentSearchText(models.Model):
     """The searchable text of an agent (name, description, capability names, descriptions
     and tags), kept at write time. PostgreSQL indexes it in AgentSearchVector, SQLite in an
-    FTS5 table; see registry/search.py.
+    FTS5 table; see registry/discovery/search.py.
 
     ``keys``: the agent's capability names and tags as exact filter keys
     (``"~capability translate"``, ``"~tag travel"``, lower-cased). PostgreSQL indexes them

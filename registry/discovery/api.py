@@ -91,7 +91,7 @@ class DiscoverAgentsView(APIView):
             return page, sort
 
         # The page's keys and facet counts, from the cache where exact (at the current data
-        # generation); the page's stored listings (registry/listings.py), joined as bytes.
+        # generation); the page's stored listings (registry/discovery/listings.py), joined as bytes.
         def candidates(count: int):
             return discovery.live_candidates(agents(), params, count, prefiltered=self.prefiltered)
 

@@ -3,7 +3,7 @@ found at: a page's keys (its agents' ids, sort and next cursor) and its facet co
 the query's parameters. Every write that could change them bumps the generation in its
 transaction, and the statement that reads a page's listings reads the generation too, so
 an entry is served only when its generation is the current one: exact, never stale. The
-listings themselves are always read fresh (registry/listings.py).
+listings themselves are always read fresh (registry/discovery/listings.py).
 
 A page's keys are stored with the generation read by the statement that found them; facet
 counts with the generation read before they were counted. So a page served from the cache

@@ -2,7 +2,7 @@
 counts bumps inside its transaction, so that a count cached with the generation it was
 taken at is exact for as long as that generation is the current one.
 
-Writes bump it through ``registry.listings`` (every write that changes an agent's JSON or
+Writes bump it through ``registry.discovery.listings`` (every write that changes an agent's JSON or
 facts rebuilds its listing) and ``services.agent_delete``. A heartbeat or a probe does not:
 what depends on them (``liveOnly``, ``conformant``, the ``live`` facet) is never cached.
 The bump is the write's last statement, so its row lock is held only until the commit.

@@ -36,7 +36,7 @@ class AgentSearchVector(models.Model):
     """PostgreSQL's full-text index of AgentSearchText: the text's tsvector alone, in a narrow
     table (GIN-indexed) kept by triggers on the text table (migration 0005), so that ranking
     many matches reads half the pages it would with the text beside it. Empty on SQLite,
-    which searches its FTS5 table; see registry/search.py.
+    which searches its FTS5 table; see registry/discovery/search.py.
 
     ``created_at``: the agent's, copied by the trigger (migration 0008), so that a relevance
     tier is read newest first from this table alone: sorting a few matches, or walking the
@@ -61,7 +61,7 @@ class AgentSearchVector(models.Model):
 
 
 class AgentListing(models.Model):
-    """An agent's JSON as discovery lists it, stored at write time (registry/listings.py):
+    """An agent's JSON as discovery lists it, stored at write time (registry/discovery/listings.py):
     every part but the endpoints' liveness and the agent's live and uptime, which change
     without a write (heartbeats, probes) and are merged in when a page is read.
 
@@ -81,7 +81,7 @@ class AgentListing(models.Model):
 
 class DataGeneration(models.Model):
     """One row: a counter that every write changing what discovery finds or counts bumps
-    inside its transaction (registry/listings.py), so that a cached facet count is exact
+    inside its transaction (registry/discovery/listings.py), so that a cached facet count is exact
     while the counter it was counted at is the current one (registry/discovery/facets.py)."""
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)

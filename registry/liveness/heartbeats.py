@@ -14,7 +14,7 @@ no longer queue behind disk flushes.
 It runs on the lean lane (``heartbeat_lean``, before Django builds a request) and, for
 requests that reach Django another way, in the API view's dispatch (``heartbeat_fast``);
 both count the key's heartbeat limit once per request (``registry.access.throttles``). Anything
-else falls through to the API view (``registry.api``), which answers the same way and
+else falls through to the API view (``registry.liveness.api``), which answers the same way and
 explains every refusal (401, 403, 404, 429): another database, a malformed key header or
 path, a key over its limit, or a statement that changed nothing (a refused heartbeat
 changes nothing, so the view may look again). The heartbeat takes no request body: the

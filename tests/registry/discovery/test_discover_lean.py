@@ -1,4 +1,4 @@
-"""GET /discover/agents on the lean lane (registry.api.discover_lean): a query the view
+"""GET /discover/agents on the lean lane (registry.discovery.lean.discover_lean): a query the view
 answered before is answered from its cached keys with the same bytes and headers as the
 view's; everything else is left to the view."""
 

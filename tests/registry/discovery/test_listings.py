@@ -1,4 +1,4 @@
-"""Stored listings (registry/listings.py): discovery pages are the agents' JSON, read from
+"""Stored listings (registry/discovery/listings.py): discovery pages are the agents' JSON, read from
 bytes stored at write time, with the liveness of the moment merged in."""
 
 import pytest
