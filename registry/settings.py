@@ -182,12 +182,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # REDIS_URL switches the shared cache (rate limits, cached reads) to Redis; without it each
-# process keeps its own local-memory cache.
+# process keeps its own local-memory cache. Redis is an accelerator: each call waits at most
+# REDIS_TIMEOUT_MS, and once it fails the process leaves Redis alone for
+# REDIS_RETRY_SECONDS (rate limits count per process, cached reads are skipped meanwhile:
+# registry.access.shared_cache).
 REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_TIMEOUT_MS = env_int("REDIS_TIMEOUT_MS", 100)
+REDIS_RETRY_SECONDS = env_int("REDIS_RETRY_SECONDS", 5)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "registry.access.shared_cache.SharedRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
         }
@@ -206,6 +211,9 @@ RATE_LIMIT_HEARTBEAT = os.environ.get("RATE_LIMIT_HEARTBEAT", "6000/min")
 # verify, the AAP check of a domain): per API key, and stricter per IP without a key.
 RATE_LIMIT_FETCH = os.environ.get("RATE_LIMIT_FETCH", "30/min")
 RATE_LIMIT_FETCH_ANON = os.environ.get("RATE_LIMIT_FETCH_ANON", "6/min")
+# Failed authentications (unknown, revoked or malformed keys) per client address: past it,
+# 429 until the window ends, without looking the keys up.
+RATE_LIMIT_AUTH_FAILURES = os.environ.get("RATE_LIMIT_AUTH_FAILURES", "60/min")
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 AUTH_PASSWORD_VALIDATORS = [
