@@ -49,7 +49,7 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 from a2a.utils.error_handlers import build_rest_error_payload
-from a2a.utils.errors import UnsupportedOperationError
+from a2a.utils.errors import InternalError, UnsupportedOperationError
 from registry.access.auth import bearer_key
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
@@ -124,6 +124,8 @@ class RegistryAgentExecutor(AgentExecutor):
         headers = context.call_context.state.get("headers") or {}
         key = bearer_key(headers.get("authorization", ""))
         skill, answer = await sync_to_async(answer_for)(context.message, key)
+        if skills.unavailable(answer):  # no task can be stored either: a JSON-RPC error
+            raise InternalError(message=answer.text, data={"problem": answer.data["problem"]})
         task = context.current_task
         if task is None and skill == skills.DISCOVERY and answer.state == "completed":
             # A2A lets an agent answer message/send with a Message: found agents are an

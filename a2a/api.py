@@ -18,6 +18,7 @@ from a2a import services
 from a2a.models import CardDocument
 from a2a.selectors import card_cache, card_read
 from registry.access.auth import Principal, owner_choose, principal_may_change
+from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check, read_limited
 from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
@@ -166,6 +167,7 @@ class A2AAgentListView(APIView):
             ),
         },
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Register by card, or by domain/URL (the registry fetches the card itself).
 

@@ -7,11 +7,14 @@ and sorts (``registry.discovery``) over the agent selectors, registration throug
 ``a2a.api.card_register``, the code of ``POST /a2a/agents``, as the caller's API key.
 """
 
+import functools
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 
 from a2a.api import card_register
@@ -23,7 +26,9 @@ from registry.agents import selectors
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
 from registry.http.jsonutil import Problem
-from registry.http.problems import ProblemError, exception_problem
+from registry.http.problems import ProblemError, database_unavailable, exception_problem
+
+logger = logging.getLogger(__name__)
 
 DISCOVERY = "agent-discovery"
 REGISTRATION = "agent-registration"
@@ -130,12 +135,35 @@ def refused(exc: Exception) -> Answer:
     return Answer("rejected", body["detail"], {"problem": body})
 
 
+def database_outage_refused(skill):
+    """A skill whose database does not answer refuses with the HTTP API's 503 problem
+    (``service-unavailable``), never the database's message."""
+
+    @functools.wraps(skill)
+    def run(*args, **kwargs) -> Answer:
+        try:
+            return skill(*args, **kwargs)
+        except DatabaseError as exc:
+            if not database_unavailable(exc):
+                raise
+            logger.warning("%s: the database does not answer (%s)", skill.__name__, exc)
+            return refused(exc)
+
+    return run
+
+
+def unavailable(answer: Answer) -> bool:
+    """Whether an answer is a refusal because the database does not answer."""
+    return answer.data.get("problem", {}).get("status") == 503
+
+
 @dataclass
 class _Read:
     agents: list[dict[str, Any]]
     generation: int | None
 
 
+@database_outage_refused
 def discover(params: dict[str, str]) -> Answer:
     """Find agents with GET /discover/agents's filters, sorts and pages."""
 
@@ -173,6 +201,7 @@ def principal_of(key: str | None) -> Principal | None:
     return principal_for_key(key) if key else None
 
 
+@database_outage_refused
 def register(body: dict[str, Any], key: str | None) -> Answer:
     """Register by ``{"card"}``, ``{"domain"}`` or ``{"url"}`` as the key's owner."""
     try:

@@ -15,6 +15,7 @@ from entities.crawl import domain_register
 from entities.providers import provider_register
 from entities.selectors import entity_document, result_item
 from entities.validation import card_validate
+from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
 from registry.http.jsonutil import Problem
 from registry.http.params import parse_uuid
@@ -104,6 +105,7 @@ class EntityListView(APIView):
         "/.well-known/a2e.json), validate it (its domain must be the host that served it) "
         "and store its entities; 200 when the domain was known.",
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         body = _object(request.data, "domain")
         if not isinstance(body["domain"], str):
@@ -202,6 +204,7 @@ class ProviderRegisterView(APIView):
         description="Register an EDP provider and the entities it serves (EDP §3); "
         "registering again updates it (only with the key that registered it).",
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         registered = provider_register(principal=request.user, payload=request.data)
         provider = registered.provider

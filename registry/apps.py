@@ -48,6 +48,11 @@ class RegistryConfig(AppConfig):
             settings.LIVENESS_SWEEP_INTERVAL_SECONDS,
         )
         extensions.register_schedule(
+            "idempotency-prune",
+            "registry.access.tasks.idempotency_prune",
+            settings.IDEMPOTENCY_PRUNE_INTERVAL_SECONDS,
+        )
+        extensions.register_schedule(
             "endpoints-probe",
             "registry.liveness.tasks.endpoints_probe",
             settings.PROBE_SWEEP_SECONDS,

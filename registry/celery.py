@@ -1,7 +1,7 @@
 """The job engine: one Celery app for the registry's background work.
 
 Tasks live in the app that owns the work (``<app>/tasks.py``, found by autodiscovery; the
-core's in the room that owns them, ``registry/liveness/tasks.py``);
+core's in the room that owns them, ``registry/liveness/tasks.py``, ``registry/access/tasks.py``);
 their periodic schedules are registered like any extension (registry.extensions
 ``register_schedule``) and added to celery beat once the app is finalized. Settings are
 Django's, under the ``CELERY_`` prefix (registry/settings.py, "Background jobs").
@@ -17,7 +17,7 @@ app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The core's own jobs live in its rooms (the apps' in ``<app>/tasks.py``).
-app.autodiscover_tasks(["registry.liveness"])
+app.autodiscover_tasks(["registry.liveness", "registry.access"])
 
 
 @app.on_after_finalize.connect

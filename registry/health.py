@@ -6,12 +6,13 @@ import threading
 import time
 import uuid
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
+from registry.access.shared_cache import SharedRedisCache
 from registry.fastpath.lean import LeanAnswer
 from registry.http.problems import problem_response
 
@@ -53,6 +54,10 @@ def _database() -> None:
 
 
 def _cache() -> None:
+    backend = caches["default"]
+    if isinstance(backend, SharedRedisCache):
+        backend.check()  # past its breaker: whether Redis answers now
+        return
     key = f"readyz:{uuid.uuid4().hex}"
     cache.set(key, "1", timeout=READY_TIMEOUT)
     if cache.get(key) != "1":
@@ -68,17 +73,21 @@ def _broker() -> None:
 
 
 CHECKS = {"database": _database, "cache": _cache, "broker": _broker}
+# Without these the registry cannot serve; without the others (the shared cache: an
+# accelerator) it serves, degraded.
+REQUIRED = {"database", "broker"}
 
 
 def readiness() -> dict[str, str]:
-    """Each dependency: "ok", or why it does not answer."""
+    """Each dependency: "ok", "unavailable" (required) or "degraded"; why goes to the log,
+    never to the answer (it names internal hosts and ports)."""
     results = {}
     for name, check in CHECKS.items():
         try:
             check()
         except Exception as exc:  # any failure means "not ready", never a 500
-            logger.warning("readyz: the %s does not answer: %s", name, exc)
-            results[name] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+            logger.warning("readyz: the %s does not answer: %s: %s", name, type(exc).__name__, exc)
+            results[name] = "unavailable" if name in REQUIRED else "degraded"
         else:
             results[name] = "ok"
     return results
@@ -96,13 +105,18 @@ def readiness_recent() -> dict[str, str]:
 @csrf_exempt  # reads only: 405 for any write, never a CSRF page
 @require_safe
 def readyz(request) -> JsonResponse:
-    """Readiness: 200 when the database, the cache and the job broker answer; else 503."""
+    """Readiness: 200 when the database and the job broker answer ("degraded" when the
+    shared cache does not); else 503."""
     checks = readiness_recent()
-    if all(result == "ok" for result in checks.values()):
-        return JsonResponse({"status": "ok", "checks": checks})
-    down = ", ".join(name for name, result in checks.items() if result != "ok")
+    down = [name for name, result in checks.items() if result == "unavailable"]
+    if not down:
+        degraded = any(result != "ok" for result in checks.values())
+        return JsonResponse({"status": "degraded" if degraded else "ok", "checks": checks})
     response = problem_response(
-        503, "not-ready", f"The registry cannot serve: no answer from the {down}.", checks=checks
+        503,
+        "not-ready",
+        f"The registry cannot serve: no answer from the {', '.join(down)}.",
+        checks=checks,
     )
     response["Retry-After"] = "5"
     return response

@@ -16,9 +16,20 @@ PROBLEM_RESPONSES = {
     401: "No API key, or one that is unknown, revoked or expired.",
     403: "The API key may not do this.",
     404: "There is no such resource (also for an id that is not a UUID).",
-    409: "The request conflicts with the resource's state.",
+    409: "The request conflicts with the resource's state (or, with an Idempotency-Key, "
+    "the first request with that key is still in flight: idempotency-in-progress).",
     413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
+    422: "The Idempotency-Key was used before with another request (idempotency-key-reused).",
     429: "Too many requests: retry after Retry-After seconds.",
+    503: "The database does not answer (service-unavailable): retry after Retry-After seconds.",
+}
+IDEMPOTENCY_KEY = {
+    "in": "header",
+    "name": "Idempotency-Key",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "description": "Makes a retry safe: the same key with the same body within 24 hours "
+    "replays the first success (with `Idempotent-Replayed: true`) and creates nothing more.",
 }
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 # A view whose writes can answer 409 says so with a class attribute ``may_conflict = True``.
@@ -56,7 +67,7 @@ class RegistryAutoSchema(AutoSchema):
 
     def problem_statuses(self, operation: dict) -> set[int]:
         """The problem responses an operation can give, from what it takes."""
-        statuses = {429}
+        statuses = {429, 503}
         has_body = "requestBody" in operation
         if has_body or any(p["in"] == "query" for p in operation.get("parameters", [])):
             statuses.add(400)
@@ -68,12 +79,19 @@ class RegistryAutoSchema(AutoSchema):
             statuses |= {401, 403}
         if self.method in WRITES and getattr(self.view, "may_conflict", False):
             statuses.add(409)
+        if self._idempotent():
+            statuses |= {409, 422}
         return statuses
+
+    def _idempotent(self) -> bool:
+        return getattr(getattr(self.view, self.method.lower(), None), "idempotent", False)
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
+        if self._idempotent():
+            operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
         problem = self.resolve_serializer(ProblemSerializer, "response").ref
         responses = operation["responses"]
         for status in self.problem_statuses(operation):

@@ -180,33 +180,35 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-
-# REDIS_URL switches the shared cache (rate limits, cached reads) to Redis; without it each
-# process keeps its own local-memory cache.
+# REDIS_URL: the shared cache (rate limits, cached reads) in Redis, an accelerator: calls wait
+# REDIS_TIMEOUT_MS at most, a failure leaves it alone REDIS_RETRY_SECONDS (access.shared_cache).
 REDIS_URL = os.environ.get("REDIS_URL", "")
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "registry",
-        }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+REDIS_TIMEOUT_MS = env_int("REDIS_TIMEOUT_MS", 100)
+REDIS_RETRY_SECONDS = env_int("REDIS_RETRY_SECONDS", 5)
+_SHARED = {"LOCATION": REDIS_URL, "KEY_PREFIX": "registry"}
+CACHES = {
+    "default": {"BACKEND": "registry.access.shared_cache.SharedRedisCache", **_SHARED}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
-# Rate limits (requests per second|minute|hour|day): reads per API key or client IP,
-# writes per API key. TRUSTED_PROXY_COUNT proxies' X-Forwarded-For entries are trusted.
+# Rate limits (N/sec|min|hour|day): reads per key or IP, writes per key, heartbeats per key
+# apart, fetches (by domain or URL, verify, AAP) per key and stricter per IP, failed
+# authentications per IP (then 429, no key lookup). TRUSTED_PROXY_COUNT proxies trusted.
 RATE_LIMIT_READ = os.environ.get("RATE_LIMIT_READ", "1200/min")
 RATE_LIMIT_WRITE = os.environ.get("RATE_LIMIT_WRITE", "120/min")
-# Heartbeats and renewals, per API key, apart from other writes: one key may keep thousands
-# of endpoints alive (100 endpoints beating every second).
 RATE_LIMIT_HEARTBEAT = os.environ.get("RATE_LIMIT_HEARTBEAT", "6000/min")
-# Requests that make the registry fetch from the network (registration by domain or URL,
-# verify, the AAP check of a domain): per API key, and stricter per IP without a key.
 RATE_LIMIT_FETCH = os.environ.get("RATE_LIMIT_FETCH", "30/min")
 RATE_LIMIT_FETCH_ANON = os.environ.get("RATE_LIMIT_FETCH_ANON", "6/min")
+RATE_LIMIT_AUTH_FAILURES = os.environ.get("RATE_LIMIT_AUTH_FAILURES", "60/min")
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+
+# Idempotency-Key (registry.access.idempotency): answers replayed for TTL; a duplicate waits
+# WAIT for the request in flight (then 409); one in flight past STALE is run again.
+IDEMPOTENCY_TTL_SECONDS = env_int("IDEMPOTENCY_TTL_SECONDS", 86400)
+IDEMPOTENCY_WAIT_SECONDS = env_int("IDEMPOTENCY_WAIT_SECONDS", 5)
+IDEMPOTENCY_STALE_SECONDS = env_int("IDEMPOTENCY_STALE_SECONDS", 120)
+IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env_int("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS", 3600)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

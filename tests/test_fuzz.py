@@ -195,6 +195,7 @@ def test_no_generated_request_gets_a_server_error(
     # Rate limits would turn most generated requests into 429s and leave the views unexercised.
     settings.RATE_LIMIT_READ = settings.RATE_LIMIT_WRITE = "1000000/min"
     settings.RATE_LIMIT_FETCH = settings.RATE_LIMIT_FETCH_ANON = "1000000/min"
+    settings.RATE_LIMIT_AUTH_FAILURES = "1000000/min"
     _, key = api_key_create(owner="fuzzer", admin=False)
     auth = {"Authorization": f"Bearer {key}"}
     # Changed valid bodies carry an admin key, which may name an owner (half are sent with

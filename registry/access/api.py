@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from registry.access import keys
 from registry.access.auth import Principal
+from registry.access.idempotency import idempotent
 from registry.access.models import ApiKey
 from registry.http.jsonutil import Problem
 from registry.http.params import params_check, parse_uuid
@@ -136,6 +137,7 @@ class ApiKeyListView(APIView):
         description="Create a key for an owner (admin keys only). The answer holds the secret; "
         "it is never shown again.",
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         if not request.user.is_admin:
             raise ProblemError(403, "forbidden", "Only an admin key may create API keys.")
@@ -175,6 +177,7 @@ class ApiKeyRotateView(APIView):
         description="A new key (same owner, scope, label and expiry), then the old one "
         "revoked, or expiring after graceSeconds.",
     )
+    @idempotent
     def post(self, request: Request, key_id: str) -> Response:
         key = key_get(request, key_id)
         now = timezone.now()

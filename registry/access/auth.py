@@ -8,6 +8,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from registry.access.audit import audit_actor
+from registry.access.counters import auth_failure_count, auth_failure_wait
 from registry.access.models import ApiKey
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
@@ -103,19 +104,39 @@ def bearer_key(header: str) -> str | None:
     return value.strip() or None if scheme.lower() == "bearer" else None
 
 
+def auth_failures_check(meta) -> None:
+    """429 for a client whose failed authentications passed the limit."""
+    wait = auth_failure_wait(meta)
+    if wait is not None:
+        raise exceptions.Throttled(wait, detail=AUTH_FAILURES_DETAIL)
+
+
+def auth_failed(meta, message: str) -> exceptions.APIException:
+    """The 401 of a failed authentication, counted: a 429 past the limit."""
+    wait = auth_failure_count(meta)
+    if wait is not None:
+        return exceptions.Throttled(wait, detail=AUTH_FAILURES_DETAIL)
+    return exceptions.AuthenticationFailed(message)
+
+
+AUTH_FAILURES_DETAIL = "Too many failed authentications from this address; try again later."
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         try:
             raw = raw_api_key(request)
         except ValueError:
-            raise exceptions.AuthenticationFailed(
-                "The Authorization header must be 'Bearer <api key>'."
+            auth_failures_check(request.META)
+            raise auth_failed(
+                request.META, "The Authorization header must be 'Bearer <api key>'."
             ) from None
         if not raw:
             return None
+        auth_failures_check(request.META)
         principal = principal_for_key(raw)
         if principal is None:
-            raise exceptions.AuthenticationFailed("The API key is not valid.")
+            raise auth_failed(request.META, "The API key is not valid.")
         return principal, principal.key
 
     def authenticate_header(self, request) -> str:

@@ -62,3 +62,31 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_repr}"
+
+
+class IdempotentRequest(models.Model):
+    """A write sent with an ``Idempotency-Key`` by an API key: what it was (a fingerprint of
+    its method, path and body) and, once it succeeded, its answer, replayed to a retry
+    (``registry.access.idempotency``). Pruned after IDEMPOTENCY_TTL_SECONDS."""
+
+    id = models.BigAutoField(primary_key=True)
+    key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    idempotency_key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    created_at = models.DateTimeField(db_index=True)
+    # When the request in flight started (or a retry took over from one that died).
+    started_at = models.DateTimeField()
+    # Empty while the request is in flight; then its answer.
+    status = models.PositiveSmallIntegerField(null=True, blank=True)
+    headers = models.JSONField(default=dict, blank=True)
+    body = models.BinaryField(default=b"", blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "idempotency_key"], name="idempotency_key_once_per_api_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.idempotency_key} ({self.status or 'in flight'})"

@@ -1,107 +1,20 @@
-"""Rate limits on the shared cache: reads per key or client IP, writes per key.
-
-Fixed windows counted with one atomic ``incr`` per request: constant work whatever the
-rate (DRF's default keeps and re-stores the timestamp of every request in the window).
-"""
-
-import functools
-import threading
-import time
+"""Rate limits: reads per key or client IP, writes per key, heartbeats per key, fetches
+(counted by ``registry.access.counters``)."""
 
 from django.conf import settings
-from django.core.cache import cache, caches
-from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.redis import RedisCache
 from django.http import HttpResponse
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import SAFE_METHODS
-from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle
 
 from registry.access.auth import Principal, api_key_hash, raw_api_key
+from registry.access.counters import (  # noqa: F401 (the counters' users import them here)
+    client_ip,
+    client_ip_of,
+    counters_clear,
+    window_allows,
+)
 from registry.http.problems import problem_response
-
-_parse_rate = SimpleRateThrottle.parse_rate
-
-
-@functools.lru_cache(maxsize=32)
-def _rate(rate: str) -> tuple[int, int]:
-    return _parse_rate(None, rate)
-
-
-_local_counts: dict[str, list] = {}
-_local_lock = threading.Lock()
-_local_purge = {"at": 0.0}
-
-
-def _local_count(key: str, expires: float) -> int:
-    """A counter in this process (the per-process cache's case, without its pickling)."""
-    with _local_lock:
-        entry = _local_counts.get(key)
-        if entry is None:
-            now = time.time()
-            if now - _local_purge["at"] > 1.0:  # the ended windows go, once a second
-                _local_purge["at"] = now
-                for stale in [k for k, (_, end) in _local_counts.items() if end < now]:
-                    del _local_counts[stale]
-            entry = _local_counts[key] = [0, expires]
-        entry[0] += 1
-        return entry[0]
-
-
-def counters_clear() -> None:
-    """Forget this process's counters (tests start each with none, as with the cache)."""
-    with _local_lock:
-        _local_counts.clear()
-
-
-def _redis_count(key: str, timeout: int) -> int:
-    """One round trip to the shared Redis: count, and give a new window its expiry.
-    (Django's ``incr`` asks whether the key exists first: two round trips a request.)"""
-    backend = caches["default"]
-    client = backend._cache.get_client(key, write=True)
-    full_key = backend.make_and_validate_key(key)
-    pipe = client.pipeline(transaction=False)
-    pipe.incr(full_key)
-    pipe.expire(full_key, timeout, nx=True)
-    count, _ = pipe.execute()
-    return count
-
-
-def window_allows(scope: str, ident: str, rate: str) -> float | None:
-    """Count one request; None if allowed, else the seconds until the window ends."""
-    limit, duration = _rate(rate)
-    now = time.time()
-    window = int(now // duration)
-    key = f"throttle:{scope}:{ident}:{window}"
-    backend = caches["default"]
-    if isinstance(backend, LocMemCache):  # this process's own counters anyway
-        count = _local_count(key, now + duration + 1)
-    elif isinstance(backend, RedisCache):
-        count = _redis_count(key, duration + 1)
-    else:
-        try:  # one cache operation for every request of a window but its first
-            count = cache.incr(key)
-        except ValueError:  # the window's first request (or its key expired)
-            count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
-    if count <= limit:
-        return None
-    return max(1.0, (window + 1) * duration - now)
-
-
-def client_ip_of(meta, num_proxies: int | None = None) -> str:
-    """The client address of a request's META (or WSGI environ): REMOTE_ADDR, or the
-    trusted proxies' X-Forwarded-For entry."""
-    num_proxies = settings.TRUSTED_PROXY_COUNT if num_proxies is None else num_proxies
-    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
-    if forwarded and num_proxies:
-        addresses = [a.strip() for a in forwarded.split(",")]
-        return addresses[-min(num_proxies, len(addresses))]
-    return meta.get("REMOTE_ADDR", "")
-
-
-def client_ip(request, num_proxies: int | None = None) -> str:
-    return client_ip_of(request.META, num_proxies)
-
 
 # The WSGI environ key where the lean lane (registry.fastpath.lean) leaves the outcome of the read
 # limit it already counted, so that a request it passes on to Django is not counted twice.

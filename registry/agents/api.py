@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry.access.auth import owner_choose, principal_may_change
+from registry.access.idempotency import idempotent
 from registry.agents import selectors, services
 from registry.agents.concurrency import agent_etag, if_match_agent
 from registry.agents.serializers import (
@@ -100,6 +101,7 @@ class EndpointListView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
 
     @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
+    @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)

@@ -22,6 +22,12 @@ from registry.agents.services import AgentInput, CapabilityInput, EndpointInput,
 from registry.outbound.hosts import https_url_problem, url_credentials_problem
 
 
+def whole_required(attrs: dict, names: tuple[str, ...]) -> None:
+    missing = {name: "This field is required." for name in names if name not in attrs}
+    if missing:
+        raise serializers.ValidationError(missing)
+
+
 @extend_schema_serializer(component_name="Capability")  # CapabilityRequest in the schema
 class CapabilityInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
@@ -31,6 +37,10 @@ class CapabilityInputSerializer(serializers.Serializer):
     tags = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
     )
+
+    def validate(self, attrs):
+        whole_required(attrs, ("name",))  # as an endpoint's (below)
+        return attrs
 
     def validate_tags(self, value):
         # Tags are indexed lower-cased, and "\u0130".lower() is two characters long.
@@ -63,6 +73,9 @@ class EndpointInputSerializer(serializers.Serializer):
     protocolMetadata = serializers.DictField(required=False, default=dict)
 
     def validate(self, attrs):
+        # A PATCH's endpoints replace the agent's: each is whole (a partial root skips
+        # the required members of nested serializers).
+        whole_required(attrs, ("name", "transport", "protocol", "address"))
         errors = {}
         if url_credentials_problem(attrs["address"]):
             errors["address"] = url_credentials_problem(attrs["address"])

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from registry.access.idempotency import idempotent
 from registry.agents import selectors, services
 from registry.agents.api import agent_response, owner_for
 from registry.agents.serializers import AgentInputSerializer, AgentSerializer
@@ -130,6 +131,7 @@ class AgentListView(DiscoverAgentsView):
     """List agents (as /discover/agents does) or register one natively."""
 
     @extend_schema(request=AgentInputSerializer, responses={201: AgentSerializer})
+    @idempotent
     def post(self, request: Request) -> Response:
         payload = AgentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

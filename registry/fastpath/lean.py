@@ -30,6 +30,7 @@ error, and when obsolete (``CONN_MAX_AGE``) as Django closes it at the end of a 
 looked at once a second rather than after every request.
 """
 
+import logging
 import re
 import threading
 import time
@@ -44,6 +45,8 @@ from django.utils.http import parse_etags, parse_http_date_safe
 from registry import extensions
 from registry.access.throttles import READ_COUNTED, read_wait
 from registry.extensions import LeanRoute
+
+logger = logging.getLogger(__name__)
 
 # Headers kept on a 304 besides the validators, as ``django.utils.cache._not_modified``.
 _NOT_MODIFIED_KEEP = ("Cache-Control", "Content-Location", "Expires", "Vary")
@@ -158,7 +161,11 @@ class LeanApplication:
                     rest = path[len(route.prefix) :]
                     if route.exact and rest:
                         break
-                    answer = self.answer(environ, route, path, rest)
+                    try:
+                        answer = self.answer(environ, route, path, rest)
+                    except Exception:  # never the server's HTML 500: Django answers instead
+                        logger.exception("The lean lane failed on %s; Django answers it.", path)
+                        answer = None
                     if answer is not None:
                         return self.send(environ, start_response, answer)
                     break

@@ -1,11 +1,13 @@
 """RFC 9457 problem details: every error response of the registry is one of these."""
 
 import logging
+import sys
 from http import HTTPStatus
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from rest_framework import exceptions
@@ -36,7 +38,45 @@ PROBLEM_TYPES = {
     "key-inactive": "The API key is revoked or expired: it cannot be rotated.",
     "not-ready": "A dependency (database, cache or job broker) does not answer; see checks.",
     "timeout": "The answer took longer than the registry waits (an A2A or MCP request).",
+    "service-unavailable": "The registry's database does not answer: a passing outage, not "
+    "a fault of the request. Retry after Retry-After seconds (with the same Idempotency-Key "
+    "for a registration).",
+    "idempotency-key-reused": "This Idempotency-Key was used with another request (another "
+    "body, method or path) by the same API key: use a new key for a new request.",
+    "idempotency-in-progress": "A request with this Idempotency-Key is still being handled: "
+    "retry after Retry-After seconds to get its answer.",
 }
+
+# How long a client should wait before retrying when the database does not answer.
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether an exception says the database does not answer (down, restarting, the
+    connection broken): a passing outage rather than a fault of the request."""
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
+def unavailable_problem() -> dict[str, Any]:
+    return problem_body(
+        503,
+        "service-unavailable",
+        f"The registry's database does not answer; retry in {RETRY_AFTER_SECONDS} seconds.",
+    )
+
+
+def unavailable_response(request, exc: BaseException) -> JsonResponse:
+    """The 503 of a request the database failed (logged once, without a traceback)."""
+    logger.warning(
+        "%s %s: the database does not answer (%s: %s)",
+        getattr(request, "method", "?"),
+        getattr(request, "path", "?"),
+        type(exc).__name__,
+        str(exc).strip()[:200],
+    )
+    response = JsonResponse(unavailable_problem(), status=503, content_type=PROBLEM_CONTENT_TYPE)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def problem_description(slug: str) -> str | None:
@@ -52,9 +92,12 @@ class ProblemError(exceptions.APIException):
         slug: str,
         detail: str,
         errors: list[Problem] | None = None,
+        *,
+        retry_after: int | None = None,
         **extra: Any,
     ):
         super().__init__(detail)
+        self.retry_after = retry_after  # seconds, sent as Retry-After
         self.status_code = status_code
         self.slug = slug
         self.problem_detail = detail
@@ -143,6 +186,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return None
     if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
         headers["Retry-After"] = str(int(exc.wait + 0.999))
+    elif database_unavailable(exc):
+        return unavailable_response(context.get("request"), exc)
+    elif isinstance(exc, ProblemError) and exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
         headers["WWW-Authenticate"] = auth_header
@@ -165,6 +212,8 @@ def exception_problem(exc: Exception) -> dict[str, Any] | None:
             + (" …" if len(problems) > 3 else ""),
             problems,
         )
+    elif database_unavailable(exc):
+        body = unavailable_problem()
     elif isinstance(exc, exceptions.APIException):
         slug = next((s for cls, s in _SLUGS.items() if isinstance(exc, cls)), "error")
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
@@ -190,6 +239,9 @@ def handler404(request, exception=None) -> HttpResponse:
 
 
 def handler500(request) -> JsonResponse:
+    exc = sys.exc_info()[1]  # set: Django calls this while handling the exception
+    if exc is not None and database_unavailable(exc):
+        return unavailable_response(request, exc)
     return problem_response(500, "server-error", "The registry failed to handle the request.")
 
 
@@ -224,6 +276,12 @@ class ProblemFallbackMiddleware:
 
     def __init__(self, get_response):
         self.get_response = get_response
+
+    def process_exception(self, request, exception):
+        # Before DEBUG's technical page or handler500: a database outage is a 503 anywhere.
+        if database_unavailable(exception):
+            return unavailable_response(request, exception)
+        return None
 
     def __call__(self, request):
         response = self.get_response(request)

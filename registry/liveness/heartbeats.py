@@ -31,6 +31,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from registry.access.auth import api_key_hash, raw_api_key_of
+from registry.access.counters import auth_failure_wait
 from registry.access.models import ApiKey
 from registry.access.throttles import heartbeat_wait
 from registry.agents.liveness_state import HEARTBEAT, endpoint_liveness
@@ -142,8 +143,8 @@ def heartbeat_lean(rest: str, environ) -> LeanAnswer | None:
         return None
     if environ.get("CONTENT_LENGTH") not in (None, "", "0") or "HTTP_TRANSFER_ENCODING" in environ:
         return None  # a body, which the heartbeat does not take: the view's to ignore
-    if not _is_postgresql():
-        return None
+    if not _is_postgresql() or auth_failure_wait(environ) is not None:
+        return None  # a client refused for failed authentications: the view says so
     parsed = _heartbeat_parsed(environ, agent_id, endpoint_id)
     if parsed is None or heartbeat_wait(environ, parsed[0]) is not None:
         return None
@@ -155,7 +156,7 @@ def heartbeat_fast(
     request: HttpRequest, agent_id: str, endpoint_id: str | None
 ) -> HttpResponse | None:
     """The heartbeat's answer, or None to let the API view answer (see the module)."""
-    if not _is_postgresql():
+    if not _is_postgresql() or auth_failure_wait(request.META) is not None:
         return None
     parsed = _heartbeat_parsed(request.META, agent_id, endpoint_id)
     if parsed is None:

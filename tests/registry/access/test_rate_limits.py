@@ -65,3 +65,27 @@ def test_card_reads_are_limited_per_ip_too(settings, alice, anon, make_card):
     response = anon.get(f"/a2a/agents/{agent_id}", REMOTE_ADDR="192.0.2.9")
     assert response["Content-Type"] == "application/problem+json"
     assert int(response["Retry-After"]) >= 1
+
+
+def test_failed_authentications_are_limited_per_client_address(
+    settings, anon, alice, native_payload, django_assert_num_queries
+):
+    settings.RATE_LIMIT_AUTH_FAILURES = "5/min"
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    beat = f"/agents/{agent['id']}/heartbeat"
+    guesser = {"REMOTE_ADDR": "203.0.113.9"}
+    statuses = [
+        anon.post(beat, HTTP_AUTHORIZATION=f"Bearer rk_guess{n}", **guesser).status_code
+        for n in range(7)
+    ]
+    assert statuses == [401] * 5 + [429] * 2
+    refused = anon.post(beat, HTTP_AUTHORIZATION="Bearer rk_guess", **guesser)
+    assert refused["Content-Type"] == "application/problem+json"
+    assert refused.json()["type"] == "/problems/throttled"
+    assert int(refused["Retry-After"]) >= 1
+    # Refused before any key is looked up.
+    with django_assert_num_queries(0):
+        anon.post("/agents", native_payload(), format="json", HTTP_X_API_KEY="rk_x", **guesser)
+    # Another address, and the valid key's owner elsewhere, are not affected.
+    assert anon.post(beat, HTTP_AUTHORIZATION="Bearer rk_guess").status_code == 401
+    assert alice.post(beat).status_code == 200

@@ -207,3 +207,19 @@ def test_a_tag_longer_than_its_index_once_lower_cased_is_400(alice, native_paylo
     response = alice.post("/agents", native_payload(capabilities=capabilities), format="json")
     assert response.status_code == 400
     assert [e["path"] for e in response.json()["errors"]] == ["capabilities[0].tags[1]"]
+
+
+@pytest.mark.parametrize("missing", ["transport", "address", "name", "protocol"])
+def test_patch_with_an_endpoint_lacking_a_member_is_a_400_naming_it(alice, native_payload, missing):
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    endpoint = {k: v for k, v in native_payload()["endpoints"][0].items() if k != missing}
+    response = alice.patch(f"/agents/{agent['id']}", {"endpoints": [endpoint]}, format="json")
+    assert response.status_code == 400
+    assert {"path": f"endpoints[0].{missing}", "message": "This field is required."} in (
+        response.json()["errors"]
+    )
+    capability = alice.patch(
+        f"/agents/{agent['id']}", {"capabilities": [{"tags": ["x"]}]}, format="json"
+    )
+    assert capability.status_code == 400
+    assert capability.json()["errors"][0]["path"] == "capabilities[0].name"
