@@ -183,6 +183,23 @@ def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, sour
 
 
 @transaction.atomic
+def entity_refresh(*, entity: Entity) -> None:
+    """A source or a server card of the entity changed: its shown facts, its index and its
+    core agent (name, description, capabilities with its servers' tools) follow."""
+    facts_apply(entity)
+    _index(entity)
+    agent = Agent.objects.get(pk=entity.pk)
+    fresh = agent_input(entity, entity.mcps, entity_tools(entity.mcps))
+    core.agent_update(
+        agent=agent,
+        name=fresh.name,
+        description=fresh.description,
+        capabilities=fresh.capabilities,
+        writer=WRITER,
+    )
+
+
+@transaction.atomic
 def card_store(
     *,
     owner: str,
