@@ -403,3 +403,28 @@ def test_open_now_true_leaves_out_the_closed(https_server, register, anon):
     near = "/v1/nearby?lat=48.8547&lng=2.3331"
     assert anon.get(f"{near}&open_now=true").json()["results"] == []
     assert [r["entity"]["name"] for r in anon.get(near).json()["results"]] == ["Le Petit Zinc"]
+
+
+def test_an_agents_mcp_endpoint_gets_its_server_card_read_with_its_probe(
+    network, https_server, alice, native_payload
+):
+    from registry.tasks import endpoints_probe
+
+    https_server.json(SERVER_CARD, json.dumps(VALID_CARDS["serverInfo"]).encode())
+    https_server.route("/mcp", 405, {}, b"")  # an MCP server answers a GET with 405
+    payload = native_payload(
+        name="Booking tools",
+        endpoints=[
+            {
+                "name": "mcp",
+                "transport": "Http",
+                "protocol": "MCP",
+                "address": https_server.url("/mcp", host="mybusiness.com"),
+            }
+        ],
+    )
+    assert alice.post("/agents", payload, format="json").status_code == 201
+    assert endpoints_probe.delay().get() == 1
+    card = McpServerCard.objects.get()
+    assert (card.status, card.name, card.version) == ("found", "zinc-bookings", "2.4.1")
+    assert [r.method for r in https_server.requests if r.path == "/mcp"] == ["GET"]
