@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from entities.hours import DAYS
 from entities.models import EntitySource, McpServerCard
+from registry.tasks import endpoints_probe
 from tests.entities.conftest import example, publish
 
 pytest_plugins = ["tests.https_server"]
@@ -408,8 +409,6 @@ def test_open_now_true_leaves_out_the_closed(https_server, register, anon):
 def test_an_agents_mcp_endpoint_gets_its_server_card_read_with_its_probe(
     network, https_server, alice, native_payload
 ):
-    from registry.tasks import endpoints_probe
-
     https_server.json(SERVER_CARD, json.dumps(VALID_CARDS["serverInfo"]).encode())
     https_server.route("/mcp", 405, {}, b"")  # an MCP server answers a GET with 405
     payload = native_payload(
