@@ -103,7 +103,10 @@ ENTITY_SUMMARY = {
         "website": _nullable("string"),
         "same_as": {"type": "array", "items": {"type": "string"}},
         "hours": HOURS,
-        "timezone": _nullable("string", description="IANA zone, from coordinates or country."),
+        "timezone": _nullable(
+            "string",
+            description="IANA zone, from coordinates or country, when hours are known.",
+        ),
         "openNow": _nullable("boolean", description="null when hours or zone are unknown."),
         "format": {"type": "string"},
         "verification_level": {"type": "integer", "enum": [0, 1, 2]},
