@@ -3,7 +3,7 @@ HTTP+JSON routes) around an ``AgentExecutor`` running the registry's two skills
 (``a2a.skills``), with its tasks in the database (``a2a.task_store``).
 
 The SDK's routes form one ASGI application, served from Django views (``a2a.api``
-through ``registry.bridge``) at ``/a2a/jsonrpc`` and ``/a2a/rest``: the URLs of the
+through ``registry.fastpath.bridge``) at ``/a2a/jsonrpc`` and ``/a2a/rest``: the URLs of the
 registry card's two interfaces.
 """
 
@@ -50,9 +50,9 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import UnsupportedOperationError
-from registry.auth import bearer_key
-from registry.bridge import asgi_response, json_body_problem, request_refusal
-from registry.problems import PROBLEM_CONTENT_TYPE, problem_body
+from registry.access.auth import bearer_key
+from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
+from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"

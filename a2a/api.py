@@ -17,15 +17,16 @@ from rest_framework.views import APIView
 from a2a import services
 from a2a.models import CardDocument
 from a2a.selectors import card_cache, card_read
-from registry import selectors
-from registry.auth import Principal, owner_choose, principal_may_change
-from registry.concurrency import if_match_document
-from registry.jsonutil import Problem
-from registry.lean import LeanAnswer
-from registry.models import Agent, Endpoint
-from registry.problems import ProblemError, problem_response
-from registry.serializers import AgentSerializer
-from registry.throttles import fetch_rate_check, read_limited
+from registry.access.auth import Principal, owner_choose, principal_may_change
+from registry.access.throttles import fetch_rate_check, read_limited
+from registry.agents import selectors
+from registry.agents.concurrency import if_match_document
+from registry.agents.models import Agent, Endpoint
+from registry.agents.serializers import AgentSerializer
+from registry.fastpath.lean import LeanAnswer
+from registry.http.jsonutil import Problem
+from registry.http.params import parse_uuid
+from registry.http.problems import ProblemError, problem_response
 
 CARD_CONTENT_TYPE = "application/json"
 CARD_CACHE_CONTROL = "public, max-age=60"
@@ -206,7 +207,7 @@ def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
 
 
 def card_lean(agent_id: str, environ) -> LeanAnswer | None:
-    """GET /a2a/agents/<id> on the lean lane (registry.lean): the stored bytes, with their
+    """GET /a2a/agents/<id> on the lean lane (registry.fastpath.lean): the stored bytes, with their
     validators, from the process's card cache or one primary-key read. Anything else (not
     a UUID, no card) goes on to ``card_serve``, whose 404 problems tell the cases apart."""
     if _CANONICAL_UUID.fullmatch(agent_id):  # the usual spelling: the key as it is
@@ -299,7 +300,7 @@ class QueueEndpointView(APIView):
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
     def get(self, request: Request, endpoint_id: str) -> Response:
-        pk = selectors.parse_uuid(endpoint_id, "endpoint")
+        pk = parse_uuid(endpoint_id, "endpoint")
         endpoint = Endpoint.objects.filter(pk=pk).select_related("agent").first()
         if endpoint is None or not endpoint.is_queue:
             raise ProblemError(404, "not-found", f"There is no queue endpoint {endpoint_id}.")

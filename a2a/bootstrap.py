@@ -8,7 +8,7 @@ yields a card ``card_validate`` accepts wins; every attempt is recorded.
 
 TXT content is an untrusted hint: it only adds a URL to try, and the card
 fetched from it must validate like any other. All HTTP goes through
-``registry.fetch``; the TXT lookup (a2a/txt_records.py) is the one other network access
+``registry.outbound.fetch``; the TXT lookup (a2a/txt_records.py) is the one other network access
 (DNS, to the configured resolver).
 
 Origin policy: every interface URL of the card must be on the domain's host or
@@ -31,9 +31,9 @@ import dns.resolver
 
 from a2a.txt_records import DiscoveryError, TxtHint, txt_hint_parse, txt_records
 from a2a.validation import card_validate
-from registry.fetch import FetchError, fetch
-from registry.hosts import Domain, InvalidHost, domain_parse
-from registry.jsonutil import Problem, join_path
+from registry.http.jsonutil import Problem, join_path
+from registry.outbound.fetch import FetchError, fetch
+from registry.outbound.hosts import Domain, InvalidHost, domain_parse
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 

@@ -12,11 +12,12 @@ from a2a.services import CARD_SOURCE, WRITER
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.validation import card_validate
-from registry import services as core
-from registry.jsonutil import Problem, canonical_dumps
-from registry.listings import listings_deferred
-from registry.models import AgentFacet
-from registry.problems import ProblemError
+from registry.agents import services as core
+from registry.discovery.facts import facts_rows
+from registry.discovery.models import AgentFacet
+from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.problems import ProblemError
+from registry.signals import writes_batched
 
 
 def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
@@ -59,7 +60,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         for card, report, _, _ in fresh
     ]
     # Every listing is built once, in bulk, after the cards, provenances and AAP statuses.
-    with transaction.atomic(), listings_deferred():
+    with transaction.atomic(), writes_batched():
         agents = core.agents_bulk_create(
             owner=owner, items=[data for _, _, data, _ in fresh], source=CARD_SOURCE, writer=WRITER
         )
@@ -90,7 +91,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             )
             provenances.append(provenance)
             identities.append(AgentIdentity(agent=agent, owner=owner, preferred_url=preferred))
-            facts += core.facts_rows(
+            facts += facts_rows(
                 agent, card_facts(card, report.index_view) | trust_facts(provenance)
             )
         for model, rows in (

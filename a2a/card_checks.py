@@ -4,14 +4,14 @@ store, and the 0.3 card's own rules. Each adds its problems to the walker of
 ``card_validate`` (a2a/validation.py)."""
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from a2a.card_format import MEDIA_TYPE, card_get, url_problem
+from a2a.card_walker import CardWalker
 from a2a.compat.v0_3 import types as v03
-from registry.jsonutil import Problem, join_path
-from registry.models import (
+from registry.agents.models import (
     CAPABILITIES_MAX,
     ENDPOINTS_MAX,
     LIST_MAX_ITEMS,
@@ -21,9 +21,7 @@ from registry.models import (
     CapabilityTag,
     Endpoint,
 )
-
-if TYPE_CHECKING:
-    from a2a.validation import CardWalker
+from registry.http.jsonutil import Problem, join_path
 
 VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 # Signatures per card: each may name a key set to fetch (README "Security").
@@ -40,7 +38,7 @@ LIST_CAPS = {
 }
 
 
-def check_interfaces(doc: dict, walker: "CardWalker") -> None:
+def check_interfaces(doc: dict, walker: CardWalker) -> None:
     key = "supported_interfaces" if "supported_interfaces" in doc else "supportedInterfaces"
     interfaces = doc.get(key)
     if not isinstance(interfaces, list):
@@ -79,7 +77,7 @@ def _requirement_names(requirement: Any) -> list[str] | None:
     return list(requirement)
 
 
-def check_security(doc: dict, walker: "CardWalker", v1: bool) -> None:
+def check_security(doc: dict, walker: CardWalker, v1: bool) -> None:
     schemes = card_get(doc, "securitySchemes") or {}
     declared = set(schemes) if isinstance(schemes, dict) else set()
     sources: list[tuple[str, Any]] = []
@@ -117,7 +115,7 @@ def check_security(doc: dict, walker: "CardWalker", v1: bool) -> None:
                     )
 
 
-def check_skill_ids(doc: dict, walker: "CardWalker") -> None:
+def check_skill_ids(doc: dict, walker: CardWalker) -> None:
     skills = doc.get("skills")
     if not isinstance(skills, list):
         return
@@ -139,7 +137,7 @@ def _max_length(model: type, name: str) -> int:
     return model._meta.get_field(name).max_length
 
 
-def check_lengths(doc: dict, walker: "CardWalker") -> None:
+def check_lengths(doc: dict, walker: CardWalker) -> None:
     """What the registry stores of a card in columns (registry/models.py) must fit them."""
     address = _max_length(Endpoint, "address")
     skill_id = _max_length(Capability, "external_id")
@@ -172,7 +170,7 @@ def check_lengths(doc: dict, walker: "CardWalker") -> None:
             walker.errors.append(Problem(path, f"must be at most {limit} characters"))
 
 
-def check_sizes(doc: Any, walker: "CardWalker", path: str = "", key: str = "") -> None:
+def check_sizes(doc: Any, walker: CardWalker, path: str = "", key: str = "") -> None:
     """No string longer, and no list longer, than a real card needs."""
     if isinstance(doc, str):
         if len(doc) > TEXT_MAX_CHARS:
@@ -193,7 +191,7 @@ def _listed(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def check_v03(doc: dict, walker: "CardWalker") -> None:
+def check_v03(doc: dict, walker: CardWalker) -> None:
     try:
         v03.AgentCard.model_validate(doc)
     except ValidationError as exc:

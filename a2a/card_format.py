@@ -9,8 +9,8 @@ from typing import Any
 
 from django.conf import settings
 
-from registry.hosts import https_url_problem
-from registry.jsonutil import Problem
+from registry.http.jsonutil import Problem
+from registry.outbound.hosts import https_url_problem
 
 V1 = "1.0"
 V1_RC = "1.0-rc"
@@ -101,7 +101,7 @@ def card_naming(doc: dict) -> str:
 
 
 def url_problem(value: str) -> str | None:
-    """Why a card URL is unacceptable (registry.hosts' https rule), or None."""
+    """Why a card URL is unacceptable (registry.outbound.hosts' https rule), or None."""
     return https_url_problem(value, allow_http=settings.A2A_ALLOW_HTTP_URLS)
 
 

@@ -13,9 +13,9 @@ from django.conf import settings
 
 from a2a.card_format import card_classify, card_get
 from a2a.validation import card_index_view
-from registry.jsonutil import Problem
-from registry.models import Agent, Endpoint
-from registry.services import AgentInput, CapabilityInput, EndpointInput
+from registry.agents.models import Agent, Endpoint
+from registry.agents.services import AgentInput, CapabilityInput, EndpointInput
+from registry.http.jsonutil import Problem
 
 # Card-level A2A members kept in the preferred endpoint's protocol metadata,
 # and overlaid from there when a native agent's card is generated.

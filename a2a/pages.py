@@ -4,7 +4,7 @@ card's skills, interfaces, security schemes and trust, and the card itself."""
 import json
 
 from a2a.selectors import card_read
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 def _get(card: dict, camel: str, snake: str):

@@ -1,7 +1,7 @@
 """How the registry probes an A2A endpoint: reachable, answering A2A, its card current.
 
 Up when its host serves a card at the well-known paths whose interfaces include the
-endpoint's URL, or else when the endpoint itself answers below 500 (registry.probes). Then,
+endpoint's URL, or else when the endpoint itself answers below 500 (registry.liveness.probes). Then,
 for a JSON-RPC endpoint, one side-effect-free A2A call: ``GetTask`` for a random task id,
 which a conformant agent answers with a JSON-RPC error (task not found). The category says
 what was found: ``ok`` (it answered in JSON-RPC 2.0), ``not_a2a`` (it answered, but not
@@ -25,12 +25,12 @@ from a2a.bootstrap import LEGACY_WELL_KNOWN_PATH, WELL_KNOWN_PATH, card_interfac
 from a2a.models import CardDocument, CardProvenance
 from a2a.provenance import CardSource, card_signature_check
 from a2a.services import agent_replace_card
-from registry.audit import audit_actor
-from registry.fetch import FetchError, FetchResult, fetch
-from registry.hosts import url_authority
-from registry.models import Agent, Endpoint
-from registry.probes import ProbeOutcome, http_probe, outcome_of_error
-from registry.problems import ProblemError
+from registry.access.audit import audit_actor
+from registry.agents.models import Agent, Endpoint
+from registry.http.problems import ProblemError
+from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error
+from registry.outbound.fetch import FetchError, FetchResult, fetch
+from registry.outbound.hosts import url_authority
 
 logger = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from django.utils import timezone
 from a2a.mapping import card_to_agent_input
 from a2a.models import CardDocument, CardProvenance
 from a2a.signatures import SignatureResult, card_signature_verify
-from registry import services as core
-from registry.hosts import url_authority
-from registry.jsonutil import Problem
-from registry.listings import listings_refresh
-from registry.models import Agent
+from registry.agents.models import Agent
+from registry.discovery.facts import agent_facts_set
+from registry.http.jsonutil import Problem
+from registry.outbound.hosts import url_authority
+from registry.signals import agents_written_send
 
 # Fact kinds (registry.extensions) this module writes from a card's provenance.
 TRUST_FACT_KINDS = ("verified", "signed")
@@ -67,7 +67,7 @@ def provenance_save(agent: Agent, source: CardSource, signature: SignatureResult
         },
     )
     trust_facts_save(agent, provenance)
-    listings_refresh([agent.pk])  # the agent JSON's trust
+    agents_written_send([agent.pk])  # the agent JSON's trust
     return provenance
 
 
@@ -82,7 +82,7 @@ def trust_facts(provenance: CardProvenance) -> set[tuple[str, str]]:
 
 
 def trust_facts_save(agent: Agent, provenance: CardProvenance | None) -> None:
-    core.agent_facts_set(
+    agent_facts_set(
         agent=agent,
         kinds=TRUST_FACT_KINDS,
         facts=trust_facts(provenance) if provenance is not None else (),
@@ -105,7 +105,7 @@ def signatures_recheck() -> dict[str, int]:
             provenance = CardProvenance.objects.select_for_update().get(pk=provenance.pk)
             _signature_store(provenance, signature)
             trust_facts_save(Agent(pk=document.agent_id), provenance)
-            listings_refresh([document.agent_id])
+            agents_written_send([document.agent_id])
         counts[signature.status] = counts.get(signature.status, 0) + 1
     return counts
 

@@ -19,11 +19,11 @@ from a2a.selectors import CARDS_CHANNEL, card_cache
 from a2a.services import WRITER, card_facts_save, document_save
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.validation import card_validate
-from registry.jsonutil import Problem, canonical_dumps
-from registry.models import Agent
-from registry.notices import announce
-from registry.problems import ProblemError
-from registry.selectors import agent_queryset
+from registry.agents.models import Agent
+from registry.agents.selectors import agent_queryset
+from registry.fastpath.notices import announce
+from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.problems import ProblemError
 from registry.signals import agent_changed
 
 # Changes of a native write that touch what a card says.

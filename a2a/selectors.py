@@ -13,14 +13,15 @@ from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from a2a.models import CardDocument
-from registry.generation import generation_read
-from registry.models import Agent, Capability, DataGeneration, Endpoint
-from registry.notices import NoticedCache
-from registry.prepared import postgres_timestamp, prepared_cursor, prepared_row
-from registry.serializers import registry_url
+from registry.agents.models import Agent, Capability, Endpoint
+from registry.agents.serializers import registry_url
+from registry.discovery.generation import generation_read
+from registry.discovery.models import DataGeneration
+from registry.fastpath.notices import NoticedCache
+from registry.fastpath.prepared import postgres_timestamp, prepared_cursor, prepared_row
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
-# The lean lane's card answers, per process (registry.notices): every card write
+# The lean lane's card answers, per process (registry.fastpath.notices): every card write
 # announces its agent's id on this channel (a2a.receivers).
 CARDS_CHANNEL = "registry_cards"
 card_cache = NoticedCache(CARDS_CHANNEL, settings.CARD_CACHE_MB * 2**20, settings.CARD_CACHE_DIR)
@@ -35,7 +36,7 @@ def _card_read_sql() -> str:
 
 
 def _card_cursor(db):
-    """A cursor for the card read (registry.prepared): server-bound, so PostgreSQL
+    """A cursor for the card read (registry.fastpath.prepared): server-bound, so PostgreSQL
     prepares it, and reading results in binary, so the body arrives as its bytes."""
     return prepared_cursor(db, binary=True)
 

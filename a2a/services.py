@@ -29,14 +29,15 @@ from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.txt_records import DiscoveryError
 from a2a.validation import card_validate
-from registry import services as core
-from registry.concurrency import Precondition, agent_lock, checked
-from registry.hosts import url_authority
-from registry.jsonutil import Problem, canonical_dumps
-from registry.listings import listings_deferred
-from registry.models import Agent, Endpoint
-from registry.problems import ProblemError
-from registry.selectors import agent_queryset
+from registry.agents import services as core
+from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.models import Agent, Endpoint
+from registry.agents.selectors import agent_queryset
+from registry.discovery.facts import agent_facts_set
+from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import url_authority
+from registry.signals import writes_batched
 
 # The source of agents registered by card, and the writer name of this app's writes.
 CARD_SOURCE = "a2a-card"
@@ -70,7 +71,7 @@ def card_require_valid(card: Any) -> CardReport:
 
 
 def card_facts_save(agent: Agent, card: dict | None) -> None:
-    core.agent_facts_set(
+    agent_facts_set(
         agent=agent, kinds=CARD_FACT_KINDS, facts=card_facts(card) if card is not None else ()
     )
 
@@ -142,7 +143,7 @@ def agent_register_card(
     while True:
         try:
             # The agent's listing is built once, after the card, provenance and AAP status.
-            with transaction.atomic(), listings_deferred():
+            with transaction.atomic(), writes_batched():
                 identity = (
                     AgentIdentity.objects.select_for_update()
                     .filter(owner=owner, preferred_url=preferred)
@@ -297,7 +298,7 @@ def agent_replace_card(
     signature = card_signature_check(card, source.verified_domain or None)
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
-    with transaction.atomic(), listings_deferred():
+    with transaction.atomic(), writes_batched():
         # The checks above took time; the agent may have gone or changed since.
         agent = checked(agent_lock(agent), precondition)
         taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(

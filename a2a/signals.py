@@ -5,7 +5,7 @@ from typing import Any
 
 from django.dispatch import Signal
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 @dataclass(frozen=True)

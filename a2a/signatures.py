@@ -7,7 +7,7 @@ itself is a2a-sdk's ``create_signature_verifier``, run on one signature at a
 time so that each failure can be named.
 
 Keys come from the JWK Set at the protected header's ``jku``, or else at
-``https://<domain>/.well-known/jwks.json``, always through ``registry.fetch``.
+``https://<domain>/.well-known/jwks.json``, always through ``registry.outbound.fetch``.
 ``jku`` is attacker-chosen input, so (spec: allow-list it) it must be https and,
 when a domain is given, on exactly the domain's origin (host and port; no
 subdomains, which may belong to other tenants). Only asymmetric algorithms are
@@ -29,8 +29,8 @@ from jwt.utils import base64url_decode
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import AgentCard, AgentCardSignature
 from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
-from registry.fetch import FetchError, fetch_json
-from registry.hosts import Domain, InvalidHost, domain_parse, https_url_problem
+from registry.outbound.fetch import FetchError, fetch_json
+from registry.outbound.hosts import Domain, InvalidHost, domain_parse, https_url_problem
 
 VERIFIED = "verified"
 INVALID = "invalid"

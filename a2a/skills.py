@@ -17,11 +17,13 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 from a2a.api import card_register
 from a2a.extensions import card_url
 from a2a.selectors import agent_summaries
-from registry import discovery, discovery_cache, selectors
-from registry.auth import KeyExpired, Principal, principal_for_key
-from registry.jsonutil import Problem
-from registry.problems import ProblemError, exception_problem
-from registry.throttles import window_allows
+from registry.access.auth import KeyExpired, Principal, principal_for_key
+from registry.access.throttles import window_allows
+from registry.agents import selectors
+from registry.discovery import cache as discovery_cache
+from registry.discovery import discover as discovery
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError, exception_problem
 
 DISCOVERY = "agent-discovery"
 REGISTRATION = "agent-registration"
@@ -147,7 +149,7 @@ def discover(params: dict[str, str]) -> Answer:
 
     try:
         # The page's keys as GET /discover/agents finds them, cached at the same data
-        # generation (registry.discovery_cache); the agents' summaries read fresh.
+        # generation (registry.discovery.cache); the agents' summaries read fresh.
         page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, params, find, read)
     except APIException as exc:
         return refused(exc)

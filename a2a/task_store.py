@@ -17,10 +17,10 @@ from a2a.models import AgentTask
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Task, TaskState
-from registry.auth import api_key_hash, bearer_key
+from registry.access.auth import api_key_hash, bearer_key
 
 # The call context's state entry holding the tasks this request saved or read.
-SEEN = "registry.tasks"
+SEEN = "registry.liveness.tasks"
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 

@@ -16,7 +16,7 @@ import dns.exception
 import dns.resolver
 from django.conf import settings
 
-from registry.hosts import https_url_problem
+from registry.outbound.hosts import https_url_problem
 
 logger = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ from aap.checker import aap_check
 from aap.report import AAPReport
 from aap.selectors import dealer_queryset
 from aap.services import aap_check_domain
-from registry.api import DiscoverAgentsView
-from registry.hosts import InvalidHost
-from registry.jsonutil import Problem
-from registry.problems import ProblemError
-from registry.throttles import fetch_rate_check
+from registry.access.throttles import fetch_rate_check
+from registry.discovery.api import DiscoverAgentsView
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import InvalidHost
 
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 

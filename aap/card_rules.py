@@ -13,8 +13,8 @@ from aap.documents import (
 )
 from aap.report import FAIL, MUST, PASS, RULES, SKIP, WARN, RuleResult
 from aap.schema_checks import card_schema_findings, show
-from registry.hosts import https_url_problem
-from registry.jsonutil import Problem, join_path
+from registry.http.jsonutil import Problem, join_path
+from registry.outbound.hosts import https_url_problem
 
 
 def outcome(rule: str, problems: list[Problem], passed: Problem) -> list[RuleResult]:

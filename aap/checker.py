@@ -44,7 +44,7 @@ from aap.manifest_rules import (
     manifest_skills_rule,
 )
 from aap.report import CARD_ROOT, FAIL, MANIFEST_ROOT, MUST, AAPReport, RuleResult, plural
-from registry.jsonutil import Problem
+from registry.http.jsonutil import Problem
 
 _CARD_RULES_AFTER_EXTENSION = (
     "card.manifest_url",

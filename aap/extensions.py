@@ -5,8 +5,8 @@ from django.conf import settings
 from aap.demo import dealer_demo_load
 from aap.pages import aap_badge, aap_panel
 from registry import extensions
+from registry.agents.models import Agent
 from registry.extensions import AgentPanel, Badge, FactKind, Member
-from registry.models import Agent
 
 FACT_KINDS = [
     FactKind(

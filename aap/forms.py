@@ -5,8 +5,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from registry.hosts import InvalidHost, domain_parse
-from registry.jsonutil import JSONInputError, strict_loads
+from registry.http.jsonutil import JSONInputError, strict_loads
+from registry.outbound.hosts import InvalidHost, domain_parse
 
 
 def json_document(text: str | bytes, what: str) -> Any:

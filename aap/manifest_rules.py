@@ -4,7 +4,7 @@ from aap.card_rules import outcome, skipped
 from aap.documents import LEGACY_CONTRACT_VERSION, LEGACY_SKILL_IDS
 from aap.report import MANIFEST_ROOT, RuleResult
 from aap.schema_checks import dotted, expand, manifest_schema_validator, path_key, show
-from registry.jsonutil import Problem
+from registry.http.jsonutil import Problem
 
 
 def manifest_schema_rule(manifest: dict) -> tuple[list[RuleResult], bool]:

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 class AAPStatus(models.Model):

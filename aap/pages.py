@@ -1,6 +1,6 @@
 """What the AAP app shows on an agent's page (registry.extensions.AgentPanel)."""
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 def aap_panel(agent: Agent) -> dict | None:

@@ -14,7 +14,7 @@ from jsonschema.exceptions import ValidationError
 
 from aap.documents import OPAQUE_MEMBERS, SNAKE_OF, Card
 from aap.report import CARD_ROOT
-from registry.jsonutil import Problem, join_path
+from registry.http.jsonutil import Problem, join_path
 
 _SCHEMA_DIR = Path(__file__).with_name("schemas")
 

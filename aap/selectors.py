@@ -3,8 +3,8 @@
 from django.db.models import Exists, OuterRef, QuerySet
 
 from aap.models import AAPStatus
-from registry.models import Agent
-from registry.selectors import agent_queryset
+from registry.agents.models import Agent
+from registry.agents.selectors import agent_queryset
 
 
 def dealer_queryset() -> QuerySet[Agent]:

@@ -26,11 +26,12 @@ from aap.report import (
     RuleResult,
     report_with_results,
 )
-from registry.fetch import FetchError, fetch_json
-from registry.hosts import domain_parse
-from registry.listings import listings_refresh
-from registry.models import Agent, AgentFacet
-from registry.services import facts_rows
+from registry.agents.models import Agent
+from registry.discovery.facts import facts_rows
+from registry.discovery.models import AgentFacet
+from registry.outbound.fetch import FetchError, fetch_json
+from registry.outbound.hosts import domain_parse
+from registry.signals import agents_written_send
 
 CARD_PATH = "/.well-known/agent-card.json"
 MANIFEST_PATH = "/.well-known/auto-agent-contract.json"
@@ -149,7 +150,7 @@ def aap_statuses_store(cards: list[StoredCard]) -> None:
         facts += facts_rows(stored.agent, aap_facts(values))
     AAPStatus.objects.bulk_create(statuses, batch_size=1000)
     AgentFacet.objects.bulk_create(facts, batch_size=1000)
-    listings_refresh([stored.agent.pk for stored in cards])  # the agent JSON's aap
+    agents_written_send([stored.agent.pk for stored in cards])  # the agent JSON's aap
 
 
 @transaction.atomic

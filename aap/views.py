@@ -14,7 +14,7 @@ from aap.checker import aap_check
 from aap.forms import CheckForm
 from aap.report import STATUS_MARKS, AAPReport
 from aap.services import aap_check_domain
-from registry.throttles import fetch_rate_wait
+from registry.access.throttles import fetch_rate_wait
 
 STATUS_ORDER = ("pass", "fail", "warn", "skip")
 

@@ -201,9 +201,10 @@ def throughput_block(
     say(f"throughput at N={agents} with {generator}, {args.duration:g} s each")
     rows = {"bare": bare_measure(args, generator, tmp)}
     rows["healthz"] = throughput("healthz", ["/healthz"], args, port, generator, tmp)
-    # Each worker keeps the cards it fetched (registry.spool): warmed until the workers have
-    # had three fetches per card each, so each holds some 95% of them (1 - e^-3), as a server
-    # that has run a while does; the run then measures that steady state.
+    # Each worker keeps the cards it fetched (registry.fastpath.spool): warmed until the
+    # workers have had three fetches per card each, so each holds some 95% of them
+    # (1 - e^-3), as a server that has run a while does; the run then measures that steady
+    # state.
     warm = CARD_WARM_FETCHES * WORKERS * len(card_paths)
     rows["card"] = throughput("card", card_paths, args, port, generator, tmp, warm_requests=warm)
     for kind in THROUGHPUT_DISCOVERY:

@@ -116,7 +116,7 @@ def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int
 
 
 def _agents_count_check(expected: int) -> None:
-    from registry.models import Agent
+    from registry.agents.models import Agent
 
     count = Agent.objects.count()
     if count != expected:
@@ -133,7 +133,7 @@ def card_paths() -> list[str]:
 
 def api_key(owner: str = OWNER) -> str:
     """A new API key of the agents' owner, for the heartbeat requests."""
-    from registry.keys import api_key_create
+    from registry.access.keys import api_key_create
 
     return api_key_create(owner=owner, label="bench")[1]
 
@@ -142,7 +142,7 @@ def heartbeat_paths(seed: int, count: int = 20_000) -> list[str]:
     """``POST`` heartbeat requests of ``count`` endpoints picked at random."""
     import random
 
-    from registry.models import Endpoint
+    from registry.agents.models import Endpoint
 
     rows = Endpoint.objects.order_by("pk").values_list("agent_id", "pk")
     rows = list(rows.iterator(chunk_size=10_000))
@@ -157,8 +157,8 @@ def endpoints_make_live(seed: int, share: float = LIVE_SHARE) -> int:
 
     from django.utils import timezone
 
-    from registry.liveness import endpoints_heartbeat
-    from registry.models import Endpoint
+    from registry.agents.models import Endpoint
+    from registry.liveness.services import endpoints_heartbeat
 
     ids = list(Endpoint.objects.order_by("pk").values_list("pk", flat=True).iterator(10_000))
     rng = random.Random(f"{seed}-live")

@@ -22,11 +22,11 @@ from entities.crawl import domain_register
 from entities.providers import provider_register
 from entities.selectors import entity_document, result_items
 from entities.validation import card_validate
-from registry.hosts import InvalidHost, domain_parse
-from registry.jsonutil import Problem
-from registry.problems import ProblemError
-from registry.selectors import parse_uuid
-from registry.throttles import fetch_rate_check
+from registry.access.throttles import fetch_rate_check
+from registry.http.jsonutil import Problem
+from registry.http.params import parse_uuid
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import InvalidHost, domain_parse
 
 RADIUS_DEFAULT_M = 1000
 RADIUS_MAX_M = 100_000

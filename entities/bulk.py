@@ -1,5 +1,6 @@
 """Bulk storage of entity cards (demo data, imports, benchmarks): the same rows as one by
-one, with bulk inserts, the core's agents through ``registry.services.agents_bulk_create``."""
+one, with bulk inserts, the core's agents through
+``registry.agents.services.agents_bulk_create``."""
 
 import hashlib
 
@@ -18,11 +19,11 @@ from entities.services import (
     terms_insert,
 )
 from entities.validation import card_validate
-from registry import services as core
-from registry.jsonutil import Problem, canonical_dumps
-from registry.listings import listings_deferred, listings_refresh
-from registry.models import AgentFacet
-from registry.problems import ProblemError
+from registry.agents import services as core
+from registry.discovery.models import AgentFacet
+from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.problems import ProblemError
+from registry.signals import agents_written_send, writes_batched
 
 
 def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
@@ -55,7 +56,7 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
         Provider.objects.filter(provider_id__in=providers).values_list("provider_id", "public_key")
     )
     now = timezone.now()
-    with transaction.atomic(), listings_deferred():
+    with transaction.atomic(), writes_batched():
         rows, entities, inputs, sources = [], [], [], []
         for domain, card, report in fresh:
             body = canonical_dumps(card)
@@ -101,5 +102,5 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
         EntitySource.objects.bulk_create(sources, batch_size=1000)
         terms_insert(terms)
         AgentFacet.objects.bulk_create(facts, batch_size=2000)
-        listings_refresh([agent.pk for agent in agents])  # with their entity member
+        agents_written_send([agent.pk for agent in agents])  # with their entity member
     return len(entities)

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -21,9 +22,9 @@ from entities.enrichment import domain_enrich
 from entities.fetching import CardNotFound, card_fetch
 from entities.models import EntityCard
 from entities.services import StoredCard, card_checked, card_flag, card_store
-from registry.hosts import InvalidHost, domain_parse
-from registry.jsonutil import Problem
-from registry.problems import ProblemError
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import InvalidHost, domain_parse
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +74,9 @@ def domain_register(*, owner: str, domain: str) -> StoredCard:
     except IntegrityError:
         # A concurrent registration of the same domain stored it first: this one updates it.
         stored = store()
-    from entities.tasks import entity_enrich_task  # the tasks module imports this one
-
-    transaction.on_commit(lambda: entity_enrich_task.delay(stored.card.domain))
+    # By name: the tasks module imports this one.
+    enrich = current_app.tasks["entities.tasks.entity_enrich"]
+    transaction.on_commit(lambda: enrich.delay(stored.card.domain))
     return stored
 
 

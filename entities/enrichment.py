@@ -23,7 +23,7 @@ from entities.models import Entity, EntityCard, EntitySource
 from entities.server_cards import server_card_read, server_card_url
 from entities.services import entity_refresh, entity_tools
 from entities.sources import source_put
-from registry.fetch import FetchError, fetch
+from registry.outbound.fetch import FetchError, fetch
 
 logger = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from entities.pages import entity_badge, entity_panel
 from entities.probes import mcp_probe
 from entities.services import CARD_SOURCE, CLAIM_SOURCE
 from registry import extensions
+from registry.agents.models import Agent, Endpoint
+from registry.agents.serializers import registry_url
 from registry.extensions import AgentPanel, Badge, FactKind, Member
-from registry.models import Agent, Endpoint
-from registry.serializers import registry_url
 
 FACT_KINDS = [
     FactKind("entityCategory", "An entity's category: restaurant, hotel, health …"),

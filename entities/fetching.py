@@ -1,13 +1,13 @@
 """From a domain to its entity card: ``/.well-known/entity-card.json`` (A2E and EDP), then
-A2E's ``/.well-known/a2e.json``, each through the one safe fetcher (registry/fetch.py)."""
+A2E's ``/.well-known/a2e.json``, each through the one safe fetcher (registry/outbound/fetch.py)."""
 
 import re
 from dataclasses import dataclass, field
 
 from entities.validation import A2E, CardReport, card_format, card_validate
-from registry.fetch import FetchError, fetch
-from registry.hosts import Domain
-from registry.jsonutil import Problem
+from registry.http.jsonutil import Problem
+from registry.outbound.fetch import FetchError, fetch
+from registry.outbound.hosts import Domain
 
 WELL_KNOWN = "/.well-known/entity-card.json"
 A2E_WELL_KNOWN = "/.well-known/a2e.json"

@@ -6,7 +6,7 @@ servers are its ``MCP`` endpoints; what only entities have lives here, one row p
 
 from django.db import models
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 class EntityCard(models.Model):

@@ -1,6 +1,6 @@
 """What the entities app shows on an agent's page (registry.extensions.AgentPanel)."""
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 LEVELS = {
     0: "a provider's claim only",

@@ -5,8 +5,8 @@ and the server card at the endpoint's origin read with it (at most once per
 import logging
 
 from entities.server_cards import server_card_read
-from registry.models import Endpoint
-from registry.probes import ProbeOutcome, http_probe
+from registry.agents.models import Endpoint
+from registry.liveness.probes import ProbeOutcome, http_probe
 
 logger = logging.getLogger(__name__)
 

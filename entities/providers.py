@@ -9,10 +9,10 @@ from entities.models import Provider, ProviderClaim
 from entities.services import claim_entities_remove, claims_sync, claims_with_ids, domain_verify
 from entities.signatures import public_key_problem
 from entities.validation import registration_validate
-from registry.auth import Principal
-from registry.hosts import domain_parse
-from registry.jsonutil import Problem
-from registry.problems import ProblemError
+from registry.access.auth import Principal
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import domain_parse
 
 
 @dataclass

@@ -4,8 +4,8 @@ registration, so native writes may not change its MCP endpoints or capabilities.
 from django.dispatch import receiver
 
 from entities.services import CARD_SOURCE, CLAIM_SOURCE, WRITER
-from registry.models import Agent
-from registry.problems import ProblemError
+from registry.agents.models import Agent
+from registry.http.problems import ProblemError
 from registry.signals import agent_changed
 
 MANAGED_PARTS = {"capabilities", "endpoints:MCP"}

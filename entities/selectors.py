@@ -23,7 +23,7 @@ from entities.models import Entity, EntityTerm
 from entities.server_cards import server_card_document, server_cards_by_endpoint
 from entities.sources import sources_document
 from entities.text import NAME_WEIGHT, capability_term, fold, query_words
-from registry.serializers import registry_url
+from registry.agents.serializers import registry_url
 
 EARTH_RADIUS_M = 6_371_008.8
 # How many entities each query word of /v1/resolve brings to be scored, at the least.

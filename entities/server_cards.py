@@ -21,7 +21,7 @@ from django.utils import timezone
 from entities.facts import clean_text
 from entities.fetching import max_age
 from entities.models import McpServerCard
-from registry.fetch import FetchError, fetch
+from registry.outbound.fetch import FetchError, fetch
 
 SERVER_CARD_PATH = "/.well-known/mcp/server-card.json"
 MAX_TOOLS = 200

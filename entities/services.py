@@ -1,6 +1,6 @@
 """Every write of the entities app: cards stored, levels recomputed, claims kept in step.
 
-Each entity is a core agent written through ``registry.services`` (writer ``entities``):
+Each entity is a core agent written through ``registry.agents.services`` (writer ``entities``):
 its MCP servers are ``MCP`` endpoints, their capabilities the agent's capabilities, so
 discovery, the change feed, the admin and the signals cover entities like any agent.
 """
@@ -25,9 +25,11 @@ from entities.sources import (
 )
 from entities.text import entity_terms
 from entities.validation import CardReport, EntityData
-from registry import services as core
-from registry.listings import listings_refresh
-from registry.models import Agent, AgentFacet, Endpoint
+from registry.agents import services as core
+from registry.agents.models import Agent, Endpoint
+from registry.discovery.facts import facts_rows
+from registry.discovery.models import AgentFacet
+from registry.signals import agents_written_send
 
 WRITER = "entities"
 CARD_SOURCE = "entity-card"
@@ -119,7 +121,7 @@ def entity_index_rows(
         capabilities=[*(c for m in entity.mcps for c in m["capabilities"]), *tools],
     )
     terms = [(entity.pk, t, w) for t, w in weights.items()]
-    facts = core.facts_rows(
+    facts = facts_rows(
         entity.agent,
         [
             ("entityCategory", entity.category),
@@ -162,7 +164,7 @@ def _index(entity: Entity) -> None:
     terms_insert(terms)
     AgentFacet.objects.filter(agent=entity.agent, kind__in=FACT_KINDS).delete()
     AgentFacet.objects.bulk_create(facts)
-    listings_refresh([entity.agent_id])  # the agent JSON's entity member
+    agents_written_send([entity.agent_id])  # the agent JSON's entity member
 
 
 def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, source: str) -> Agent:

@@ -17,8 +17,8 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
-from registry.hosts import InvalidHost, domain_parse, https_url_problem
-from registry.jsonutil import Problem, join_path
+from registry.http.jsonutil import Problem, join_path
+from registry.outbound.hosts import InvalidHost, domain_parse, https_url_problem
 
 A2E = "a2e-0.1"
 EDP_01 = "edp-0.1"

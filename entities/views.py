@@ -11,9 +11,9 @@ from entities import selectors
 from entities.facts import facts_choose, source_order
 from entities.models import EntitySource
 from entities.pages import LEVELS
-from registry.problems import ProblemError, page_answer
-from registry.selectors import parse_uuid
-from registry.throttles import client_ip, window_allows
+from registry.access.throttles import client_ip, window_allows
+from registry.http.params import parse_uuid
+from registry.http.problems import ProblemError, page_answer
 
 FACT_LABELS = [
     ("description", "Description"),

@@ -1,11 +1,11 @@
 """POST /mcp: the MCP server over Streamable HTTP, stateless with JSON answers, served
-from a Django view (registry.bridge) like every other request. The SDK is imported with
+from a Django view (registry.fastpath.bridge) like every other request. The SDK is imported with
 the first MCP request (``mcp_face.transport``)."""
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from registry.bridge import asgi_response, json_body_problem, request_refusal
+from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 
 
 @csrf_exempt

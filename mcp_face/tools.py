@@ -20,8 +20,8 @@ from pydantic import Field
 
 from a2a import skills
 from a2a.selectors import card_read
-from registry.auth import bearer_key
-from registry.models import Agent
+from registry.access.auth import bearer_key
+from registry.agents.models import Agent
 
 INSTRUCTIONS = (
     "An A2A agent registry. discover_agents finds agents by text and filters; "

@@ -8,12 +8,20 @@ class RegistryConfig(AppConfig):
     verbose_name = "Registry"
 
     def ready(self) -> None:
-        # schema: OpenAPI extensions; security: its deployment checks.
-        from registry import extensions, schema, security  # noqa: F401
-        from registry.demo import native_demo_load
+        # schema: OpenAPI extensions; security: its deployment checks; the admin pages.
+        from registry import extensions, schema  # noqa: F401
+        from registry.access import admin as access_admin  # noqa: F401
+        from registry.agents import admin as agents_admin  # noqa: F401
+        from registry.agents.demo import native_demo_load
+        from registry.agents.models import NATIVE_SOURCE
+        from registry.discovery.receivers import listings_on_write
         from registry.health import healthz_lean
-        from registry.heartbeats import heartbeat_lean
-        from registry.models import NATIVE_SOURCE
+        from registry.http import security  # noqa: F401
+        from registry.liveness.heartbeats import heartbeat_lean
+        from registry.signals import agents_written
+
+        # Discovery's stored listings follow every write (registry.signals).
+        agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables
@@ -25,29 +33,31 @@ class RegistryConfig(AppConfig):
                 "/healthz", healthz_lean, exact=True, read_limited=False, database=False
             )
         )
-        from registry.discovery_lean import discover_lean
+        from registry.discovery.lean import discover_lean
 
         extensions.register_lean_route(
             extensions.LeanRoute("/discover/agents", discover_lean, exact=True, anonymous=True)
         )
-        # Heartbeats and renewals: the hottest write (registry.heartbeats).
+        # Heartbeats and renewals: the hottest write (registry.liveness.heartbeats).
         extensions.register_lean_route(
             extensions.LeanRoute("/agents/", heartbeat_lean, read_limited=False, method="POST")
         )
         extensions.register_schedule(
             "endpoints-expire",
-            "registry.tasks.endpoints_expire",
+            "registry.liveness.tasks.endpoints_expire",
             settings.LIVENESS_SWEEP_INTERVAL_SECONDS,
         )
         extensions.register_schedule(
-            "endpoints-probe", "registry.tasks.endpoints_probe", settings.PROBE_SWEEP_SECONDS
+            "endpoints-probe",
+            "registry.liveness.tasks.endpoints_probe",
+            settings.PROBE_SWEEP_SECONDS,
         )
 
 
 def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:
     from django.db import transaction
 
-    from registry.listings import listings_missing_build
+    from registry.discovery.listings import listings_missing_build
 
     with transaction.atomic(using=using):
         listings_missing_build()

@@ -1,6 +1,7 @@
 """The job engine: one Celery app for the registry's background work.
 
-Tasks live in the app that owns the work (``<app>/tasks.py``, found by autodiscovery);
+Tasks live in the app that owns the work (``<app>/tasks.py``, found by autodiscovery; the
+core's in the room that owns them, ``registry/liveness/tasks.py``);
 their periodic schedules are registered like any extension (registry.extensions
 ``register_schedule``) and added to celery beat once the app is finalized. Settings are
 Django's, under the ``CELERY_`` prefix (registry/settings.py, "Background jobs").
@@ -15,6 +16,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The core's own jobs live in its rooms (the apps' in ``<app>/tasks.py``).
+app.autodiscover_tasks(["registry.liveness"])
 
 
 @app.on_after_finalize.connect

@@ -16,12 +16,12 @@ running registry serves cannot change under it.
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
 - schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
-- probers: how to probe the endpoints of a protocol (``registry.probes``);
+- probers: how to probe the endpoints of a protocol (``registry.liveness.probes``);
 - agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
   that show what an app knows about it, such as its A2A card or AAP status;
 - badges: short labels the pages show with an agent (verified domain, signed, AAP …);
 - lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
-  before Django's request machinery (``registry.lean``).
+  before Django's request machinery (``registry.fastpath.lean``).
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -112,14 +112,14 @@ class Badge:
 
 @dataclass(frozen=True)
 class LeanRoute:
-    """A path answered by the lean lane (``registry.lean``): ``handler(rest, environ)`` gets
-    what follows ``prefix`` in the path (``exact``: nothing may follow) and the WSGI environ
-    (the query string, the credentials of a write), for ``method`` GET (and HEAD) or POST.
-    It returns a ``registry.lean.LeanAnswer``, or None to let Django answer (any case but
-    the ordinary one). ``read_limited``: the per-client read limit applies, as in the
-    Django view (GET only); ``database``: the handler uses the database (its connection is
-    looked after); ``anonymous``: only requests without an API key (a keyed request goes
-    to Django uncounted: its view counts it per key)."""
+    """A path answered by the lean lane (``registry.fastpath.lean``): ``handler(rest,
+    environ)`` gets what follows ``prefix`` in the path (``exact``: nothing may follow) and
+    the WSGI environ (the query string, the credentials of a write), for ``method`` GET (and
+    HEAD) or POST. It returns a ``registry.fastpath.lean.LeanAnswer``, or None to let Django
+    answer (any case but the ordinary one). ``read_limited``: the per-client read limit
+    applies, as in the Django view (GET only); ``database``: the handler uses the database
+    (its connection is looked after); ``anonymous``: only requests without an API key (a
+    keyed request goes to Django uncounted: its view counts it per key)."""
 
     prefix: str
     handler: Callable[..., Any]
@@ -219,7 +219,8 @@ def register_schedule(name: str, task: str, seconds: float) -> None:
 
 
 def register_prober(protocol: str, probe: Callable[[Any], Any]) -> None:
-    """``probe(endpoint) -> registry.probes.ProbeOutcome`` for endpoints of ``protocol``."""
+    """``probe(endpoint) -> registry.liveness.probes.ProbeOutcome`` for endpoints of
+    ``protocol``."""
     probers.add(protocol, probe)
 
 

@@ -12,8 +12,8 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
-from registry.lean import LeanAnswer
-from registry.problems import problem_response
+from registry.fastpath.lean import LeanAnswer
+from registry.http.problems import problem_response
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ HEALTHZ_ETAG = f'"{hashlib.md5(HEALTHZ_BODY, usedforsecurity=False).hexdigest()}
 
 
 def healthz_lean(rest: str, environ) -> LeanAnswer:
-    """/healthz on the lean lane (registry.lean): the same answer, without Django's
+    """/healthz on the lean lane (registry.fastpath.lean): the same answer, without Django's
     request machinery (the server's own floor)."""
     return LeanAnswer(HEALTHZ_BODY, [("Content-Type", "application/json")], etag=HEALTHZ_ETAG)
 

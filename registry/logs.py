@@ -26,3 +26,29 @@ class JsonFormatter(logging.Formatter):
             if key not in _STANDARD and not key.startswith("_") and key not in entry:
                 entry[key] = value if isinstance(value, str | int | float | bool) else str(value)
         return json.dumps(entry, ensure_ascii=False)
+
+
+def logging_config(log_format: str, level: str) -> dict:
+    """Django's LOGGING: one handler, on the root logger, so every record is written once.
+    Django's and Celery's own loggers (which, by default, also print in DEBUG) hand their
+    records to the root."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "plain": {"format": "%(levelname)s %(name)s: %(message)s"},
+            "json": {"()": "registry.logs.JsonFormatter"},
+        },
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": log_format}},
+        "root": {"handlers": ["console"], "level": level},
+        # The SDKs' per-request lines (an event queue closed, a stateless MCP session manager
+        # started and stopped): one of each for every A2A or MCP request, at INFO.
+        "loggers": {
+            **{
+                name: {"handlers": [], "propagate": True}
+                for name in ("django", "django.server", "django.request", "celery")
+            },
+            "a2a.server.events": {"level": "WARNING"},
+            "mcp.server.streamable_http_manager": {"level": "WARNING"},
+        },
+    }

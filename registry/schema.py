@@ -8,8 +8,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import permissions, serializers
 
-from registry.auth import ReadOnlyOrApiKey
-from registry.problems import PROBLEM_CONTENT_TYPE
+from registry.access.auth import ReadOnlyOrApiKey
+from registry.http.problems import PROBLEM_CONTENT_TYPE
 
 PROBLEM_RESPONSES = {
     400: "The request is invalid: a body, a field or a query parameter (see errors[]).",
@@ -89,7 +89,7 @@ class RegistryAutoSchema(AutoSchema):
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "registry.auth.ApiKeyAuthentication"
+    target_class = "registry.access.auth.ApiKeyAuthentication"
     name = "apiKey"
 
     def get_security_definition(self, auto_schema):
@@ -104,7 +104,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 class MemberFieldExtension(OpenApiSerializerFieldExtension):
     """A member a protocol app added to the agent or endpoint JSON documents itself."""
 
-    target_class = "registry.serializers.MemberField"
+    target_class = "registry.agents.serializers.MemberField"
 
     def map_serializer_field(self, auto_schema, direction):
         return dict(self.target.member.schema)

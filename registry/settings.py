@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from registry.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -110,7 +112,7 @@ INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "registry.security.SecurityHeadersMiddleware",
+    "registry.http.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -118,13 +120,13 @@ MIDDLEWARE = [
     "django.middleware.http.ConditionalGetMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "registry.audit.AuditActorMiddleware",
-    "registry.deadlines.FetchBudgetMiddleware",
+    "registry.access.audit.AuditActorMiddleware",
+    "registry.outbound.deadlines.FetchBudgetMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Innermost: errors that Django answers in HTML (DEBUG's 404 page, 405s, the CSRF
     # failure page) become problem+json, and the middleware above still add their headers.
-    "registry.problems.ProblemFallbackMiddleware",
+    "registry.http.problems.ProblemFallbackMiddleware",
 ]
 
 ROOT_URLCONF = "registry.urls"
@@ -230,15 +232,15 @@ STORAGES = {
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["registry.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["registry.auth.ReadOnlyOrApiKey"],
-    "DEFAULT_PARSER_CLASSES": ["registry.parsers.StrictJSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["registry.access.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["registry.access.auth.ReadOnlyOrApiKey"],
+    "DEFAULT_PARSER_CLASSES": ["registry.http.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "registry.schema.RegistryAutoSchema",
-    "EXCEPTION_HANDLER": "registry.problems.exception_handler",
+    "EXCEPTION_HANDLER": "registry.http.problems.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
-        "registry.throttles.ReadThrottle",
-        "registry.throttles.WriteThrottle",
+        "registry.access.throttles.ReadThrottle",
+        "registry.access.throttles.WriteThrottle",
     ],
     "NUM_PROXIES": TRUSTED_PROXY_COUNT or None,
     "UNAUTHENTICATED_USER": None,
@@ -257,10 +259,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Readable component names: one enum per set of values, named for what it is.
     "ENUM_NAME_OVERRIDES": {
-        "TransportEnum": "registry.models.Endpoint.Transport",
-        "ProtocolEnum": "registry.models.Endpoint.Protocol",
-        "LivenessModelEnum": "registry.models.Endpoint.Liveness",
-        "ProbeCategoryEnum": "registry.serializers.PROBE_CATEGORIES",
+        "TransportEnum": "registry.agents.models.Endpoint.Transport",
+        "ProtocolEnum": "registry.agents.models.Endpoint.Protocol",
+        "LivenessModelEnum": "registry.agents.models.Endpoint.Liveness",
+        "ProbeCategoryEnum": "registry.agents.serializers.PROBE_CATEGORIES",
         "ApiKeyScopeEnum": ["agent", "admin"],
         "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],
@@ -268,32 +270,12 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-# One handler, on the root logger: every record is written once. Django's own loggers
-# (which, by default, also print in DEBUG) hand their records to the root.
-# LOG_FORMAT=json writes one JSON object per line.
+# One handler on the root logger (registry.logs.logging_config); LOG_FORMAT=json writes
+# one JSON object per line.
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
 if LOG_FORMAT not in {"plain", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(levelname)s %(name)s: %(message)s"},
-        "json": {"()": "registry.logs.JsonFormatter"},
-    },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # The SDKs' per-request lines (an event queue closed, a stateless MCP session manager
-    # started and stopped): one of each for every A2A or MCP request, at INFO.
-    "loggers": {
-        **{
-            name: {"handlers": [], "propagate": True}
-            for name in ("django", "django.server", "django.request", "celery")
-        },
-        "a2a.server.events": {"level": "WARNING"},
-        "mcp.server.streamable_http_manager": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL", "INFO"))
 
 # Served over HTTPS (REGISTRY_HTTPS=1, the production setting): plain-HTTP requests are
 # redirected, browsers are told to use HTTPS only (HSTS, SECURE_HSTS_SECONDS, a year by
@@ -316,7 +298,7 @@ if REGISTRY_HTTPS and TRUSTED_PROXY_COUNT:
 # /healthz and /readyz answer load balancers over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
-# Outbound HTTP (registry/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
+# Outbound HTTP (registry/outbound/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
 # guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
 FETCH_CONNECT_TIMEOUT = env_int("FETCH_CONNECT_TIMEOUT", 5)
 FETCH_READ_TIMEOUT = env_int("FETCH_READ_TIMEOUT", 10)
@@ -332,7 +314,7 @@ FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
 # Facet counts are exact for up to this many matching agents; beyond, they are estimated
 # from a uniform sample of as many, whose work does not grow with the registry
-# (registry/facets.py; the README says how far off, measured).
+# (registry/discovery/facets.py; the README says how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
@@ -381,7 +363,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
 LIVENESS_SWEEP_INTERVAL_SECONDS = env_int("LIVENESS_SWEEP_INTERVAL_SECONDS", 60)
-# Active probes (registry/probes.py): each Persistent http(s) endpoint about every
+# Active probes (registry/liveness/probes.py): each Persistent http(s) endpoint about every
 # PROBE_INTERVAL_SECONDS; the job runs every PROBE_SWEEP_SECONDS and probes at most
 # PROBE_BATCH due endpoints, PROBE_CONCURRENCY at a time, each within PROBE_TIMEOUT_SECONDS.
 PROBE_INTERVAL_SECONDS = env_int("PROBE_INTERVAL_SECONDS", 300)
@@ -399,10 +381,10 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
 # Each web process keeps the most recently fetched cards, up to this many MiB, answered on
 # the lean lane without a database read (PostgreSQL only: a committed change reaches every
-# process's cache by a LISTEN/NOTIFY notice, registry.notices). The cards are kept in two
+# process's cache by a LISTEN/NOTIFY notice, registry.fastpath.notices). The cards are kept in two
 # unlinked files per process under CARD_CACHE_DIR (default: the system's temporary
 # directory), so in the kernel's page cache, not in the worker's memory: the worker keeps
-# an index of about 40 bytes per card (registry.spool). 0: no cache.
+# an index of about 40 bytes per card (registry.fastpath.spool). 0: no cache.
 CARD_CACHE_MB = env_int("CARD_CACHE_MB", 512)
 CARD_CACHE_DIR = os.environ.get("CARD_CACHE_DIR", "") or None
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).

@@ -1,4 +1,5 @@
-"""Signals the core sends; protocol apps receive them (the arrows point inward).
+"""Signals the core sends; protocol apps and the core's own rooms above the agents receive
+them (the arrows point inward, and down).
 
 ``agent_changed``: sent inside the write's transaction after an agent, its endpoints or
 its capabilities changed. Arguments:
@@ -11,11 +12,56 @@ its capabilities changed. Arguments:
   an app can tell its own writes from others';
 - ``created``: the write created the agent.
 A receiver may raise ProblemError to refuse the write; the transaction then rolls back.
-Bulk writes (``registry.services.agents_bulk_create``) send it once per agent.
+Bulk writes (``registry.agents.services.agents_bulk_create``) send it once per agent.
 """
+
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.dispatch import Signal
 
 agent_changed = Signal()
 
 NATIVE_WRITER = "registry"
+
+# Sent inside a write's transaction once the agents' rows, and what the apps' receivers of
+# agent_changed wrote for them, are final, with ``agent_ids`` (deleted agents included):
+# what reads derive from an agent (discovery's stored listings and its data generation,
+# registry.discovery.receivers) is rebuilt by its receivers. Send it through
+# ``agents_written_send``, never directly, so that ``writes_batched`` can collect it.
+agents_written = Signal()
+
+_batch: ContextVar[set | None] = ContextVar("agents_written_batch", default=None)
+
+
+def agents_written_send(agent_ids: Iterable[uuid.UUID]) -> None:
+    """These agents changed what reads show of them (or are gone): ``agents_written`` now
+    or, inside ``writes_batched()``, once at its end. Call it inside the write's
+    transaction (an app whose own rows feed an agent's JSON calls it too)."""
+    pending = _batch.get()
+    if pending is None:
+        ids = list(agent_ids)
+        if ids:
+            agents_written.send(sender=None, agent_ids=ids)
+    else:
+        pending.update(agent_ids)
+
+
+@contextmanager
+def writes_batched() -> Iterator[None]:
+    """Collect ``agents_written`` over the steps of one write (a card registration, a bulk
+    import) and send it once at the end, for every agent at once (nested: the outermost
+    sends); nothing is sent when a step raises."""
+    if _batch.get() is not None:
+        yield
+        return
+    pending: set = set()
+    token = _batch.set(pending)
+    try:
+        yield
+    finally:
+        _batch.reset(token)
+    if pending:
+        agents_written.send(sender=None, agent_ids=sorted(pending))

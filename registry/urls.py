@@ -2,7 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from registry import api, extensions, health, keys_api, problems
+from registry import extensions, health
+from registry.access import api as keys_api
+from registry.agents import api as agents_api
+from registry.discovery import api as discovery_api
+from registry.http import problems
+from registry.liveness import api as liveness_api
 
 
 def app_routes(*, first: bool) -> list:
@@ -14,32 +19,40 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     *app_routes(first=True),
-    path("agents", api.AgentListView.as_view(), name="agents"),
-    path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
-    path("agents/<str:agent_id>/endpoints", api.EndpointListView.as_view(), name="endpoints"),
+    path("agents", discovery_api.AgentListView.as_view(), name="agents"),
+    path("agents/<str:agent_id>", agents_api.AgentDetailView.as_view(), name="agent"),
+    path(
+        "agents/<str:agent_id>/endpoints", agents_api.EndpointListView.as_view(), name="endpoints"
+    ),
     path(
         "agents/<str:agent_id>/endpoints/<str:endpoint_id>",
-        api.EndpointDetailView.as_view(),
+        agents_api.EndpointDetailView.as_view(),
         name="endpoint",
     ),
     path(
         "agents/<str:agent_id>/endpoints/<str:endpoint_id>/heartbeat",
-        api.EndpointHeartbeatView.as_view(),
+        liveness_api.EndpointHeartbeatView.as_view(),
         name="endpoint-heartbeat",
     ),
     path(
         "agents/<str:agent_id>/endpoints/<str:endpoint_id>/renew",
-        api.EndpointHeartbeatView.as_view(),
+        liveness_api.EndpointHeartbeatView.as_view(),
         name="endpoint-renew",
     ),
-    path("agents/<str:agent_id>/heartbeat", api.AgentHeartbeatView.as_view(), name="heartbeat"),
-    path("agents/<str:agent_id>/liveness", api.AgentLivenessView.as_view(), name="liveness"),
+    path(
+        "agents/<str:agent_id>/heartbeat",
+        liveness_api.AgentHeartbeatView.as_view(),
+        name="heartbeat",
+    ),
+    path(
+        "agents/<str:agent_id>/liveness", liveness_api.AgentLivenessView.as_view(), name="liveness"
+    ),
     path("api-keys", keys_api.ApiKeyListView.as_view(), name="api-keys"),
     path("api-keys/<str:key_id>", keys_api.ApiKeyDetailView.as_view(), name="api-key"),
     path(
         "api-keys/<str:key_id>/rotate", keys_api.ApiKeyRotateView.as_view(), name="api-key-rotate"
     ),
-    path("discover/agents", api.DiscoverAgentsView.as_view(), name="discover-agents"),
+    path("discover/agents", discovery_api.DiscoverAgentsView.as_view(), name="discover-agents"),
     *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
@@ -55,7 +68,7 @@ urlpatterns = [
     path("problems/<slug:slug>", problems.problem_type_view, name="problem-type"),
 ]
 
-handler400 = "registry.problems.handler400"
-handler403 = "registry.problems.handler403"
-handler404 = "registry.problems.handler404"
-handler500 = "registry.problems.handler500"
+handler400 = "registry.http.problems.handler400"
+handler403 = "registry.http.problems.handler403"
+handler404 = "registry.http.problems.handler404"
+handler500 = "registry.http.problems.handler500"

@@ -9,7 +9,7 @@ from django.urls import get_resolver
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 django_application = get_wsgi_application()
 
-from registry.lean import LeanApplication  # noqa: E402 (needs the apps loaded)
+from registry.fastpath.lean import LeanApplication  # noqa: E402 (needs the apps loaded)
 
 # The hottest reads (card fetches, /healthz) on the lean lane; everything else to Django.
 application = LeanApplication(django_application)

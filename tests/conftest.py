@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from registry.auth import api_key_generate, api_key_hash
-from registry.models import ApiKey
+from registry.access.auth import api_key_generate, api_key_hash
+from registry.access.models import ApiKey
 
 # The protocol apps each test folder needs; the core's tests (tests/registry) need none,
 # so they also run with only the core installed (REGISTRY_PROTOCOL_APPS="", see .ci/run).
@@ -63,7 +63,7 @@ def _fresh_cache():
     # Rate-limit counters and cached reads live in the cache: each test starts clean.
     from django.core.cache import cache
 
-    from registry.throttles import counters_clear
+    from registry.access.throttles import counters_clear
 
     cache.clear()
     counters_clear()
@@ -75,9 +75,9 @@ def _fresh_cache():
 def listings_stale() -> list:
     """The agents whose stored listing differs from their JSON as it is now built (those
     built under other settings, which are not served, aside)."""
-    from registry.listings import listing_bodies, listing_context
-    from registry.models import AgentListing
-    from registry.selectors import agent_queryset
+    from registry.agents.selectors import agent_queryset
+    from registry.discovery.listings import listing_bodies, listing_context
+    from registry.discovery.models import AgentListing
 
     current = AgentListing.objects.filter(context=listing_context())
     stored = {pk: bytes(body) for pk, body in current.values_list("pk", "body")}
@@ -89,7 +89,7 @@ def listings_stale() -> list:
 @pytest.fixture(autouse=True)
 def _listings_current(request, _django_db_marker):
     # After every test with a database: whatever its writes were, each stored listing is
-    # the agent's JSON as it is now (registry/listings.py: no write path forgets one).
+    # the agent's JSON as it is now (registry/discovery/listings.py: no write path forgets one).
     yield
     if request.node.get_closest_marker("django_db"):
         assert listings_stale() == []

@@ -268,7 +268,7 @@ def https_server(tls_server_context: ssl.SSLContext) -> Iterator[LocalServer]:
 def local_names(monkeypatch) -> tuple[str, ...]:
     """The TEST_NAMES resolve to 127.0.0.1 for the safe fetcher (the system resolver knows
     none of them); every other name resolves as usual."""
-    from registry import deadlines
+    from registry.outbound import deadlines
 
     real = deadlines.getaddrinfo
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from registry import fetch
-from registry.fetch import FetchError
-from registry.keys import api_key_create
-from registry.problems import PROBLEM_CONTENT_TYPE
+from registry.access.keys import api_key_create
+from registry.http.problems import PROBLEM_CONTENT_TYPE
+from registry.outbound import fetch
+from registry.outbound.fetch import FetchError
 
 MAX_EXAMPLES = 20
 FAILURES_SHOWN = 20

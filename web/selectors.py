@@ -1,5 +1,5 @@
-"""Reads of the browse pages. The search is discovery's own (registry.filters,
-registry.discovery, registry.facets), the same code path as GET /discover/agents; this
+"""Reads of the browse pages. The search is discovery's own (registry.discovery.filters,
+registry.discovery, registry.discovery.facets), the same code path as GET /discover/agents; this
 module only translates the page's query parameters and shapes the results for templates."""
 
 from dataclasses import dataclass, field
@@ -7,11 +7,15 @@ from dataclasses import dataclass, field
 from django.http import QueryDict
 from django.utils import timezone
 
-from registry import discovery, extensions, facets, selectors
-from registry.filters import agent_filterset
-from registry.models import Agent, AgentFacet, Endpoint
-from registry.problems import ProblemError
-from registry.serializers import AgentSerializer
+from registry import extensions
+from registry.agents import selectors
+from registry.agents.models import Agent, Endpoint
+from registry.agents.serializers import AgentSerializer
+from registry.discovery import discover as discovery
+from registry.discovery import facets
+from registry.discovery.filters import agent_filterset
+from registry.discovery.models import AgentFacet
+from registry.http.problems import ProblemError
 
 PAGE_SIZE = 20
 # Short names the pages use for discovery parameters (/browse?live=true&binding=GRPC).

@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from registry.problems import page_answer
-from registry.throttles import client_ip, window_allows
+from registry.access.throttles import client_ip, window_allows
+from registry.http.problems import page_answer
 from web import selectors
 
 

@@ -19,9 +19,9 @@ from a2a.pages import card_panel, signed_badge, verified_badge
 from a2a.probes import a2a_probe
 from a2a.services import CARD_SOURCE
 from registry import extensions
+from registry.agents.models import Agent, Endpoint
+from registry.agents.serializers import registry_url
 from registry.extensions import AgentPanel, Badge, FactKind, LeanRoute, Member
-from registry.models import Agent, Endpoint
-from registry.serializers import registry_url
 
 FACT_KINDS = [
     FactKind("protocolBinding", "An A2A interface binding: JSONRPC, GRPC, …"),
@@ -126,7 +126,7 @@ def register() -> None:
     extensions.register_demo_loader("a2a", card_demo_load)
     extensions.register_prober(Endpoint.Protocol.A2A, a2a_probe)
     # First: card reads (/a2a/agents/<id>) are the most frequent requests; the ordinary
-    # ones are answered on the lean lane, before Django (registry.lean).
+    # ones are answered on the lean lane, before Django (registry.fastpath.lean).
     extensions.register_urls("a2a.urls", first=True)
     extensions.register_lean_route(LeanRoute("/a2a/agents/", card_lean))
     extensions.register_schedule(

@@ -22,7 +22,8 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
-from registry.models import Agent, ApiKey
+from registry.access.models import ApiKey
+from registry.agents.models import Agent
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 

@@ -8,11 +8,11 @@ import pytest
 from django.db import connection
 
 from a2a.selectors import CARDS_CHANNEL, card_cache
-from registry.lean import LeanApplication
-from registry.notices import own_connection_params
-from registry.spool import Spool
-from tests.registry.test_lean import Recorder, call
-from tests.registry.test_notices import eventually
+from registry.fastpath.lean import LeanApplication
+from registry.fastpath.notices import own_connection_params
+from registry.fastpath.spool import Spool
+from tests.registry.fastpath.test_lean import Recorder, call
+from tests.registry.fastpath.test_notices import eventually
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY"),

@@ -6,8 +6,8 @@ import uuid
 import pytest
 from django.db import DatabaseError
 
-from registry.lean import LeanApplication
-from tests.registry.test_lean import Recorder, call
+from registry.fastpath.lean import LeanApplication
+from tests.registry.fastpath.test_lean import Recorder, call
 
 
 @pytest.fixture

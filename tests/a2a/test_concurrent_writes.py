@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from registry.models import Agent
+from registry.agents.models import Agent
 from tests.a2a.cards import card_on
 
 pytest_plugins = ["tests.https_server", "tests.dns_server"]

@@ -88,7 +88,7 @@ def test_protocol_metadata_overlays_the_generated_card(alice, anon, native_paylo
 
 
 def test_metadata_that_would_make_the_card_invalid_is_refused(alice, native_payload):
-    from registry.models import Agent
+    from registry.agents.models import Agent
 
     payload = native_payload()
     payload["endpoints"][0]["protocolMetadata"] = {"capabilities": {"streaming": "yes"}}

@@ -6,8 +6,8 @@ import pytest
 
 from a2a.models import CardProvenance
 from a2a.validation import card_validate
-from registry.listings import listings_refresh
-from registry.models import Agent
+from registry.agents.models import Agent
+from registry.signals import agents_written_send
 from tests.a2a.cards import V03_CARD, card_on
 
 pytestmark = pytest.mark.django_db
@@ -108,7 +108,7 @@ def test_a_provenance_holds_the_longest_host_name_with_a_port(alice, make_card):
     host = ".".join(["a" * 63] * 3 + ["b" * 61])  # 253 characters
 
     CardProvenance.objects.filter(agent_id=agent_id).update(verified_domain=f"{host}:65535")
-    listings_refresh([agent_id])  # a write past the services: its listing, as they keep it
+    agents_written_send([agent_id])  # a write past the services: its listing, as they keep it
 
     assert CardProvenance.objects.get(agent_id=agent_id).verified_domain.endswith(":65535")
 

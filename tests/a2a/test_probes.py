@@ -7,7 +7,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from registry.models import AuditEntry, ProbeResult
+from registry.access.models import AuditEntry
+from registry.liveness.models import ProbeResult
 from tests.conftest import BASE_CARD
 
 pytest_plugins = ["tests.https_server", "tests.dns_server"]

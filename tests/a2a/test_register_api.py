@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from a2a.models import CardDocument
-from registry.models import Agent
+from registry.agents.models import Agent
 from tests.a2a.cards import (
     SNAKE_CARD,
     V03_CARD,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from a2a.models import CardProvenance
-from registry.models import Agent
+from registry.agents.models import Agent
 from tests.a2a.cards import card_on, ec_key_pair
 from tests.conftest import BASE_CARD
 

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from aap.forms import CheckForm
-from registry.hosts import domain_parse
+from registry.outbound.hosts import domain_parse
 
 pytest_plugins = ["tests.https_server"]
 
@@ -175,7 +175,7 @@ def test_json_posts_to_the_same_path_reach_the_api_without_a_csrf_token(browser)
 
 
 def test_the_form_reads_a_domain_as_registration_does():
-    # One parser (registry.hosts, UTS46): not IDNA 2003's strasse.de, another host.
+    # One parser (registry.outbound.hosts, UTS46): not IDNA 2003's strasse.de, another host.
     form = CheckForm(data={"domain": "Straße.de"})
     form.is_valid()
     assert form.cleaned_data["domain"] == domain_parse("straße.de").authority == "xn--strae-oqa.de"

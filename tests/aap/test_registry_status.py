@@ -11,7 +11,8 @@ from django.core.management import call_command
 from a2a.signals import StoredCard
 from aap.models import AAPStatus
 from aap.services import aap_statuses_store
-from registry.models import Agent, AgentFacet
+from registry.agents.models import Agent
+from registry.discovery.models import AgentFacet
 
 pytestmark = pytest.mark.django_db
 

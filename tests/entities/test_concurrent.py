@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from entities.models import Entity, EntityCard
-from registry.models import Agent
+from registry.agents.models import Agent
 from tests.entities.conftest import example, publish
 
 pytest_plugins = ["tests.https_server"]

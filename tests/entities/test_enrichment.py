@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from entities.hours import DAYS
 from entities.models import EntitySource, McpServerCard
-from registry.tasks import endpoints_probe
+from registry.liveness.tasks import endpoints_probe
 from tests.entities.conftest import example, publish
 
 pytest_plugins = ["tests.https_server"]

@@ -4,7 +4,7 @@ entities as core agents (MCP endpoints in discovery, the change feed, native wri
 import pytest
 
 from entities.models import Entity, EntityCard
-from registry.models import Agent, Endpoint
+from registry.agents.models import Agent, Endpoint
 from tests.entities.conftest import example, publish
 
 pytest_plugins = ["tests.https_server"]

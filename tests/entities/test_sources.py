@@ -4,7 +4,7 @@ a source that disappears takes only its own facts."""
 
 import pytest
 
-from registry.models import Agent
+from registry.agents.models import Agent
 from tests.entities.conftest import example, publish
 
 pytest_plugins = ["tests.https_server"]

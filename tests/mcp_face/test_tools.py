@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from registry.models import Agent
+from registry.agents.models import Agent
 
 
 @pytest.fixture

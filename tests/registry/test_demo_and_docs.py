@@ -3,8 +3,9 @@
 import pytest
 from django.core.management import call_command
 
-from registry.auth import api_key_hash
-from registry.models import Agent, ApiKey
+from registry.access.auth import api_key_hash
+from registry.access.models import ApiKey
+from registry.agents.models import Agent
 
 pytestmark = pytest.mark.django_db
 

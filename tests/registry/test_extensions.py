@@ -4,10 +4,11 @@ import pytest
 from django.dispatch import receiver
 
 from registry import extensions
+from registry.agents.models import Agent
+from registry.agents.services import AgentInput, agents_bulk_create
+from registry.discovery.facts import agent_facts_set
+from registry.discovery.filters import _fact_filter
 from registry.extensions import ExtensionsClosed, FactKind
-from registry.filters import _fact_filter
-from registry.models import Agent
-from registry.services import AgentInput, agent_facts_set, agents_bulk_create
 from registry.signals import agent_changed
 
 

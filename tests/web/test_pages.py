@@ -11,8 +11,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from registry.models import Endpoint
-from registry.security import CONTENT_SECURITY_POLICY
+from registry.agents.models import Endpoint
+from registry.http.security import CONTENT_SECURITY_POLICY
 from tests.web.helpers import HOSTILE_NAME, card, register
 
 ROOT = Path(__file__).resolve().parent.parent.parent

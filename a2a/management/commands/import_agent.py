@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from a2a.services import agent_register_from_domain
-from registry.audit import audit_actor
-from registry.problems import ProblemError
+from registry.access.audit import audit_actor
+from registry.http.problems import ProblemError
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from a2a.bulk import cards_bulk_import
-from registry.audit import audit_actor
-from registry.problems import ProblemError
+from registry.access.audit import audit_actor
+from registry.http.problems import ProblemError
 
 
 class Command(BaseCommand):

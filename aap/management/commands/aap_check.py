@@ -7,7 +7,7 @@ from aap.checker import aap_check
 from aap.forms import json_document
 from aap.report import report_as_text
 from aap.services import aap_check_domain
-from registry.hosts import InvalidHost
+from registry.outbound.hosts import InvalidHost
 
 
 def _read(path: Path, what: str) -> Any:

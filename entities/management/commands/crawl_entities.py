@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from entities.crawl import entities_crawl
 from entities.enrichment import domain_enrich
-from registry.hosts import InvalidHost, domain_parse
+from registry.outbound.hosts import InvalidHost, domain_parse
 
 
 class Command(BaseCommand):

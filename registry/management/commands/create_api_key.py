@@ -3,8 +3,8 @@ from datetime import timedelta
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from registry.audit import audit_actor
-from registry.keys import api_key_create
+from registry.access.audit import audit_actor
+from registry.access.keys import api_key_create
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from registry.liveness import endpoints_expire
+from registry.liveness.services import endpoints_expire
 
 
 class Command(BaseCommand):

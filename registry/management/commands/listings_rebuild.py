@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from registry.listings import listings_rebuild
+from registry.discovery.listings import listings_rebuild
 
 
 class Command(BaseCommand):

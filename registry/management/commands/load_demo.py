@@ -6,10 +6,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from registry import extensions
-from registry.audit import audit_actor
-from registry.demo import DEMO_OWNER
-from registry.keys import api_key_create
-from registry.models import Agent
+from registry.access.audit import audit_actor
+from registry.access.keys import api_key_create
+from registry.agents.demo import DEMO_OWNER
+from registry.agents.models import Agent
 
 # What `make run` points a new user at, printed with the URL the registry serves at.
 SHOW = [

@@ -2,8 +2,8 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
-from registry.models import Agent, Endpoint
-from registry.probes import endpoints_probe, probeable
+from registry.agents.models import Agent, Endpoint
+from registry.liveness.probes import endpoints_probe, probeable
 
 
 class Command(BaseCommand):

@@ -1,0 +1,223 @@
+"""Rate limits on the shared cache: reads per key or client IP, writes per key.
+
+Fixed windows counted with one atomic ``incr`` per request: constant work whatever the
+rate (DRF's default keeps and re-stores the timestamp of every request in the window).
+"""
+
+import functools
+import threading
+import time
+
+from django.conf import settings
+from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.redis import RedisCache
+from django.http import HttpResponse
+from rest_framework.exceptions import Throttled
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+
+from registry.access.auth import Principal, api_key_hash, raw_api_key
+from registry.http.problems import problem_response
+
+_parse_rate = SimpleRateThrottle.parse_rate
+
+
+@functools.lru_cache(maxsize=32)
+def _rate(rate: str) -> tuple[int, int]:
+    return _parse_rate(None, rate)
+
+
+_local_counts: dict[str, list] = {}
+_local_lock = threading.Lock()
+_local_purge = {"at": 0.0}
+
+
+def _local_count(key: str, expires: float) -> int:
+    """A counter in this process (the per-process cache's case, without its pickling)."""
+    with _local_lock:
+        entry = _local_counts.get(key)
+        if entry is None:
+            now = time.time()
+            if now - _local_purge["at"] > 1.0:  # the ended windows go, once a second
+                _local_purge["at"] = now
+                for stale in [k for k, (_, end) in _local_counts.items() if end < now]:
+                    del _local_counts[stale]
+            entry = _local_counts[key] = [0, expires]
+        entry[0] += 1
+        return entry[0]
+
+
+def counters_clear() -> None:
+    """Forget this process's counters (tests start each with none, as with the cache)."""
+    with _local_lock:
+        _local_counts.clear()
+
+
+def _redis_count(key: str, timeout: int) -> int:
+    """One round trip to the shared Redis: count, and give a new window its expiry.
+    (Django's ``incr`` asks whether the key exists first: two round trips a request.)"""
+    backend = caches["default"]
+    client = backend._cache.get_client(key, write=True)
+    full_key = backend.make_and_validate_key(key)
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(full_key)
+    pipe.expire(full_key, timeout, nx=True)
+    count, _ = pipe.execute()
+    return count
+
+
+def window_allows(scope: str, ident: str, rate: str) -> float | None:
+    """Count one request; None if allowed, else the seconds until the window ends."""
+    limit, duration = _rate(rate)
+    now = time.time()
+    window = int(now // duration)
+    key = f"throttle:{scope}:{ident}:{window}"
+    backend = caches["default"]
+    if isinstance(backend, LocMemCache):  # this process's own counters anyway
+        count = _local_count(key, now + duration + 1)
+    elif isinstance(backend, RedisCache):
+        count = _redis_count(key, duration + 1)
+    else:
+        try:  # one cache operation for every request of a window but its first
+            count = cache.incr(key)
+        except ValueError:  # the window's first request (or its key expired)
+            count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
+    if count <= limit:
+        return None
+    return max(1.0, (window + 1) * duration - now)
+
+
+def client_ip_of(meta, num_proxies: int | None = None) -> str:
+    """The client address of a request's META (or WSGI environ): REMOTE_ADDR, or the
+    trusted proxies' X-Forwarded-For entry."""
+    num_proxies = settings.TRUSTED_PROXY_COUNT if num_proxies is None else num_proxies
+    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
+    if forwarded and num_proxies:
+        addresses = [a.strip() for a in forwarded.split(",")]
+        return addresses[-min(num_proxies, len(addresses))]
+    return meta.get("REMOTE_ADDR", "")
+
+
+def client_ip(request, num_proxies: int | None = None) -> str:
+    return client_ip_of(request.META, num_proxies)
+
+
+# The WSGI environ key where the lean lane (registry.fastpath.lean) leaves the outcome of the read
+# limit it already counted, so that a request it passes on to Django is not counted twice.
+# Clients cannot set it: their headers arrive as HTTP_* keys.
+READ_COUNTED = "registry.read_wait"
+
+
+def read_wait(meta) -> float | None:
+    """Count one read of this client (unless the lean lane did); None while under the
+    limit, else the seconds until the window ends."""
+    if READ_COUNTED in meta:
+        return meta[READ_COUNTED]
+    return window_allows("read", f"ip:{client_ip_of(meta)}", settings.RATE_LIMIT_READ)
+
+
+class _RegistryThrottle(BaseThrottle):
+    scope = ""
+    setting_name = ""
+    methods_safe = True
+
+    def allow_request(self, request, view) -> bool:
+        if (request.method in SAFE_METHODS) != self.methods_safe:
+            return True
+        if isinstance(request.user, Principal):
+            ident = f"key:{request.user.key.pk}"
+        elif self.scope == "read" and READ_COUNTED in request.META:
+            self._wait = request.META[READ_COUNTED]  # counted by the lean lane
+            return self._wait is None
+        else:
+            ident = f"ip:{client_ip(request)}"
+        self._wait = window_allows(self.scope, ident, getattr(settings, self.setting_name))
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return self._wait
+
+
+class ReadThrottle(_RegistryThrottle):
+    scope = "read"
+    setting_name = "RATE_LIMIT_READ"
+    methods_safe = True
+
+
+class WriteThrottle(_RegistryThrottle):
+    scope = "write"
+    setting_name = "RATE_LIMIT_WRITE"
+    methods_safe = False
+
+
+def heartbeat_ident(key_hash: str) -> str:
+    """The rate-limit identity of a heartbeat: its key's hash (all the fast path knows)."""
+    return f"key-hash:{key_hash[:32]}"
+
+
+# The WSGI environ key where the heartbeat's limit, once counted (by the lean lane or the
+# view's fast path), leaves its outcome: a request passed on is not counted again.
+HEARTBEAT_COUNTED = "registry.heartbeat_wait"
+
+
+def heartbeat_wait(meta, key_hash: str) -> float | None:
+    """Count one heartbeat of this key (once a request); None while under
+    RATE_LIMIT_HEARTBEAT, else the seconds until the window ends."""
+    if HEARTBEAT_COUNTED in meta:
+        return meta[HEARTBEAT_COUNTED]
+    ident = heartbeat_ident(key_hash)
+    meta[HEARTBEAT_COUNTED] = wait = window_allows(
+        "heartbeat", ident, settings.RATE_LIMIT_HEARTBEAT
+    )
+    return wait
+
+
+class HeartbeatThrottle(BaseThrottle):
+    """Heartbeats and renewals, per key: an owner's many agents each send one every
+    interval, far more than the general write limit allows (registry.liveness.heartbeats counts
+    in the same window)."""
+
+    def allow_request(self, request, view) -> bool:
+        try:
+            key_hash = api_key_hash(raw_api_key(request))
+        except ValueError:
+            ident = f"ip:{client_ip(request)}"
+            self._wait = window_allows("heartbeat", ident, settings.RATE_LIMIT_HEARTBEAT)
+        else:
+            self._wait = heartbeat_wait(request.META, key_hash)
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return self._wait
+
+
+def fetch_rate_wait(who) -> float | None:
+    """Count a request that makes the registry fetch from the network: per API key
+    (RATE_LIMIT_FETCH), or per client IP without one (RATE_LIMIT_FETCH_ANON, stricter).
+    ``who``: the request, or the principal of one that came another way (A2A, MCP).
+    None if allowed, else the seconds to wait."""
+    user = who if isinstance(who, Principal) else getattr(who, "user", None)
+    if isinstance(user, Principal):
+        return window_allows("fetch", f"key:{user.key.pk}", settings.RATE_LIMIT_FETCH)
+    return window_allows("fetch-anon", f"ip:{client_ip(who)}", settings.RATE_LIMIT_FETCH_ANON)
+
+
+def fetch_rate_check(who) -> None:
+    """fetch_rate_wait, as a 429 problem."""
+    wait = fetch_rate_wait(who)
+    if wait is not None:
+        raise Throttled(
+            wait, detail="Too many requests that fetch from the network; try again later."
+        )
+
+
+def read_limited(request) -> HttpResponse | None:
+    """The per-client read limit of the plain (non-DRF) views: card reads, the A2A and MCP
+    endpoints. None while under it, else the 429 problem with Retry-After."""
+    wait = read_wait(request.META)
+    if wait is None:
+        return None
+    response = problem_response(429, "throttled", "Too many requests.")
+    response["Retry-After"] = str(int(wait + 0.999))
+    return response

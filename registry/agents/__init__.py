@@ -1,0 +1,9 @@
+"""The agent model that everything else serves: ``models`` (Agent, Endpoint, Capability,
+their tag index, searchable text and tombstones), every write (``services``; each sends
+``agent_changed`` and ``agents_written``), reads (``selectors``), the agent JSON and its
+input (``serializers``), liveness as the columns say it (``liveness_state``), the text
+search reads (``text``), optimistic concurrency (``concurrency``), the agent API views
+(``api``), the admin pages (``admin``) and the native demo agents (``demo``).
+
+May import: ``http``, ``outbound``, ``access``, ``fastpath`` and the contract.
+"""

@@ -1,0 +1,84 @@
+from django.contrib import admin, messages
+
+from registry.access.admin import as_admin_user
+from registry.agents import services
+from registry.agents.models import Agent, Capability, Endpoint
+from registry.http.problems import ProblemError
+
+
+class NoAddMixin:
+    """Agents, endpoints and capabilities are created through the API (validation, cards,
+    audit): the admin browses, moderates (owner changes, deletes) and has no Add pages."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class EndpointInline(NoAddMixin, admin.TabularInline):
+    model = Endpoint
+    extra = 0
+    fields = ["name", "protocol", "transport", "address", "liveness_model", "last_alive_at"]
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+
+class CapabilityInline(NoAddMixin, admin.TabularInline):
+    model = Capability
+    extra = 0
+    fields = ["name", "description", "tags", "external_id"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Agent)
+class AgentAdmin(NoAddMixin, admin.ModelAdmin):
+    """Browse and moderate agents. Content changes go through the API so cards stay true."""
+
+    list_display = ["name", "owner", "source", "version", "created_at", "updated_at"]
+    list_filter = ["source", "endpoints__protocol", "endpoints__transport", "created_at"]
+    search_fields = ["name", "description", "owner", "=id", "capabilities__name"]
+    readonly_fields = ["id", "name", "description", "version", "source", "created_at", "updated_at"]
+    fields = ["id", "name", "description", "owner", "version", "source", "created_at", "updated_at"]
+    inlines = [EndpointInline, CapabilityInline]
+    date_hierarchy = "created_at"
+    list_per_page = 50
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).distinct()
+
+    def save_model(self, request, obj, form, change):
+        # Writes go through the services, so they are audited and cards stay current.
+        as_admin_user(request)
+        if change and "owner" in form.changed_data:
+            agent = Agent.objects.get(pk=obj.pk)
+            try:
+                services.agent_update(agent=agent, owner=obj.owner)
+            except ProblemError as exc:  # a protocol app refused the move; nothing changed
+                self.message_user(request, exc.problem_detail, level=messages.ERROR)
+
+    def delete_model(self, request, obj):
+        as_admin_user(request)
+        services.agent_delete(agent=obj)
+
+    def delete_queryset(self, request, queryset):
+        as_admin_user(request)
+        for agent in queryset:
+            services.agent_delete(agent=agent)
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(NoAddMixin, admin.ModelAdmin):
+    list_display = ["name", "agent", "protocol", "transport", "address", "liveness_model"]
+    list_filter = ["protocol", "transport", "liveness_model"]
+    search_fields = ["name", "address", "agent__name", "=id"]
+    readonly_fields = [f.name for f in Endpoint._meta.fields]
+    list_select_related = ["agent"]
+
+
+@admin.register(Capability)
+class CapabilityAdmin(NoAddMixin, admin.ModelAdmin):
+    list_display = ["name", "agent", "external_id"]
+    search_fields = ["name", "description", "external_id", "agent__name"]
+    readonly_fields = [f.name for f in Capability._meta.fields]
+    list_select_related = ["agent"]

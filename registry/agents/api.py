@@ -1,0 +1,136 @@
+"""The agents' HTTP API: read, replace, change and delete an agent; add, read and remove
+its endpoints. Thin views over the services and selectors. (Listing and registering at
+``/agents`` is discovery's: registry.discovery.api.)"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry.access.auth import owner_choose, principal_may_change
+from registry.agents import selectors, services
+from registry.agents.concurrency import agent_etag, if_match_agent
+from registry.agents.serializers import (
+    AgentInputSerializer,
+    AgentSerializer,
+    EndpointInputSerializer,
+    EndpointSerializer,
+    capability_input,
+    endpoint_input,
+)
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+
+
+def agent_response(request: Request, agent_id, status_code: int = 200, **headers) -> Response:
+    """The agent's JSON, with its ETag (registry.agents.concurrency: for If-Match on writes)."""
+    agent = selectors.agent_get(str(agent_id))
+    body = AgentSerializer(agent, context={"request": request}).data
+    liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
+    headers = {"ETag": agent_etag(agent, liveness), **headers}
+    return Response(body, status=status_code, headers=headers)
+
+
+def owner_for(request: Request, requested: str | None) -> str:
+    """The owner of a new agent: the key's owner; admin keys may name another."""
+    return owner_choose(request.user, requested)
+
+
+class AgentDetailView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(responses=AgentSerializer)
+    def get(self, request: Request, agent_id: str) -> Response:
+        return agent_response(request, agent_id)
+
+    @extend_schema(request=AgentInputSerializer, responses=AgentSerializer)
+    def put(self, request: Request, agent_id: str) -> Response:
+        return self._update(request, agent_id, partial=False)
+
+    @extend_schema(request=AgentInputSerializer, responses=AgentSerializer)
+    def patch(self, request: Request, agent_id: str) -> Response:
+        return self._update(request, agent_id, partial=True)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, agent_id: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        services.agent_delete(agent=agent, precondition=_if_match(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        payload = AgentInputSerializer(data=request.data, partial=partial)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        owner = data.get("owner")
+        if owner is not None and owner != agent.owner and not request.user.is_admin:
+            raise ProblemError(
+                403,
+                "forbidden",
+                "Only an admin key may move an agent to another owner.",
+                [Problem("owner", "may be changed by admin keys only")],
+            )
+        if partial:
+            changes = {k: data[k] for k in ("name", "description", "version") if k in data}
+            if "capabilities" in data:
+                changes["capabilities"] = [capability_input(c) for c in data["capabilities"]]
+            if "endpoints" in data:
+                changes["endpoints"] = [endpoint_input(e) for e in data["endpoints"]]
+        else:
+            full = payload.to_input()
+            changes = {
+                "name": full.name,
+                "description": full.description,
+                "version": full.version,
+                "capabilities": full.capabilities,
+                "endpoints": full.endpoints,
+            }
+        services.agent_update(agent=agent, owner=owner, precondition=_if_match(request), **changes)
+        return agent_response(request, agent.id)
+
+
+def _if_match(request: Request):
+    return if_match_agent(request.META.get("HTTP_IF_MATCH"))
+
+
+class EndpointListView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
+    def post(self, request: Request, agent_id: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        payload = EndpointInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.to_input()
+        if agent.endpoints.filter(name=data.name).exists():
+            raise ProblemError(
+                409,
+                "validation-error",
+                f"Agent {agent.id} already has an endpoint '{data.name}'.",
+                [Problem("name", "an endpoint of this agent already has this name")],
+            )
+        endpoint = services.endpoint_add(agent=agent, data=data)
+        body = EndpointSerializer(endpoint, context={"request": request}).data
+        return Response(
+            body, status=201, headers={"Location": f"/agents/{agent.id}/endpoints/{endpoint.id}"}
+        )
+
+
+class EndpointDetailView(APIView):
+    @extend_schema(responses=EndpointSerializer)
+    def get(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        endpoint = selectors.endpoint_get(agent, endpoint_id)
+        return Response(EndpointSerializer(endpoint, context={"request": request}).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        endpoint = selectors.endpoint_get(agent, endpoint_id)
+        services.endpoint_remove(endpoint=endpoint)
+        return Response(status=status.HTTP_204_NO_CONTENT)

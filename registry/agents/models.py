@@ -1,0 +1,213 @@
+"""The protocol-agnostic agent model: agents, their endpoints and capabilities, and what
+is written with them (the capability tags' index, the searchable text, tombstones).
+
+Protocol-specific fields never widen these tables: they live in
+``Endpoint.protocol_metadata``, in ``AgentFacet`` facts (registry.discovery.models), and in
+the protocol apps' own tables (see registry/extensions.py).
+"""
+
+import uuid
+from datetime import timedelta
+
+from django.db import models
+from django.db.models.functions import Lower
+
+# How an agent came to be registered: natively through the API here; protocol apps
+# register their own values (registry.extensions.register_source).
+NATIVE_SOURCE = "native"
+
+
+class Agent(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    owner = models.CharField(max_length=200, db_index=True)
+    version = models.CharField(max_length=100, blank=True)
+    source = models.CharField(max_length=40, default=NATIVE_SOURCE)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        indexes = [
+            models.Index(Lower("name"), "id", name="agent_name_lower"),
+            models.Index(fields=["-created_at", "id"], name="agent_created_id"),
+            models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Endpoint(models.Model):
+    class Transport(models.TextChoices):
+        HTTP = "Http", "HTTP"
+        AMQP = "Amqp", "AMQP"
+        AZURE_SERVICE_BUS = "AzureServiceBus", "Azure Service Bus"
+
+    class Protocol(models.TextChoices):
+        A2A = "A2A", "A2A"
+        MCP = "MCP", "MCP"
+        ACP = "ACP", "ACP"
+        GENERIC = "Generic", "Generic"
+
+    class Liveness(models.TextChoices):
+        PERSISTENT = "Persistent", "Persistent (heartbeat)"
+        EPHEMERAL = "Ephemeral", "Ephemeral (TTL)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="endpoints")
+    name = models.CharField(max_length=200)
+    transport = models.CharField(max_length=20, choices=Transport.choices)
+    protocol = models.CharField(max_length=20, choices=Protocol.choices)
+    address = models.CharField(max_length=2048)
+    liveness_model = models.CharField(
+        max_length=12, choices=Liveness.choices, default=Liveness.PERSISTENT
+    )
+    heartbeat_interval_seconds = models.PositiveIntegerField(null=True, blank=True)
+    ttl_seconds = models.PositiveIntegerField(null=True, blank=True)
+    protocol_metadata = models.JSONField(default=dict, blank=True)
+    # Position in the agent's list: for A2A the first endpoint is the preferred interface.
+    position = models.PositiveIntegerField(default=0)
+    # Liveness: when the endpoint was last seen (a heartbeat, a renewal), until when that
+    # keeps it live, and what saw it. Never seen: both null ("unknown").
+    last_alive_at = models.DateTimeField(null=True, blank=True)
+    alive_until = models.DateTimeField(null=True, blank=True)
+    checked_by = models.CharField(max_length=10, blank=True)
+    # How long a sign of life keeps the endpoint live (liveness_grace()), stored at write
+    # time so that a heartbeat is one UPDATE whatever the model.
+    liveness_grace = models.DurationField(default=timedelta(seconds=150))
+    # Active probes (registry/liveness/probes.py): the last one's outcome, when the next is due, and
+    # the share of successful probes over a day and a week (null: no probe in the span).
+    last_probe_at = models.DateTimeField(null=True, blank=True)
+    last_probe_ok = models.BooleanField(null=True, blank=True)
+    last_probe_category = models.CharField(max_length=12, blank=True)
+    next_probe_at = models.DateTimeField(null=True, blank=True)
+    uptime_day = models.FloatField(null=True, blank=True)
+    uptime_week = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "name"], name="endpoint_unique_name"),
+        ]
+        indexes = [
+            models.Index(fields=["protocol", "agent"], name="endpoint_protocol"),
+            models.Index(fields=["transport", "agent"], name="endpoint_transport"),
+            models.Index(fields=["agent", "alive_until"], name="endpoint_alive"),
+            # For the expiry sweep, Ephemeral endpoints only: a Persistent endpoint's
+            # heartbeat then updates one index of alive_until, not two.
+            models.Index(
+                fields=["alive_until"],
+                name="endpoint_ephemeral_expiry",
+                condition=models.Q(liveness_model="Ephemeral"),
+            ),
+            models.Index(fields=["next_probe_at"], name="endpoint_probe_due"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.protocol} over {self.transport})"
+
+    @property
+    def is_queue(self) -> bool:
+        return self.transport != self.Transport.HTTP
+
+
+# What an agent needs at the most (native payloads and cards alike; README "Security"):
+# longer texts and longer lists are refused with a problem naming them.
+TEXT_MAX_CHARS = 20_000
+CAPABILITIES_MAX = 500
+ENDPOINTS_MAX = 32
+LIST_MAX_ITEMS = 100
+
+# Defaults of the registry design when an endpoint sets none, and the grace factor of a
+# Persistent endpoint: live until 2.5 heartbeat intervals after its last heartbeat.
+DEFAULT_HEARTBEAT_SECONDS = 60
+DEFAULT_TTL_SECONDS = 300
+HEARTBEAT_GRACE_FACTOR = 2.5
+
+
+def liveness_grace(
+    liveness_model: str, heartbeat_interval_seconds: int | None, ttl_seconds: int | None
+) -> timedelta:
+    """How long a sign of life keeps an endpoint of this model live."""
+    if liveness_model == Endpoint.Liveness.EPHEMERAL:
+        return timedelta(seconds=ttl_seconds or DEFAULT_TTL_SECONDS)
+    interval = heartbeat_interval_seconds or DEFAULT_HEARTBEAT_SECONDS
+    return timedelta(seconds=interval * HEARTBEAT_GRACE_FACTOR)
+
+
+class Capability(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="capabilities")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    # The capability's id in its protocol (an A2A skill id); empty for native ones.
+    external_id = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "capabilities"
+        ordering = ["agent", "position"]
+        indexes = [
+            models.Index(Lower("name"), "agent", name="capability_name_lower"),
+            models.Index(fields=["external_id"], name="capability_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CapabilityTag(models.Model):
+    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering."""
+
+    capability = models.ForeignKey(Capability, on_delete=models.CASCADE, related_name="tag_index")
+    # Indexed by capability_tag_agent, which facet counts read alone (an index-only scan).
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
+    value = models.CharField(max_length=200)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["value", "agent"], name="capability_tag_value"),
+            models.Index(fields=["agent", "value"], name="capability_tag_agent"),
+        ]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class AgentSearchText(models.Model):
+    """The searchable text of an agent (name, description, capability names, descriptions
+    and tags), kept at write time. PostgreSQL indexes it in AgentSearchVector, SQLite in an
+    FTS5 table; see registry/discovery/search.py.
+
+    ``keys``: the agent's capability names and tags as exact filter keys
+    (``"~capability translate"``, ``"~tag travel"``, lower-cased). PostgreSQL indexes them
+    beside the words, so that a text query filtered by capability or tag is answered by the
+    full-text index alone; see ``search_keys_build``.
+    """
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="search_text"
+    )
+    text = models.TextField()
+    keys = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Tombstone(models.Model):
+    """A deleted agent, for mirrors syncing with updated_since."""
+
+    agent_id = models.UUIDField(primary_key=True)
+    owner = models.CharField(max_length=200)
+    deleted_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["deleted_at", "agent_id"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} deleted {self.deleted_at:%Y-%m-%d %H:%M:%S}"

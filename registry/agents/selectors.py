@@ -1,0 +1,30 @@
+"""Reads: the querysets the API serves, with everything they show fetched up front."""
+
+from django.db.models import Prefetch, QuerySet
+
+from registry import extensions
+from registry.agents.models import Agent, Capability, Endpoint
+from registry.http.params import parse_uuid
+from registry.http.problems import ProblemError
+
+
+def agent_queryset() -> QuerySet[Agent]:
+    # The protocol apps' one-to-one rows that their members of the agent JSON show.
+    return Agent.objects.select_related(*extensions.related.read()).prefetch_related(
+        Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
+        Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
+    )
+
+
+def agent_get(agent_id: str) -> Agent:
+    agent = agent_queryset().filter(pk=parse_uuid(agent_id)).first()
+    if agent is None:
+        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+    return agent
+
+
+def endpoint_get(agent: Agent, endpoint_id: str) -> Endpoint:
+    endpoint = Endpoint.objects.filter(agent=agent, pk=parse_uuid(endpoint_id, "endpoint")).first()
+    if endpoint is None:
+        raise ProblemError(404, "not-found", f"Agent {agent.id} has no endpoint {endpoint_id}.")
+    return endpoint

@@ -1,0 +1,314 @@
+"""Request and response shapes of the native API (camelCase, as agents send them)."""
+
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+
+from registry import extensions
+from registry.agents.liveness_state import agent_live, agent_uptime, endpoint_liveness
+from registry.agents.models import (
+    CAPABILITIES_MAX,
+    ENDPOINTS_MAX,
+    TEXT_MAX_CHARS,
+    Agent,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+)
+from registry.agents.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
+from registry.outbound.hosts import https_url_problem, url_credentials_problem
+
+
+@extend_schema_serializer(component_name="Capability")  # CapabilityRequest in the schema
+class CapabilityInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+    )
+
+    def validate_tags(self, value):
+        # Tags are indexed lower-cased, and "\u0130".lower() is two characters long.
+        limit = CapabilityTag._meta.get_field("value").max_length
+        errors = {
+            index: [f"Ensure this field has no more than {limit} characters when lower-cased."]
+            for index, tag in enumerate(value)
+            if len(tag.lower()) > limit
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+@extend_schema_serializer(component_name="Endpoint")  # EndpointRequest in the schema
+class EndpointInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    transport = serializers.ChoiceField(choices=Endpoint.Transport.choices)
+    protocol = serializers.ChoiceField(choices=Endpoint.Protocol.values)
+    address = serializers.CharField(max_length=2048)
+    livenessModel = serializers.ChoiceField(
+        choices=Endpoint.Liveness.choices, required=False, default=Endpoint.Liveness.PERSISTENT
+    )
+    heartbeatIntervalSeconds = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=86400
+    )
+    ttlSeconds = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=86400
+    )
+    protocolMetadata = serializers.DictField(required=False, default=dict)
+
+    def validate(self, attrs):
+        errors = {}
+        if url_credentials_problem(attrs["address"]):
+            errors["address"] = url_credentials_problem(attrs["address"])
+        elif attrs["transport"] == Endpoint.Transport.HTTP:
+            allow_http = settings.A2A_ALLOW_HTTP_URLS
+            if https_url_problem(attrs["address"], allow_http=allow_http):
+                errors["address"] = (
+                    "must be an absolute http(s) URL for an Http endpoint"
+                    if allow_http
+                    else "must be an absolute https URL for an Http endpoint"
+                )
+        liveness = attrs.get("livenessModel")
+        if liveness == Endpoint.Liveness.PERSISTENT and attrs.get("ttlSeconds") is not None:
+            errors["ttlSeconds"] = "applies to Ephemeral endpoints; Persistent ones take "
+            errors["ttlSeconds"] += "heartbeatIntervalSeconds"
+        if liveness == Endpoint.Liveness.EPHEMERAL and attrs.get("heartbeatIntervalSeconds"):
+            errors["heartbeatIntervalSeconds"] = (
+                "applies to Persistent endpoints; Ephemeral ones take ttlSeconds"
+            )
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    def to_input(self, attrs=None) -> EndpointInput:
+        attrs = attrs if attrs is not None else self.validated_data
+        return endpoint_input(attrs)
+
+
+def endpoint_input(attrs: dict) -> EndpointInput:
+    return EndpointInput(
+        name=attrs["name"],
+        transport=attrs["transport"],
+        protocol=attrs["protocol"],
+        address=attrs["address"],
+        liveness_model=attrs.get("livenessModel", Endpoint.Liveness.PERSISTENT),
+        heartbeat_interval_seconds=attrs.get("heartbeatIntervalSeconds"),
+        ttl_seconds=attrs.get("ttlSeconds"),
+        protocol_metadata=attrs.get("protocolMetadata") or {},
+    )
+
+
+def capability_input(attrs: dict) -> CapabilityInput:
+    return CapabilityInput(
+        name=attrs["name"],
+        description=attrs.get("description", ""),
+        tags=tags_clean(attrs.get("tags", [])),
+    )
+
+
+@extend_schema_serializer(component_name="Agent")  # AgentRequest in the schema
+class AgentInputSerializer(serializers.Serializer):
+    """A native registration. With ``partial=True`` (PATCH) every member is optional."""
+
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+    )
+    version = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    owner = serializers.CharField(
+        required=False, max_length=200, help_text="Admin keys only: register for another owner."
+    )
+    capabilities = CapabilityInputSerializer(
+        many=True, required=False, default=list, max_length=CAPABILITIES_MAX
+    )
+    endpoints = EndpointInputSerializer(
+        many=True, required=False, default=list, max_length=ENDPOINTS_MAX
+    )
+
+    def validate_endpoints(self, value):
+        seen: dict[str, int] = {}
+        errors: list[dict] = [{} for _ in value]
+        for index, endpoint in enumerate(value):
+            if endpoint["name"] in seen:
+                errors[index] = {
+                    "name": f"duplicate endpoint name (also endpoints[{seen[endpoint['name']]}])"
+                }
+            seen.setdefault(endpoint["name"], index)
+        if any(errors):
+            raise serializers.ValidationError(errors)
+        return value
+
+    def to_input(self) -> AgentInput:
+        data = self.validated_data
+        return AgentInput(
+            name=data["name"],
+            description=data.get("description", ""),
+            version=data.get("version", ""),
+            capabilities=[capability_input(c) for c in data.get("capabilities", [])],
+            endpoints=[endpoint_input(e) for e in data.get("endpoints", [])],
+        )
+
+
+class CapabilitySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Capability
+        fields = ["id", "name", "description", "tags"]
+
+
+PROBE_CATEGORIES = ["ok", "not_a2a", "http_error", "timeout", "dns", "tls", "connect", "refused"]
+LIVENESS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["live", "stale", "down", "unknown"]},
+        "lastSeenAt": {"type": "string", "format": "date-time", "nullable": True},
+        "aliveUntil": {"type": "string", "format": "date-time", "nullable": True},
+        "checkedBy": {"type": "string", "enum": ["heartbeat", "probe"], "nullable": True},
+        "lastProbe": {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "at": {"type": "string", "format": "date-time"},
+                "up": {"type": "boolean"},
+                "category": {"type": "string", "enum": PROBE_CATEGORIES},
+            },
+        },
+    },
+}
+UPTIME_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "day": {"type": "number", "nullable": True},
+        "week": {"type": "number"},
+    },
+}
+
+
+def response_now(context: dict) -> datetime:
+    """One "now" for a whole response, so that every agent of a page is judged alike."""
+    return context.setdefault("now", timezone.now())
+
+
+class MemberField(serializers.Field):
+    """A member of the agent or endpoint JSON that a protocol app registered
+    (registry.extensions): read-only, read from the instance by the member's function."""
+
+    def __init__(self, member: extensions.Member, **kwargs):
+        self.member = member
+        super().__init__(source="*", read_only=True, help_text=member.help_text or None, **kwargs)
+
+    def to_representation(self, instance):
+        return self.member.value(instance)
+
+
+def _with_members(fields: dict, members: list[extensions.Member]) -> dict:
+    for member in members:
+        fields[member.name] = MemberField(member)
+    return fields
+
+
+# Stateless: one instance writes every liveness time (discovery pages write thousands).
+_TIMES = serializers.DateTimeField()
+
+
+def liveness_shown(liveness: dict) -> dict:
+    """An endpoint's liveness (registry.agents.liveness_state.endpoint_liveness) as the API
+    shows it: its times in RFC 3339, as DRF writes them."""
+    times = _TIMES
+    shown = {
+        key: times.to_representation(value) if key in ("lastSeenAt", "aliveUntil") else value
+        for key, value in liveness.items()
+    }
+    if shown["lastProbe"] is not None:
+        probe = shown["lastProbe"]
+        shown["lastProbe"] = {**probe, "at": times.to_representation(probe["at"])}
+    return shown
+
+
+class EndpointSerializer(serializers.ModelSerializer):
+    livenessModel = serializers.CharField(source="liveness_model")
+    heartbeatIntervalSeconds = serializers.IntegerField(
+        source="heartbeat_interval_seconds", allow_null=True
+    )
+    ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True)
+    protocolMetadata = serializers.JSONField(source="protocol_metadata")
+    lastAliveAt = serializers.DateTimeField(source="last_alive_at", allow_null=True)
+    liveness = serializers.SerializerMethodField(
+        help_text="live: seen (heartbeat, renewal) within its grace, until aliveUntil; "
+        "stale: seen, grace over; unknown: never seen."
+    )
+
+    class Meta:
+        model = Endpoint
+        fields = [
+            "id",
+            "name",
+            "transport",
+            "protocol",
+            "address",
+            "livenessModel",
+            "heartbeatIntervalSeconds",
+            "ttlSeconds",
+            "protocolMetadata",
+            "lastAliveAt",
+            "liveness",
+        ]
+
+    def get_fields(self):
+        return _with_members(super().get_fields(), extensions.endpoint_members.read())
+
+    @extend_schema_field(LIVENESS_SCHEMA)
+    def get_liveness(self, endpoint: Endpoint) -> dict:
+        return liveness_shown(endpoint_liveness(endpoint, response_now(self.context)))
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+    source = serializers.ChoiceField(choices=[], required=False)
+    capabilities = CapabilitySerializer(many=True)
+    endpoints = EndpointSerializer(many=True)
+    live = serializers.SerializerMethodField(help_text="Any endpoint of the agent is live.")
+    uptime = serializers.SerializerMethodField(
+        help_text="Share of successful probes over a day and a week; null without probes."
+    )
+
+    class Meta:
+        model = Agent
+        fields = [
+            "id",
+            "name",
+            "description",
+            "owner",
+            "version",
+            "source",
+            "createdAt",
+            "updatedAt",
+            "capabilities",
+            "endpoints",
+            "live",
+            "uptime",
+        ]
+
+    def get_live(self, agent: Agent) -> bool:
+        return agent_live(agent, response_now(self.context))
+
+    @extend_schema_field(UPTIME_SCHEMA)
+    def get_uptime(self, agent: Agent) -> dict | None:
+        return agent_uptime(agent)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["source"].choices = extensions.sources.read()
+        return _with_members(fields, extensions.agent_members.read())
+
+
+def registry_url(path: str) -> str:
+    """An absolute URL of the registry (REGISTRY_BASE_URL): in cards, links and answers."""
+    return settings.REGISTRY_BASE_URL + path

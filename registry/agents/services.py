@@ -1,0 +1,399 @@
+"""Every write to the registry goes through these functions (API, admin, commands)."""
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from registry.access.audit import audit_entry, audit_record
+from registry.access.models import AuditEntry
+from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.models import (
+    NATIVE_SOURCE,
+    Agent,
+    AgentSearchText,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+    Tombstone,
+    liveness_grace,
+)
+from registry.agents.text import search_keys_build, search_text_build
+from registry.signals import NATIVE_WRITER, agent_changed, agents_written_send, writes_batched
+
+
+@dataclass
+class CapabilityInput:
+    name: str
+    description: str = ""
+    tags: list[str] = field(default_factory=list)
+    external_id: str = ""
+
+
+@dataclass
+class EndpointInput:
+    name: str
+    transport: str
+    protocol: str
+    address: str
+    liveness_model: str = Endpoint.Liveness.PERSISTENT
+    heartbeat_interval_seconds: int | None = None
+    ttl_seconds: int | None = None
+    protocol_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AgentInput:
+    name: str
+    description: str = ""
+    version: str = ""
+    capabilities: list[CapabilityInput] = field(default_factory=list)
+    endpoints: list[EndpointInput] = field(default_factory=list)
+
+
+def agent_summary(agent: Agent) -> dict[str, Any]:
+    """What the audit log keeps of an agent before and after a write."""
+    return {
+        "name": agent.name,
+        "description": agent.description[:200],
+        "version": agent.version,
+        "owner": agent.owner,
+        "source": agent.source,
+        "capabilities": [c.name for c in agent.capabilities.all()],
+        "endpoints": [
+            f"{e.name} {e.protocol}/{e.transport} {e.address}" for e in agent.endpoints.all()
+        ],
+    }
+
+
+def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = False) -> None:
+    """Tell the apps (agent_changed), then what reads derive from the agent (agents_written:
+    discovery's listing, built once, shows what the apps' receivers wrote too)."""
+    with writes_batched():
+        agent_changed.send(
+            sender=Agent, agent=agent, changed=changed, writer=writer, created=created
+        )
+        agents_written_send([agent.pk])
+
+
+def _capability_rows(
+    agent: Agent, capabilities: list[CapabilityInput]
+) -> tuple[list[Capability], list[CapabilityTag]]:
+    """Unsaved capability and tag rows of a new agent (bulk writes save them at once)."""
+    caps = [
+        Capability(
+            agent=agent,
+            name=c.name,
+            description=c.description,
+            tags=list(c.tags),
+            external_id=c.external_id,
+            position=position,
+        )
+        for position, c in enumerate(capabilities)
+    ]
+    return caps, _tag_rows(agent, caps)
+
+
+def _tag_rows(agent: Agent, capabilities: list[Capability]) -> list[CapabilityTag]:
+    return [
+        CapabilityTag(capability=cap, agent=agent, value=tag.lower())
+        for cap in capabilities
+        for tag in dict.fromkeys(cap.tags)
+    ]
+
+
+def _capabilities_set(agent: Agent, capabilities: list[CapabilityInput]) -> None:
+    """Replace the agent's capabilities, keeping the ids of those that stay (by id or name)."""
+    existing = list(agent.capabilities.all())
+    by_key: dict[tuple[str, str], list[Capability]] = {}
+    for cap in existing:
+        by_key.setdefault(_capability_key(cap.external_id, cap.name), []).append(cap)
+    kept: list[Capability] = []
+    for position, data in enumerate(capabilities):
+        matches = by_key.get(_capability_key(data.external_id, data.name))
+        cap = matches.pop(0) if matches else Capability(agent=agent)
+        cap.name = data.name
+        cap.description = data.description
+        cap.tags = list(data.tags)
+        cap.external_id = data.external_id
+        cap.position = position
+        kept.append(cap)
+    kept_ids = {cap.pk for cap in kept if not cap._state.adding}
+    Capability.objects.filter(agent=agent).exclude(pk__in=kept_ids).delete()
+    for cap in kept:
+        cap.save()
+    CapabilityTag.objects.filter(agent=agent).delete()
+    CapabilityTag.objects.bulk_create(_tag_rows(agent, kept))
+
+
+def _capability_key(external_id: str, name: str) -> tuple[str, str]:
+    # A protocol id (A2A skill id) identifies a capability; without one, its name does.
+    return (external_id, "" if external_id else name)
+
+
+def _search_text(agent: Agent, capabilities: list[Capability]) -> AgentSearchText:
+    return AgentSearchText(
+        agent=agent,
+        text=search_text_build(agent.name, agent.description, capabilities),
+        keys=search_keys_build(agent.name, capabilities),
+    )
+
+
+def _search_text_refresh(agent: Agent) -> None:
+    # Read afresh: a prefetched agent.capabilities would be the list before this write.
+    capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
+    row = _search_text(agent, capabilities)
+    AgentSearchText.objects.update_or_create(
+        agent=agent, defaults={"text": row.text, "keys": row.keys}
+    )
+
+
+def endpoint_build(agent: Agent, data: EndpointInput, position: int) -> Endpoint:
+    """An unsaved endpoint of the agent (bulk inserts build them, then save them at once)."""
+    endpoint = Endpoint(agent=agent, position=position)
+    _endpoint_fill(endpoint, data)
+    return endpoint
+
+
+def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
+    endpoint.name = data.name
+    endpoint.transport = data.transport
+    endpoint.protocol = data.protocol
+    endpoint.address = data.address
+    endpoint.liveness_model = data.liveness_model
+    endpoint.heartbeat_interval_seconds = data.heartbeat_interval_seconds
+    endpoint.ttl_seconds = data.ttl_seconds
+    endpoint.liveness_grace = liveness_grace(
+        data.liveness_model, data.heartbeat_interval_seconds, data.ttl_seconds
+    )
+    endpoint.protocol_metadata = data.protocol_metadata
+
+
+def _endpoints_set(agent: Agent, endpoints: list[EndpointInput]) -> set[str]:
+    """Replace the agent's endpoints (ids kept by name); the protocols whose endpoints
+    changed, as "endpoints:<protocol>" change names."""
+    existing = {e.name: e for e in agent.endpoints.all()}
+    before = {e.name: _endpoint_state(e) for e in existing.values()}
+    kept = []
+    for position, data in enumerate(endpoints):
+        endpoint = existing.pop(data.name, None) or Endpoint(agent=agent)
+        _endpoint_fill(endpoint, data)
+        endpoint.position = position
+        kept.append(endpoint)
+    Endpoint.objects.filter(pk__in=[e.pk for e in existing.values()]).delete()
+    for endpoint in kept:
+        endpoint.save()
+    after = {e.name: _endpoint_state(e) for e in kept}
+    return {
+        f"endpoints:{state[0]}"
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+        for state in (before.get(name), after.get(name))
+        if state is not None
+    }
+
+
+def _endpoint_state(e: Endpoint) -> tuple:
+    return (e.protocol, e.position, e.transport, e.address, e.protocol_metadata)
+
+
+def _agent_new(owner: str, data: AgentInput, source: str) -> Agent:
+    return Agent(
+        name=data.name,
+        description=data.description,
+        version=data.version,
+        owner=owner,
+        source=source,
+    )
+
+
+# What a new agent's agent_changed names as changed (besides its endpoints' protocols).
+CREATED = frozenset({"name", "description", "version", "owner", "capabilities", "endpoints"})
+# The agent's own columns that a write may change (the rest are rows of other tables).
+AGENT_COLUMNS = frozenset({"name", "description", "version", "owner"})
+
+
+@transaction.atomic
+def agent_create(
+    *,
+    owner: str,
+    data: AgentInput,
+    source: str = NATIVE_SOURCE,
+    writer: str = NATIVE_WRITER,
+    agent_id: uuid.UUID | None = None,
+) -> Agent:
+    agent = _agent_new(owner, data, source)
+    if agent_id is not None:
+        agent.id = agent_id
+    agent.save()
+    _capabilities_set(agent, data.capabilities)
+    protocols = _endpoints_set(agent, data.endpoints)
+    _search_text_refresh(agent)
+    _notify(agent, CREATED | protocols, writer=writer, created=True)
+    audit_record(
+        "agent.create", agent_id=agent.id, object_repr=agent.name, after=agent_summary(agent)
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_update(
+    *,
+    agent: Agent,
+    name: str | None = None,
+    description: str | None = None,
+    version: str | None = None,
+    owner: str | None = None,
+    capabilities: list[CapabilityInput] | None = None,
+    endpoints: list[EndpointInput] | None = None,
+    source: str | None = None,
+    writer: str = NATIVE_WRITER,
+    audit_action: str = "agent.update",
+    precondition: Precondition | None = None,
+) -> Agent:
+    """Change the given parts of an agent; parts left as None stay as they are.
+
+    ``writer`` and ``audit_action`` say who writes (see registry.signals) and how the
+    audit log names the write. The agent's row is locked first (registry.agents.concurrency);
+    ``precondition`` (If-Match) is checked on it as it is then.
+    """
+    agent = checked(agent_lock(agent), precondition)
+    before = agent_summary(agent)
+    changed: set[str] = set()
+    for attr, value in (("name", name), ("description", description), ("version", version)):
+        if value is not None and getattr(agent, attr) != value:
+            setattr(agent, attr, value)
+            changed.add(attr)
+    if owner is not None and owner != agent.owner:
+        agent.owner = owner
+        changed.add("owner")
+    if source is not None:
+        agent.source = source
+    # Only what changed: a concurrent write's other columns are never written back.
+    agent.save(update_fields=[*sorted(changed & AGENT_COLUMNS), "source", "updated_at"])
+    if capabilities is not None:
+        current = [(c.name, c.description, c.tags, c.external_id) for c in agent.capabilities.all()]
+        wanted = [(c.name, c.description, list(c.tags), c.external_id) for c in capabilities]
+        if current != wanted:
+            _capabilities_set(agent, capabilities)
+            changed.add("capabilities")
+    if endpoints is not None:
+        changed.add("endpoints")
+        changed |= _endpoints_set(agent, endpoints)
+    if changed & {"name", "description", "capabilities"}:
+        _search_text_refresh(agent)
+    _notify(agent, changed, writer=writer)
+    fresh = Agent.objects.prefetch_related("capabilities", "endpoints").get(pk=agent.pk)
+    audit_record(
+        audit_action,
+        agent_id=agent.id,
+        object_repr=agent.name,
+        before=before,
+        after=agent_summary(fresh),
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_delete(*, agent: Agent, precondition: Precondition | None = None) -> None:
+    agent = checked(agent_lock(agent), precondition)
+    before = agent_summary(agent)
+    agent_id = agent.id
+    agent.delete()
+    Tombstone.objects.update_or_create(
+        agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}
+    )
+    audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
+    agents_written_send([agent_id])  # gone: what discovery finds changed
+
+
+@transaction.atomic
+def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint:
+    agent = agent_lock(agent)
+    endpoint = Endpoint(agent=agent)
+    _endpoint_fill(endpoint, data)
+    last = agent.endpoints.order_by("-position").values_list("position", flat=True).first()
+    endpoint.position = 0 if last is None else last + 1
+    endpoint.save()
+    agent.save(update_fields=["updated_at"])
+    _notify(agent, {"endpoints", f"endpoints:{endpoint.protocol}"}, writer=NATIVE_WRITER)
+    audit_record(
+        "endpoint.add",
+        agent_id=agent.id,
+        object_repr=f"{agent.name}: {endpoint.name}",
+        after={"endpoint": _endpoint_line(endpoint)},
+    )
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_remove(*, endpoint: Endpoint) -> None:
+    agent = agent_lock(endpoint.agent)
+    line = _endpoint_line(endpoint)
+    endpoint.delete()
+    agent.save(update_fields=["updated_at"])
+    _notify(agent, {"endpoints", f"endpoints:{endpoint.protocol}"}, writer=NATIVE_WRITER)
+    audit_record(
+        "endpoint.remove",
+        agent_id=agent.id,
+        object_repr=f"{agent.name}: {endpoint.name}",
+        before={"endpoint": line},
+    )
+
+
+def _endpoint_line(endpoint: Endpoint) -> str:
+    return f"{endpoint.name} {endpoint.protocol}/{endpoint.transport} {endpoint.address}"
+
+
+def tags_clean(tags: Iterable[str]) -> list[str]:
+    return [t.strip() for t in tags if t and t.strip()]
+
+
+@transaction.atomic
+def agents_bulk_create(
+    *,
+    owner: str,
+    items: list[AgentInput],
+    source: str = NATIVE_SOURCE,
+    writer: str = NATIVE_WRITER,
+) -> list[Agent]:
+    """Create many agents with bulk inserts (imports, crawls, benchmarks): the same rows,
+    change signals (one per agent, after every row is in) and audit entries as
+    ``agent_create`` would write one by one."""
+    agents, capabilities, tags, endpoints, texts = [], [], [], [], []
+    for data in items:
+        agent = _agent_new(owner, data, source)
+        caps, cap_tags = _capability_rows(agent, data.capabilities)
+        ends = [endpoint_build(agent, e, position) for position, e in enumerate(data.endpoints)]
+        agent._prefetched_objects_cache = {"capabilities": caps, "endpoints": ends}
+        agents.append(agent)
+        capabilities += caps
+        tags += cap_tags
+        endpoints += ends
+        texts.append(_search_text(agent, caps))
+    for model, rows in (
+        (Agent, agents),
+        (Capability, capabilities),
+        (CapabilityTag, tags),
+        (Endpoint, endpoints),
+        (AgentSearchText, texts),
+    ):
+        model.objects.bulk_create(rows, batch_size=1000)
+    entries = []
+    with writes_batched():  # listings built in bulk after every receiver ran
+        for agent in agents:
+            protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
+            _notify(agent, CREATED | protocols, writer=writer, created=True)
+            entries.append(
+                audit_entry(
+                    "agent.create",
+                    agent_id=agent.id,
+                    object_repr=agent.name,
+                    after=agent_summary(agent),
+                )
+            )
+        AuditEntry.objects.bulk_create(entries, batch_size=1000)
+    return agents

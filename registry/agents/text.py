@@ -1,0 +1,61 @@
+"""The agent's text as search reads it, built at write time (registry.agents.services):
+the words searched (``AgentSearchText.text``) and the exact keys the PostgreSQL index holds
+beside them (``AgentSearchText.keys``). Discovery's queries (registry.discovery.search) use
+the same words and keys."""
+
+import re
+
+MAX_TERMS = 8
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def search_terms(text: str) -> list[str]:
+    return _words(text)[:MAX_TERMS]
+
+
+# The text searched of one agent, at the most: its name and description first, then its
+# capabilities. PostgreSQL's tsvector holds 1 MB; this keeps it far below.
+SEARCH_TEXT_MAX_CHARS = 100_000
+
+
+def search_text_build(name: str, description: str, capabilities) -> str:
+    parts = [name, description]
+    for cap in capabilities:
+        parts.extend([cap.name, cap.description, " ".join(cap.tags)])
+    return "\n".join(p for p in parts if p)[:SEARCH_TEXT_MAX_CHARS]
+
+
+# Relevance tiers on PostgreSQL, best first: every query word starts a word of the agent's
+# name (2); of its name, capability names or tags (1); of any text searched (0).
+NAME_MARK, TITLE_MARK = "~n", "~t"
+
+
+def search_key(kind: str, value: str) -> str:
+    """An exact filter key, as stored in AgentSearchText.keys and indexed as one lexeme.
+
+    The leading ``~`` keeps keys apart from words: a query word is ``\\w+`` and matches only
+    lexemes that start with it, and no word the text parser emits contains a space.
+    """
+    return f"~{kind} {value.lower()}"
+
+
+def search_keys_build(name: str, capabilities) -> list[str]:
+    """The lexemes the PostgreSQL index holds beside the text's words.
+
+    The keys of the capability and tag filters: each capability's lower-cased name (as
+    the capability filter compares it) and each tag (as CapabilityTag stores it). And, for
+    the relevance tiers, the words of the agent's name (``"~n word"``) and of its titles:
+    the name, capability names and tags (``"~t word"``).
+    """
+    keys = {f"{NAME_MARK} {word}" for word in _words(name)}
+    titles = [name]
+    for cap in capabilities:
+        keys.add(search_key("capability", cap.name))
+        keys.update(search_key("tag", tag) for tag in cap.tags)
+        titles += [cap.name, *cap.tags]
+    keys.update(f"{TITLE_MARK} {word}" for title in titles for word in _words(title))
+    return sorted(keys)

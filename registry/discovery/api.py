@@ -1,0 +1,140 @@
+"""Discovery's HTTP API: ``GET /discover/agents`` and ``/agents`` (filters, text search,
+sorts, facet counts, keyset cursors, the change feed), and ``POST /agents``, a native
+registration answered with the agent's JSON."""
+
+from django.http import HttpResponse
+from django.utils.http import http_date
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry.agents import selectors, services
+from registry.agents.api import agent_response, owner_for
+from registry.agents.serializers import AgentInputSerializer, AgentSerializer
+from registry.discovery import cache as discovery_cache
+from registry.discovery import discover as discovery
+from registry.discovery import facets
+from registry.discovery.filters import agent_filterset
+from registry.discovery.lean import next_link, page_body
+from registry.discovery.listings import listings_read
+from registry.discovery.pagination import cursor_key
+from registry.http.params import params_check
+
+
+class AgentPageSerializer(serializers.Serializer):
+    results = AgentSerializer(many=True)
+    next = serializers.URLField(allow_null=True)
+    sort = serializers.CharField()
+    facets = serializers.DictField(required=False)
+    facetsExact = serializers.BooleanField(
+        required=False,
+        help_text="false: the facet counts are estimates from a uniform sample of the "
+        "matching agents (more matched than DISCOVERY_FACET_EXACT).",
+    )
+    deleted = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+class DiscoverAgentsView(APIView):
+    """Find agents: filters, text search, sort, facet counts, keyset cursors, change feed.
+
+    With ``updated_since`` the listing is a change feed for mirrors: agents changed since
+    then, oldest change first, and ``deleted``: the agents deleted in the same span.
+    """
+
+    filter_backends = [DjangoFilterBackend]  # for the OpenAPI schema's query parameters
+    prefiltered = False  # True when get_queryset is itself a selection of agents
+    filters_left_out: frozenset[str] = frozenset()  # filters that mean nothing here
+
+    @property
+    def filterset_class(self):
+        return agent_filterset(self.filters_left_out)
+
+    def get_queryset(self):
+        return selectors.agent_queryset()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
+            OpenApiParameter("facets", str, description="Comma-separated facet names."),
+            OpenApiParameter("updated_since", OpenApiTypes.DATETIME),
+            OpenApiParameter("limit", int, description="Agents per page, 1 to 100 (default 20)."),
+            OpenApiParameter("cursor", str),
+        ],
+        filters=True,
+        responses=AgentPageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        params, scope = request.query_params, type(self).__name__
+        filtered = []  # the filtered agents, once needed
+
+        def agents():
+            if not filtered:
+                filterset_class = self.filterset_class
+                params_check(params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters))
+                filtered.append(
+                    discovery.agents_filter(params, self.get_queryset(), filterset_class)
+                )
+            return filtered[0]
+
+        def find():
+            page, sort, _ = discovery.discover(
+                agents(), params, full_rows=None, prefiltered=self.prefiltered
+            )
+            return page, sort
+
+        # The page's keys and facet counts, from the cache where exact (at the current data
+        # generation); the page's stored listings (registry/discovery/listings.py), joined as bytes.
+        def candidates(count: int):
+            return discovery.live_candidates(agents(), params, count, prefiltered=self.prefiltered)
+
+        page, sort, read = discovery_cache.page_cached(
+            scope, params, find, listings_read, candidates
+        )
+        since = discovery.since_parse(params.get("updated_since"))
+        body = {"next": self._next_link(request, page.next_cursor), "sort": sort}
+        names = facets.facets_parse(params.get("facets"))
+        if names:
+            body["facets"], body["facetsExact"] = discovery_cache.facet_counts_cached(
+                read.generation,
+                scope,
+                params,
+                lambda: discovery.facet_source(agents(), params, prefiltered=self.prefiltered),
+                names,
+            )
+        if since is not None:
+            # Each page's span starts where the previous one ended (its cursor), so every
+            # tombstone is in exactly one page.
+            cursor = request.query_params.get("cursor")
+            start = cursor_key(cursor, "updated") if cursor else since
+            end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
+            body["deleted"] = discovery.deleted_between(start, end)
+        response = HttpResponse(page_body(read, body), content_type="application/json")
+        if read.last_change is not None:
+            response["Last-Modified"] = http_date(read.last_change.timestamp())
+        return response
+
+    def _next_link(self, request: Request, cursor: str | None) -> str | None:
+        return next_link(request, request.query_params, cursor)
+
+
+@extend_schema_view(get=extend_schema(operation_id="agents_list"))
+class AgentListView(DiscoverAgentsView):
+    """List agents (as /discover/agents does) or register one natively."""
+
+    @extend_schema(request=AgentInputSerializer, responses={201: AgentSerializer})
+    def post(self, request: Request) -> Response:
+        payload = AgentInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        agent = services.agent_create(
+            owner=owner_for(request, payload.validated_data.get("owner")),
+            data=payload.to_input(),
+        )
+        return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")

@@ -1,0 +1,73 @@
+"""GET /discover/agents on the lean lane (registry.fastpath.lean), and the page JSON it shares with
+the view (``registry.discovery.api.DiscoverAgentsView``)."""
+
+import hashlib
+
+from django.core.handlers.wsgi import WSGIRequest
+from django.http import HttpRequest
+from django.utils.http import http_date, quote_etag
+
+from registry.discovery import cache as discovery_cache
+from registry.discovery import facets
+from registry.discovery.listings import Listings, json_bytes, listings_read
+from registry.fastpath.lean import LeanAnswer
+from registry.http.problems import ProblemError
+
+# The view's cache scope (its class name): the lane reads the keys the view cached.
+DISCOVER_SCOPE = "DiscoverAgentsView"
+
+
+def next_link(request: HttpRequest, params, cursor: str | None) -> str | None:
+    """The absolute URL of the next page: these parameters with its cursor."""
+    if cursor is None:
+        return None
+    params = params.copy()
+    params["cursor"] = cursor
+    return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+
+def page_body(read: Listings, members: dict) -> bytes:
+    """A discovery page's JSON: the stored listings, joined as bytes, then ``members``."""
+    parts = [b'"results":[' + b",".join(read.listings) + b"]"]
+    parts += [json_bytes(name) + b":" + json_bytes(value) for name, value in members.items()]
+    return b"{" + b",".join(parts) + b"}"
+
+
+# What DRF and the middleware add to a discovery page
+# (tests/registry/fastpath/test_lean.py compares).
+_DISCOVER_HEADERS = (("Content-Type", "application/json"), ("Allow", "GET, HEAD, OPTIONS"))
+_DISCOVER_ACCEPTS = {None, "*/*", "application/json"}
+
+
+def discover_lean(rest: str, environ) -> LeanAnswer | None:
+    """GET /discover/agents on the lean lane (registry.fastpath.lean), for a query that the view
+    has answered before: its page's keys and any facet counts cached at the current data
+    generation (registry.discovery.cache, whose keys are the query's parameters), so they
+    were checked then. One statement, the page's listings (which reads the generation);
+    anything else — a new or uncached query, a change since, credentials, HEAD, an Accept
+    the view would refuse — goes on to ``DiscoverAgentsView``."""
+    if environ["REQUEST_METHOD"] != "GET" or environ.get("HTTP_ACCEPT") not in _DISCOVER_ACCEPTS:
+        return None
+    request = WSGIRequest(environ)
+    params, scope = request.GET, DISCOVER_SCOPE
+    try:
+        names = facets.facets_parse(params.get("facets"))
+    except ProblemError:
+        return None
+    found = discovery_cache.page_peek(scope, params, listings_read)
+    if found is None:
+        return None
+    page, sort, read = found
+    members = {"next": next_link(request, params, page.next_cursor), "sort": sort}
+    if names:
+        counted = discovery_cache.facet_counts_peek(read.generation, scope, params, names)
+        if counted is None:
+            return None
+        members["facets"], members["facetsExact"] = counted
+    body = page_body(read, members)
+    return LeanAnswer(
+        body,
+        list(_DISCOVER_HEADERS),
+        etag=quote_etag(hashlib.md5(body, usedforsecurity=False).hexdigest()),
+        last_modified=None if read.last_change is None else http_date(read.last_change.timestamp()),
+    )

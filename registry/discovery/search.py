@@ -1,0 +1,118 @@
+"""Full-text search over AgentSearchText, per database.
+
+Every query word must start a word of the agent's text (prefix match, no stemming), on
+PostgreSQL through the ``tsv`` column of AgentSearchVector and its GIN index, on SQLite through
+the FTS5 table ``registry_agent_fts`` (migration 0004). PostgreSQL's vector also holds the
+``keys`` lexemes (filter keys, name and title words), so that capability and tag filters and
+each relevance tier are GIN lookups too; SQLite ranks by bm25.
+"""
+
+from django.db import connection
+from django.db.models import BooleanField, FloatField, QuerySet
+from django.db.models.expressions import RawSQL
+
+from registry.agents.text import NAME_MARK, TITLE_MARK, search_key, search_terms
+from registry.discovery.models import AgentSearchVector
+
+# Relevance tiers on PostgreSQL, best first: every query word starts a word of the agent's
+# name (2); of its name, capability names or tags (1); of any text searched (0).
+TIERS = (2, 1, 0)
+# Filters that the PostgreSQL index also holds as exact keys: {parameter: key kind}.
+KEY_FILTERS = {"capability": "capability", "tag": "tag"}
+# A tsvector lexeme is at most 2 KB; a longer filter value cannot be a key (nor match one).
+_KEY_BYTES = 2000
+
+
+def filter_keys(params) -> list[str] | None:
+    """The keys that the capability and tag filters of ``params`` ask for; None when one
+    cannot be a key (too long), so the caller filters the agents instead."""
+    keys = []
+    for name, kind in KEY_FILTERS.items():
+        value = (params.get(name) or "").strip()
+        if value:
+            key = search_key(kind, value)
+            if len(key.encode()) > _KEY_BYTES:
+                return None
+            keys.append(key)
+    return keys
+
+
+def _tsquery_literal(lexeme: str) -> str:
+    """One lexeme as tsquery input, taken verbatim (quoted, ``'`` doubled, ``\\`` escaped)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def text_filter(queryset: QuerySet, text: str) -> QuerySet:
+    """Agents whose text matches every word of ``text``, annotated with ``rank`` (higher is
+    better). On PostgreSQL the rank is 0: relevance pages there go by tiers, through
+    ``text_matches`` (see discovery.discover)."""
+    terms = search_terms(text)
+    if not terms or connection.vendor == "postgresql":
+        queryset = queryset.annotate(rank=RawSQL("0.0", [], output_field=FloatField()))
+    if not terms:
+        return queryset
+    table = queryset.model._meta.db_table
+    if connection.vendor == "postgresql":
+        query = " & ".join(f"{term}:*" for term in terms)
+        # Only the inner query names the tsv column (unqualified: only the search vector
+        # table has one), so it stays valid when Django nests this queryset in another.
+        matches = RawSQL(
+            "SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ to_tsquery('simple', %s)",
+            [query],
+        )
+        return queryset.filter(pk__in=matches)
+    query = " AND ".join(f'"{term}"*' for term in terms)
+    matches = RawSQL(
+        "SELECT agent_id FROM registry_agent_fts WHERE registry_agent_fts MATCH %s", [query]
+    )
+    # bm25 is lower for better matches; negated so that higher is better everywhere.
+    rank = RawSQL(
+        "SELECT -bm25(registry_agent_fts) FROM registry_agent_fts "
+        f'WHERE registry_agent_fts MATCH %s AND agent_id = "{table}"."id"',
+        [query],
+        output_field=FloatField(),
+    )
+    return queryset.filter(pk__in=matches).annotate(rank=rank)
+
+
+def _marked(terms: list[str], mark: str) -> str:
+    """Every term as a prefix of a marked word: ``'~n route':* & '~n plan':*``."""
+    return " & ".join(f"{_tsquery_literal(f'{mark} {term}')}:*" for term in terms)
+
+
+def _tier_query(terms: list[str], tier: int) -> str:
+    in_name, in_titles = _marked(terms, NAME_MARK), _marked(terms, TITLE_MARK)
+    return {2: in_name, 1: f"{in_titles} & !({in_name})", 0: f"!({in_titles})"}[tier]
+
+
+def text_matches(
+    text: str, agents: QuerySet | None, keys: list[str] = (), tier: int | None = None
+) -> QuerySet | None:
+    """PostgreSQL: the search rows (AgentSearchVector, whose pk is the agent's id) of the
+    agents whose text matches ``text``, found by the GIN index.
+
+    ``keys`` (from ``filter_keys``) join the words in the index query, so the index finds
+    only the agents that match both; so does ``tier`` (one of TIERS), to find the matches
+    of one relevance tier. ``agents`` (a filtered agent queryset) restricts the rows when
+    filters apply that are not keys. None elsewhere, or without words (SQLite searches
+    through ``text_filter``).
+    """
+    terms = search_terms(text)
+    if connection.vendor != "postgresql" or not terms:
+        return None
+    query = " & ".join(f"{term}:*" for term in terms)
+    exact = [_tsquery_literal(key) for key in keys]
+    if tier is not None:
+        exact.append(f"({_tier_query(terms, tier)})")
+    if exact:
+        found = RawSQL(
+            "tsv @@ (to_tsquery('simple', %s) && %s::tsquery)",
+            [query, " & ".join(exact)],
+            output_field=BooleanField(),
+        )
+    else:
+        found = RawSQL("tsv @@ to_tsquery('simple', %s)", [query], output_field=BooleanField())
+    rows = AgentSearchVector.objects.filter(found)
+    if agents is not None:
+        rows = rows.filter(agent__in=agents.order_by().values("pk"))
+    return rows

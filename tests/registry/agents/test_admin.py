@@ -1,0 +1,30 @@
+"""The admin: browse and moderate; agents, endpoints and capabilities are added by the API."""
+
+import pytest
+
+from registry.agents.models import Agent, Capability, Endpoint
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(client, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("root", "", "pw-123456789"))
+    return client
+
+
+@pytest.mark.parametrize("model", ["agent", "endpoint", "capability"])
+def test_the_admin_has_no_add_pages_for_agents_endpoints_or_capabilities(staff, model):
+    assert staff.get(f"/admin/registry/{model}/add/").status_code == 403
+    response = staff.post(f"/admin/registry/{model}/add/", {"name": "x", "owner": "x"})
+    assert response.status_code == 403
+    changelist = staff.get(f"/admin/registry/{model}/").content.decode()
+    assert f"/admin/registry/{model}/add/" not in changelist
+    assert Agent.objects.count() == Endpoint.objects.count() == Capability.objects.count() == 0
+
+
+def test_an_agents_change_page_offers_no_inline_add_rows(staff, alice, native_payload):
+    agent_id = alice.post("/agents", native_payload(), format="json").json()["id"]
+    html = staff.get(f"/admin/registry/agent/{agent_id}/change/").content.decode()
+    for inline in ("endpoints", "capabilities"):
+        assert f'name="{inline}-MAX_NUM_FORMS" value="0"' in html
