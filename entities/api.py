@@ -11,9 +11,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from entities import selectors
+from entities.api_schema import (
+    DOMAIN_RESPONSE,
+    ENTITIES_RESPONSE,
+    ENTITY,
+    NEARBY_RESPONSE,
+    RESOLVE_RESPONSE,
+)
 from entities.crawl import domain_register
 from entities.providers import provider_register
-from entities.selectors import entity_document, result_item
+from entities.selectors import entity_document, result_items
 from entities.validation import card_validate
 from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
@@ -59,6 +66,15 @@ def _int(params, name: str, low: int, high: int, default: int) -> int:
     return value
 
 
+def _flag(params, name: str) -> bool:
+    raw = params.get(name, "").strip().lower()
+    if raw in ("", "false", "0", "no"):
+        return False
+    if raw in ("true", "1", "yes"):
+        return True
+    raise _invalid(name, "must be true or false")
+
+
 def _capabilities(params) -> list[str]:
     names = [c.strip() for c in params.get("capabilities", "").split(",") if c.strip()]
     if len(names) > 20:
@@ -82,15 +98,6 @@ def _object(body, name: str) -> dict:
 
 
 DOMAIN_REQUEST = {"type": "object", "properties": {"domain": {"type": "string"}}}
-ENTITIES_RESPONSE = {
-    "type": "object",
-    "properties": {
-        "domain": {"type": "string"},
-        "format": {"type": "string", "enum": ["a2e-0.1", "edp-0.1", "edp-0.2"]},
-        "card_url": {"type": "string"},
-        "entities": {"type": "array", "items": {"type": "object"}},
-    },
-}
 
 
 class EntityListView(APIView):
@@ -123,14 +130,23 @@ class EntityListView(APIView):
         )
 
 
+SOURCES_PARAMETER = OpenApiParameter(
+    "sources",
+    bool,
+    description="true: add sources: [{kind, url, readAt, values}], every source's values "
+    "(the entity's card, its website's markup, providers' claims), best first.",
+)
+
+
 class EntityDetailView(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(parameters=[SOURCES_PARAMETER], responses={200: ENTITY})
     def get(self, request: Request, entity_id: str) -> Response:
         pk = parse_uuid(entity_id, "entity")
         entity = selectors.entity_queryset().filter(pk=pk).first()
         if entity is None:
             raise ProblemError(404, "not-found", f"There is no entity {entity_id}.")
-        return Response(entity_document(entity))
+        sources = _flag(request.query_params, "sources")
+        return Response(entity_document(entity, sources=sources))
 
 
 class ValidateView(APIView):
@@ -228,7 +244,19 @@ class ProviderRegisterView(APIView):
 
 # The parameters /v1/resolve and /v1/nearby share: which results, how many.
 RESULT_FILTERS = [
-    OpenApiParameter("capabilities", str, description="Comma-separated; all of them."),
+    OpenApiParameter(
+        "capabilities",
+        str,
+        description="Comma-separated; all of them (the entries' capabilities and the "
+        "tools their MCP server cards list).",
+    ),
+    OpenApiParameter(
+        "open_now",
+        bool,
+        description="true: only entities whose opening hours say they are open now, in "
+        "their own time zone.",
+    ),
+    SOURCES_PARAMETER,
     OpenApiParameter("min_verification", int, description="0, 1 or 2."),
     OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
 ]
@@ -241,7 +269,7 @@ class ResolveView(APIView):
             OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
             *RESULT_FILTERS,
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: RESOLVE_RESPONSE},
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
@@ -254,16 +282,23 @@ class ResolveView(APIView):
             capabilities=_capabilities(params),
             min_verification=_int(params, "min_verification", 0, 2, 0),
             limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=_flag(params, "open_now"),
         )
-        return Response(
-            {"results": [result_item(r.entity, confidence=r.confidence) for r in found]}
+        results = result_items(
+            [r.entity for r in found],
+            [{"confidence": r.confidence} for r in found],
+            sources=_flag(params, "sources"),
         )
+        return Response({"results": results})
 
 
 class ResolveDomainView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("path", str, description="EDP 0.2: one entity's path.")],
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=[
+            OpenApiParameter("path", str, description="EDP 0.2: one entity's path."),
+            SOURCES_PARAMETER,
+        ],
+        responses={200: DOMAIN_RESPONSE},
     )
     def get(self, request: Request, domain: str) -> Response:
         try:
@@ -275,7 +310,10 @@ class ResolveDomainView(APIView):
         if not entities:
             where = f"{host} at path {path}" if path is not None else host
             raise ProblemError(404, "not-found", f"The registry knows no entity of {where}.")
-        return Response({"domain": host, "entities": [entity_document(e) for e in entities]})
+        sources = _flag(request.query_params, "sources")
+        return Response(
+            {"domain": host, "entities": [entity_document(e, sources=sources) for e in entities]}
+        )
 
 
 class NearbyView(APIView):
@@ -286,7 +324,7 @@ class NearbyView(APIView):
             OpenApiParameter("radius", float, description="Metres, default 1000, at most 100000."),
             *RESULT_FILTERS,
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: NEARBY_RESPONSE},
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
@@ -297,7 +335,11 @@ class NearbyView(APIView):
             capabilities=_capabilities(params),
             min_verification=_int(params, "min_verification", 0, 2, 0),
             limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=_flag(params, "open_now"),
         )
-        return Response(
-            {"results": [result_item(n.entity, distance_m=n.distance_m) for n in found]}
+        results = result_items(
+            [n.entity for n in found],
+            [{"distance_m": n.distance_m} for n in found],
+            sources=_flag(params, "sources"),
         )
+        return Response({"results": results})

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from entities import verification
-from entities.models import Entity, EntityCard, Provider
+from entities.models import Entity, EntityCard, EntitySource, Provider
 from entities.services import (
     CARD_SOURCE,
     WRITER,
@@ -57,7 +57,7 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
     )
     now = timezone.now()
     with transaction.atomic(), writes_batched():
-        rows, entities, inputs = [], [], []
+        rows, entities, inputs, sources = [], [], [], []
         for domain, card, report in fresh:
             body = canonical_dumps(card)
             card_row = EntityCard(
@@ -74,15 +74,17 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
             rows.append(card_row)
             for data in report.entities:
                 entity = Entity(card=card_row, key=f"{domain}{data.path}", domain=domain)
-                entity_fill(entity, data)
                 entity.path, entity.format = data.path, report.format
+                source = entity_fill(entity, data, report.format)
+                source.url, source.read_at = card_row.url, now
+                sources.append(source)
                 for entry in entity.mcps:
                     entry["verification"] = verification.entry_verify(
                         entry, domain=domain, claims=[], keys=keys, flagged=False
                     )
                 entity.verification_level = verification.entity_level(entity.mcps)
                 entities.append(entity)
-                inputs.append(agent_input(data, entity.mcps))
+                inputs.append(agent_input(entity, entity.mcps))
         EntityCard.objects.bulk_create(rows, batch_size=1000)
         agents = core.agents_bulk_create(
             owner=owner, items=inputs, source=CARD_SOURCE, writer=WRITER
@@ -95,6 +97,9 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
             terms += entity_terms
             facts += entity_facts
         Entity.objects.bulk_create(entities, batch_size=1000)
+        for entity, source in zip(entities, sources, strict=True):
+            source.entity = entity
+        EntitySource.objects.bulk_create(sources, batch_size=1000)
         terms_insert(terms)
         AgentFacet.objects.bulk_create(facts, batch_size=2000)
         agents_written_send([agent.pk for agent in agents])  # with their entity member

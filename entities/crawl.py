@@ -4,17 +4,21 @@ A card whose domain is not the host that served it, or that is invalid, is refus
 registration and nothing is stored. When a crawl finds a known card gone or turned
 invalid, its entities are kept, flagged, at level 0 until the domain serves a valid card
 again. Crawls send the stored ETag and Last-Modified, and a card's ``Cache-Control:
-max-age`` sets when it is fetched next.
+max-age`` sets when it is fetched next. A registered domain's websites and MCP server cards
+are read by a job queued once the card is stored, a crawled one's in the crawl
+(``entities.enrichment``).
 """
 
 import logging
 from dataclasses import dataclass
 from functools import partial
 
+from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from entities.enrichment import domain_enrich
 from entities.fetching import CardNotFound, card_fetch
 from entities.models import EntityCard
 from entities.services import StoredCard, card_checked, card_flag, card_store
@@ -66,10 +70,14 @@ def domain_register(*, owner: str, domain: str) -> StoredCard:
         max_age=fetched.max_age,
     )
     try:
-        return store()
+        stored = store()
     except IntegrityError:
         # A concurrent registration of the same domain stored it first: this one updates it.
-        return store()
+        stored = store()
+    # By name: the tasks module imports this one.
+    enrich = current_app.tasks["entities.tasks.entity_enrich"]
+    transaction.on_commit(lambda: enrich.delay(stored.card.domain))
+    return stored
 
 
 @dataclass
@@ -78,6 +86,7 @@ class CrawlCounts:
     updated: int = 0
     unchanged: int = 0
     flagged: int = 0
+    enriched: int = 0
 
 
 def card_crawl(card: EntityCard) -> str:
@@ -136,4 +145,10 @@ def entities_crawl(*, domain: str | None = None) -> CrawlCounts:
             continue
         counts.checked += 1
         setattr(counts, outcome, getattr(counts, outcome) + 1)
+        if outcome == "flagged":
+            continue
+        try:
+            counts.enriched += domain_enrich(card.domain).changed
+        except Exception:  # as above: the next domain is crawled all the same
+            logger.exception("Enriching the entities of %s failed.", card.domain)
     return counts

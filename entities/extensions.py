@@ -4,9 +4,10 @@ from django.conf import settings
 
 from entities.demo import entities_demo_load
 from entities.pages import entity_badge, entity_panel
+from entities.probes import mcp_probe
 from entities.services import CARD_SOURCE, CLAIM_SOURCE
 from registry import extensions
-from registry.agents.models import Agent
+from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
 from registry.extensions import AgentPanel, Badge, FactKind, Member
 
@@ -82,6 +83,7 @@ def register() -> None:
         AgentPanel("entity", "entities/agent_panel.html", entity_panel, 25)
     )
     extensions.register_badge(Badge("entity", entity_badge, 45))
+    extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("entities.urls")
     extensions.register_schedule(

@@ -71,6 +71,13 @@ class Entity(models.Model):
     lat = models.FloatField(null=True, blank=True)
     lng = models.FloatField(null=True, blank=True)
     contact = models.JSONField(default=dict, blank=True)
+    phone = models.CharField(max_length=40, blank=True)
+    # Opening hours: [{"days": ["Mo", …], "opens": "HH:MM", "closes": "HH:MM"}] (entities.hours).
+    hours = models.JSONField(default=list, blank=True)
+    website = models.CharField(max_length=2048, blank=True)
+    same_as = models.JSONField(default=list, blank=True)
+    # The IANA zone of its coordinates (or its country), for openNow; "" when unknown.
+    time_zone = models.CharField(max_length=64, blank=True)
     # The MCP entries, preferred first, each with its verification result.
     mcps = models.JSONField(default=list)
     # 0: a provider's claim only (or a flagged card); 1: the domain's card; 2: both agree.
@@ -144,3 +151,69 @@ class ProviderClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider_id}/{self.entity_id}"
+
+
+class EntitySource(models.Model):
+    """What one source says about an entity, and where and when it was read: the entity's
+    own card, its website's markup, a provider's claim. ``entities.facts`` picks each shown
+    fact from them; a source that disappears takes only its own values with it."""
+
+    class Kind(models.TextChoices):
+        CARD = "card", "The entity's own card (A2E, EDP)"
+        WEBSITE = "website", "The website's markup (Schema.org, Open Graph)"
+        CLAIM = "provider-claim", "An EDP provider's registration"
+
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # Which one of its kind: "<provider>/<entity_id>" for a claim, "" otherwise.
+    key = models.CharField(max_length=300, blank=True)
+    url = models.CharField(max_length=2048, blank=True)
+    read_at = models.DateTimeField()
+    # fact name -> value (entities.facts.FACTS), only the facts this source gives.
+    values = models.JSONField(default=dict, blank=True)
+    # A claim's verification level (2 when the domain's card confirms it); 0 otherwise.
+    level = models.PositiveSmallIntegerField(default=0)
+    # The website: how the last read went ("ok", "no-markup", "error"), and its cache state.
+    status = models.CharField(max_length=20, blank=True)
+    detail = models.TextField(blank=True)
+    etag = models.CharField(max_length=300, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    next_read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["entity", "kind", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "kind", "key"], name="entity_source_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.key}" if self.key else self.kind
+
+
+class McpServerCard(models.Model):
+    """An MCP server's card (SEP-1649, ``/.well-known/mcp/server-card.json`` at the origin of
+    its endpoint) as last read: one row per card URL, shared by every endpoint there."""
+
+    class Status(models.TextChoices):
+        FOUND = "found", "Found"
+        ABSENT = "absent", "Absent (not published, or not reachable)"
+        INVALID = "invalid", "Invalid"
+
+    url = models.CharField(max_length=2048, unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    reason = models.TextField(blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    version = models.CharField(max_length=100, blank=True)
+    # [{"name", "description"}]; null when the card says its tools are dynamic or lists none.
+    tools = models.JSONField(null=True, blank=True)
+    transport = models.JSONField(null=True, blank=True)
+    fetched_at = models.DateTimeField()
+    next_read_at = models.DateTimeField(db_index=True)
+    etag = models.CharField(max_length=300, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["url"]
+
+    def __str__(self) -> str:
+        return self.url

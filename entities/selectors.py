@@ -13,10 +13,15 @@ rows in it.
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
 
+from entities.hours import open_now as hours_open_now
 from entities.models import Entity, EntityTerm
+from entities.server_cards import server_card_document, server_cards_by_endpoint
+from entities.sources import sources_document
 from entities.text import NAME_WEIGHT, capability_term, fold, query_words
 from registry.agents.serializers import registry_url
 
@@ -39,12 +44,31 @@ def _location(entity: Entity) -> dict:
     }
 
 
-def mcps_document(entity: Entity) -> list[dict]:
-    return [{k: v for k, v in m.items() if k != "signature"} for m in entity.mcps]
+def server_cards_of(entities: list[Entity]) -> dict:
+    """endpoint -> server card row, for all the entities' MCP entries (one query)."""
+    return server_cards_by_endpoint([m["endpoint"] for e in entities for m in e.mcps])
 
 
-def entity_summary(entity: Entity) -> dict:
-    """The ``entity`` of a resolution result (EDP §5), registry-enriched."""
+def mcps_document(entity: Entity, cards: dict | None = None) -> list[dict]:
+    """The entity's MCP entries, each with its ``serverCard`` (null when never read)."""
+    if cards is None:
+        cards = server_cards_of([entity])
+    return [
+        {
+            **{k: v for k, v in m.items() if k != "signature"},
+            "serverCard": server_card_document(cards.get(m["endpoint"])),
+        }
+        for m in entity.mcps
+    ]
+
+
+def entity_open_now(entity: Entity, at: datetime | None = None) -> bool | None:
+    return hours_open_now(entity.hours, entity.time_zone, at or timezone.now())
+
+
+def entity_summary(entity: Entity, at: datetime | None = None) -> dict:
+    """The ``entity`` of a resolution result (EDP §5), registry-enriched: the facts chosen
+    from its sources (``entities.facts``)."""
     return {
         "id": str(entity.pk),
         "name": entity.name,
@@ -53,14 +77,21 @@ def entity_summary(entity: Entity) -> dict:
         "category": entity.category or None,
         "description": entity.description or None,
         "location": _location(entity),
+        "phone": entity.phone or None,
+        "website": entity.website or None,
+        "same_as": entity.same_as,
+        "hours": entity.hours or None,
+        "timezone": entity.time_zone or None,
+        "openNow": entity_open_now(entity, at),
         "format": entity.format,
         "verification_level": entity.verification_level,
         "flagged": entity.flagged,
     }
 
 
-def entity_document(entity: Entity) -> dict:
-    """An entity as ``POST /entities`` and ``GET /entities/<id>`` answer it."""
+def entity_document(entity: Entity, *, sources: bool = False) -> dict:
+    """An entity as ``POST /entities``, ``GET /entities/<id>`` and
+    ``/v1/resolve/domain/<d>`` answer it."""
     document = entity_summary(entity)
     card = entity.card
     document.update(
@@ -74,11 +105,27 @@ def entity_document(entity: Entity) -> dict:
             "updated_at": entity.updated_at.isoformat(),
         }
     )
+    if sources:
+        document["sources"] = sources_document(entity)
     return document
 
 
-def result_item(entity: Entity, **extra) -> dict:
-    return {"entity": entity_summary(entity), "mcps": mcps_document(entity), **extra}
+def result_items(entities: list[Entity], extras: list[dict], *, sources: bool = False) -> list:
+    """Resolution results: each entity with its MCP entries (their server cards read in one
+    query) and its extra members (confidence, distance_m)."""
+    cards = server_cards_of(entities)
+    now = timezone.now()
+    items = []
+    for entity, extra in zip(entities, extras, strict=True):
+        item = {
+            "entity": entity_summary(entity, now),
+            "mcps": mcps_document(entity, cards),
+            **extra,
+        }
+        if sources:
+            item["sources"] = sources_document(entity)
+        items.append(item)
+    return items
 
 
 def entity_queryset() -> QuerySet[Entity]:
@@ -126,6 +173,18 @@ def _in_box(queryset: QuerySet, lat: float, lng: float, radius_m: float, prefix:
     return found
 
 
+def _open_only(ranked: list[tuple]) -> list[tuple]:
+    """The (rank, entity id) pairs of the entities open now, in their order: only entities
+    with hours are read, their opening computed in each one's time zone."""
+    ids = [pk for _, pk in ranked]
+    rows = (
+        Entity.objects.filter(pk__in=ids).exclude(hours=[]).values_list("pk", "hours", "time_zone")
+    )
+    now = timezone.now()
+    is_open = {str(pk) for pk, hours, zone in rows if hours_open_now(hours, zone, now)}
+    return [(rank, pk) for rank, pk in ranked if str(pk) in is_open]
+
+
 @dataclass(frozen=True)
 class Near:
     entity: Entity
@@ -140,8 +199,10 @@ def entities_nearby(
     capabilities: list[str],
     min_verification: int = 0,
     limit: int = 20,
+    open_now: bool = False,
 ) -> list[Near]:
-    """Entities within ``radius_m`` of the point, nearest first."""
+    """Entities within ``radius_m`` of the point, nearest first (with ``open_now``, only
+    those whose hours say they are open now)."""
     base = Entity.objects.filter(verification_level__gte=min_verification)
     base = _with_capabilities(base, capabilities, "pk")
     candidates = []
@@ -151,6 +212,8 @@ def entities_nearby(
             if distance <= radius_m:
                 candidates.append((distance, str(pk)))
     candidates.sort()
+    if open_now:
+        candidates = _open_only(candidates)
     chosen = candidates[:limit]
     entities = entity_queryset().in_bulk([pk for _, pk in chosen])
     by_text = {str(pk): entity for pk, entity in entities.items()}
@@ -183,6 +246,7 @@ def entities_resolve(
     capabilities: list[str] | None = None,
     min_verification: int = 0,
     limit: int = 20,
+    open_now: bool = False,
 ) -> list[Resolved]:
     """Entities whose words match the query, best score first.
 
@@ -211,7 +275,10 @@ def entities_resolve(
         )
     for entity_id, weight in rows:
         scores[str(entity_id)] += weight
-    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    if open_now:
+        best = [(pk, score) for score, pk in _open_only([(score, pk) for pk, score in best])]
+    best = best[:limit]
     entities = {str(pk): e for pk, e in entity_queryset().in_bulk([pk for pk, _ in best]).items()}
     full = NAME_WEIGHT * len(words)
     return [

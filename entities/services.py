@@ -14,8 +14,16 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from entities import verification
-from entities.models import Entity, EntityCard, EntityTerm, Provider, ProviderClaim
-from entities.text import entity_terms, fold
+from entities.models import Entity, EntityCard, EntitySource, EntityTerm, Provider, ProviderClaim
+from entities.server_cards import server_cards_by_endpoint, tool_names
+from entities.sources import (
+    card_values,
+    claim_sources_sync,
+    claim_values,
+    facts_apply,
+    source_put,
+)
+from entities.text import entity_terms
 from entities.validation import CardReport, EntityData
 from registry.agents import services as core
 from registry.agents.models import Agent, Endpoint
@@ -56,9 +64,18 @@ def _description(data: EntityData | Entity) -> str:
     return f"{what} in {place}" if place else what
 
 
-def agent_input(data: EntityData | Entity, mcps: list[dict]) -> core.AgentInput:
-    """The core agent of an entity: its MCP servers as MCP endpoints, preferred first."""
-    names = list(dict.fromkeys(c for m in mcps for c in m["capabilities"]))
+def entity_tools(mcps: list[dict]) -> list[str]:
+    """The tool names the server cards of these MCP entries list (read before)."""
+    cards = server_cards_by_endpoint([m["endpoint"] for m in mcps])
+    return tool_names(list(cards.values()))
+
+
+def agent_input(
+    data: EntityData | Entity, mcps: list[dict], tools: list[str] = ()
+) -> core.AgentInput:
+    """The core agent of an entity: its MCP servers as MCP endpoints, preferred first; its
+    capabilities the entries' capabilities and its servers' tools."""
+    names = list(dict.fromkeys([*(c for m in mcps for c in m["capabilities"]), *tools]))
     return core.AgentInput(
         name=data.name,
         description=_description(data),
@@ -81,26 +98,27 @@ def agent_input(data: EntityData | Entity, mcps: list[dict]) -> core.AgentInput:
     )
 
 
-def entity_fill(entity: Entity, data: EntityData) -> None:
-    for name in ("name", "description", "category", "address", "city", "postal_code"):
-        setattr(entity, name, getattr(data, name))
-    entity.country = data.country
-    entity.lat, entity.lng = data.lat, data.lng
-    entity.contact = data.contact
+def entity_fill(entity: Entity, data: EntityData, fmt: str) -> EntitySource:
+    """A card's entity (its ``domain`` and ``path`` set): its MCP entries, and its facts from
+    the card alone. Returns the card's source, unsaved."""
     entity.mcps = [verification.entry_document(m) for m in data.mcps]
+    source = EntitySource(kind=EntitySource.Kind.CARD, values=card_values(data, fmt))
+    facts_apply(entity, [source])
+    return source
 
 
-def entity_index_rows(entity: Entity) -> tuple[list[tuple], list[AgentFacet]]:
+def entity_index_rows(
+    entity: Entity, tools: list[str] = ()
+) -> tuple[list[tuple], list[AgentFacet]]:
     """The index rows of an entity: its search terms, as (entity id, term, weight) for
     ``terms_insert``, and its facts."""
-    entity.city_key = fold(entity.city)[:100]
     weights = entity_terms(
         name=entity.name,
         category=entity.category,
         city=entity.city,
         description=entity.description,
         domain=entity.domain,
-        capabilities=[c for m in entity.mcps for c in m["capabilities"]],
+        capabilities=[*(c for m in entity.mcps for c in m["capabilities"]), *tools],
     )
     terms = [(entity.pk, t, w) for t, w in weights.items()]
     facts = facts_rows(
@@ -140,7 +158,7 @@ def terms_insert(rows: list[tuple]) -> None:
 
 
 def _index(entity: Entity) -> None:
-    terms, facts = entity_index_rows(entity)
+    terms, facts = entity_index_rows(entity, entity_tools(entity.mcps))
     entity.save()
     EntityTerm.objects.filter(entity=entity).delete()
     terms_insert(terms)
@@ -150,17 +168,35 @@ def _index(entity: Entity) -> None:
 
 
 def _agent_write(entity: Entity | None, data, mcps: list[dict], owner: str, source: str) -> Agent:
+    tools = entity_tools(mcps)
     if entity is None:
         return core.agent_create(
-            owner=owner, data=agent_input(data, mcps), source=source, writer=WRITER
+            owner=owner, data=agent_input(data, mcps, tools), source=source, writer=WRITER
         )
-    fresh = agent_input(data, mcps)
+    fresh = agent_input(data, mcps, tools)
     return core.agent_update(
         agent=Agent.objects.get(pk=entity.pk),
         name=fresh.name,
         description=fresh.description,
         capabilities=fresh.capabilities,
         endpoints=fresh.endpoints,
+        writer=WRITER,
+    )
+
+
+@transaction.atomic
+def entity_refresh(*, entity: Entity) -> None:
+    """A source or a server card of the entity changed: its shown facts, its index and its
+    core agent (name, description, capabilities with its servers' tools) follow."""
+    facts_apply(entity)
+    _index(entity)
+    agent = Agent.objects.get(pk=entity.pk)
+    fresh = agent_input(entity, entity.mcps, entity_tools(entity.mcps))
+    core.agent_update(
+        agent=agent,
+        name=fresh.name,
+        description=fresh.description,
+        capabilities=fresh.capabilities,
         writer=WRITER,
     )
 
@@ -196,17 +232,21 @@ def card_store(
     for data in report.entities:
         key = f"{domain}{data.path}"
         entity = existing.pop(key, None) or Entity.objects.filter(key=key).first()
-        mcps = [verification.entry_document(m) for m in data.mcps]
-        agent = _agent_write(entity, data, mcps, card.owner, CARD_SOURCE)
-        if entity is None:
-            entity = Entity(agent=agent, key=key)
-        else:
-            entity.agent = agent
-        entity_fill(entity, data)
+        is_new = entity is None
+        entity = entity or Entity(key=key)
         entity.card, entity.domain, entity.path = card, domain, data.path
         entity.format, entity.flagged = report.format, False
-        stored.append(entity)
+        own = entity_fill(entity, data, report.format)
+        if not is_new:
+            source_put(entity, own.kind, url=url, values=own.values, read_at=now)
+            facts_apply(entity)  # with its other sources: the provider's, the website's
+        entity.agent = _agent_write(
+            None if is_new else entity, entity, entity.mcps, card.owner, CARD_SOURCE
+        )
         entity.save()
+        if is_new:
+            source_put(entity, own.kind, url=url, values=own.values, read_at=now)
+        stored.append(entity)
     for leftover in existing.values():
         core.agent_delete(agent=Agent.objects.get(pk=leftover.pk))
     domain_verify(domain, frozenset(e.pk for e in stored))
@@ -262,11 +302,19 @@ def domain_verify(domain: str, written: frozenset = frozenset()) -> None:
             )
         entity.flagged = flagged
         entity.verification_level = verification.entity_level(entity.mcps)
+        # The claims this card confirms are the entity's sources now: their facts stay.
+        claim_sources_sync(entity, [c for c in claims if _covered(c, [entity])], level=2)
+        facts_apply(entity)
         _index(entity)
         after = (entity.verification_level, [m["verification"] for m in entity.mcps])
-        if before != after and entity.pk not in written:
+        agent = Agent.objects.get(pk=entity.pk)
+        if (agent.name, agent.description) != (entity.name, _description(entity)):
+            core.agent_update(
+                agent=agent, name=entity.name, description=_description(entity), writer=WRITER
+            )
+        elif before != after and entity.pk not in written:
             # What the registry says about it changed: the change feed shows the agent.
-            core.agent_update(agent=Agent.objects.get(pk=entity.pk), writer=WRITER)
+            core.agent_update(agent=agent, writer=WRITER)
     claims_sync(claims, entities)
 
 
@@ -281,17 +329,9 @@ def _covered(claim: ProviderClaim, entities: list[Entity]) -> bool:
     return False
 
 
-def _claim_data(claim: ProviderClaim) -> tuple[EntityData, list[dict]]:
-    data = EntityData(
-        name=claim.name,
-        category=claim.category,
-        city=claim.city,
-        country=claim.country,
-        lat=claim.lat,
-        lng=claim.lng,
-    )
+def _claim_mcps(claim: ProviderClaim) -> list[dict]:
     capabilities = list(claim.capabilities or claim.provider.capabilities or [])
-    mcps = [
+    return [
         {
             "provider": claim.provider_id_text,
             "endpoint": claim.provider.endpoint,
@@ -304,7 +344,6 @@ def _claim_data(claim: ProviderClaim) -> tuple[EntityData, list[dict]]:
             "verification": verification.claim_verification(),
         }
     ]
-    return data, mcps
 
 
 def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None = None) -> None:
@@ -321,13 +360,18 @@ def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None 
                 if entity is not None:
                     core.agent_delete(agent=Agent.objects.get(pk=entity.pk))
                 continue
-        data, mcps = _claim_data(claim)
-        agent = _agent_write(entity, data, mcps, claim.provider.owner, CLAIM_SOURCE)
-        entity = entity or Entity(agent=agent, key=key)
-        for name in ("name", "category", "city", "country", "lat", "lng"):
-            setattr(entity, name, getattr(data, name))
+        mcps = _claim_mcps(claim)
+        is_new = entity is None
+        entity = entity or Entity(key=key)
         entity.domain, entity.path, entity.format = claim.domain, "", CLAIM_FORMAT
         entity.mcps, entity.verification_level, entity.flagged = mcps, 0, False
+        own = EntitySource(kind=EntitySource.Kind.CLAIM, values=claim_values(claim))
+        facts_apply(entity, [own])
+        entity.agent = _agent_write(
+            None if is_new else entity, entity, mcps, claim.provider.owner, CLAIM_SOURCE
+        )
+        entity.save()
+        claim_sources_sync(entity, [claim], level=0)
         _index(entity)
 
 

@@ -1,9 +1,11 @@
-"""The entities app's background job: the crawl of known domains."""
+"""The entities app's background jobs: the crawl of known domains (with their websites and
+MCP server cards), and the enrichment of a domain just registered."""
 
 from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from entities.crawl import entities_crawl
+from entities.enrichment import domain_enrich
 
 logger = get_task_logger(__name__)
 
@@ -20,3 +22,10 @@ def entities_crawl_task() -> int:
         counts.flagged,
     )
     return counts.checked
+
+
+@shared_task(name="entities.tasks.entity_enrich")
+def entity_enrich_task(domain: str) -> int:
+    """Read a domain's websites and MCP server cards (as `manage.py crawl_entities --enrich`);
+    the number of entities whose facts or tools changed."""
+    return domain_enrich(domain).changed

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from entities import api
+from entities import api, views
 
 urlpatterns = [
     path("entities", api.EntityListView.as_view(), name="entities"),
@@ -14,4 +14,5 @@ urlpatterns = [
         name="entities-resolve-domain",
     ),
     path("v1/nearby", api.NearbyView.as_view(), name="entities-nearby"),
+    path("browse/entities/<str:entity_id>", views.entity_page, name="browse-entity"),
 ]

@@ -40,6 +40,9 @@ FACET_TITLES = {
     "streaming": "Streaming",
     "pushNotifications": "Push notifications",
     "specVersion": "Card versions",
+    "entityCategory": "Business types",
+    "entityFormat": "Entity card formats",
+    "verificationLevel": "Entity verification",
 }
 # Yes/no filters shown as checkboxes (only those whose fact kind is registered).
 FLAGS = [

@@ -86,14 +86,16 @@ def test_card_and_registration_agreeing_make_level_2_in_either_order(
     alice.post("/entities", {"domain": at("lepetitzinc.fr")}, format="json")
     assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 1}
     alice.post("/v1/provider/register", registration(), format="json")
-    # The claim of lepetitzinc.fr is the card's entity now, not an entity of its own.
-    assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 2}
+    # The claim of lepetitzinc.fr is the card's entity now, not an entity of its own, and
+    # the entity has the name the provider gave it (the EDP 0.1 card gives none).
+    assert levels(anon, "lepetitzinc.fr") == {"Le Petit Zinc": 2}
     entity = anon.get("/v1/resolve/domain/lepetitzinc.fr").json()["entities"][0]
     assert [m["verification"]["level"] for m in entity["mcps"]] == [2, 1, 1]
     # The provider drops the claim: the card alone again.
     payload = registration()
     payload["entities"] = payload["entities"][1:]
     alice.post("/v1/provider/register", payload, format="json")
+    # Its facts went with it: the domain names the entity again.
     assert levels(anon, "lepetitzinc.fr") == {"lepetitzinc.fr": 1}
     assert anon.get("/v1/resolve?query=zinc&min_verification=2").json()["results"] == []
 
