@@ -8,6 +8,8 @@ registry card's two interfaces.
 """
 
 import functools
+import json
+import re
 import uuid
 from typing import Any
 
@@ -223,7 +225,24 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
-    return asgi_response(protocol_app(), request)
+    return _whole_numbers_on_the_wire(asgi_response(protocol_app(), request))
+
+
+# A JSON number written as a whole double ("status":400.0): protobuf's Struct, which A2A
+# data parts are, holds every number as a double, and the SDK writes it so.
+_WHOLE_DOUBLE = re.compile(rb"[:\[,]-?\d+\.0(?=[,}\]])")
+
+
+def _whole_numbers_on_the_wire(response: HttpResponse) -> HttpResponse:
+    """The answer with its whole numbers written as integers, so that a problem in a data
+    part is the HTTP API's document byte for byte (``"status": 400``, not ``400.0``); an
+    answer without one (most) is passed on untouched."""
+    body = response.content
+    if not _WHOLE_DOUBLE.search(body) or "json" not in response.get("Content-Type", ""):
+        return response
+    value = whole_numbers(json.loads(body))
+    response.content = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return response
 
 
 def _unreadable(problem: str, *, rest: bool) -> JsonResponse:
