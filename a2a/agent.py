@@ -9,6 +9,7 @@ registry card's two interfaces.
 
 import functools
 import json
+import logging
 import re
 import uuid
 from typing import Any
@@ -51,7 +52,7 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 from a2a.utils.error_handlers import build_rest_error_payload
-from a2a.utils.errors import UnsupportedOperationError
+from a2a.utils.errors import InternalError, UnsupportedOperationError
 from registry.access.auth import bearer_key
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
@@ -64,6 +65,7 @@ STATES = {
     "auth-required": TaskState.TASK_STATE_AUTH_REQUIRED,
 }
 REGISTRATION_KEYS = {"card", "domain", "url"}
+logger = logging.getLogger(__name__)
 
 
 def whole_numbers(value: Any) -> Any:
@@ -125,7 +127,13 @@ class RegistryAgentExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         headers = context.call_context.state.get("headers") or {}
         key = bearer_key(headers.get("authorization", ""))
-        skill, answer = await sync_to_async(answer_for)(context.message, key)
+        try:
+            skill, answer = await sync_to_async(answer_for)(context.message, key)
+        except Exception:
+            # Never a database's (or any other) internal message on the wire: it goes to
+            # the log, the client gets JSON-RPC's internal error without it.
+            logger.exception("The registry agent failed to answer a message")
+            raise InternalError(message="The registry failed to answer; see its log.") from None
         task = context.current_task
         if task is None and skill == skills.DISCOVERY and answer.state == "completed":
             # A2A lets an agent answer message/send with a Message: found agents are an

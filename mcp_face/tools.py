@@ -9,6 +9,7 @@ HTTP API's problem document, every error with its path.
 """
 
 import json
+import logging
 import uuid
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from registry.access.auth import bearer_key
 from registry.agents.models import Agent
 from registry.http.problems import problem_body
 
+logger = logging.getLogger(__name__)
 INSTRUCTIONS = (
     "An A2A agent registry. discover_agents finds agents by text and filters; "
     "get_agent_card returns an agent's A2A card as published; register_agent registers an "
@@ -71,6 +73,19 @@ def _refusal(problem: dict[str, Any]) -> CallToolResult:
     )
 
 
+async def _answer(skill, *args) -> skills.Answer:
+    """A skill's answer; an unexpected failure is logged and refused without its message
+    (never a database's message on the wire)."""
+    try:
+        return await sync_to_async(skill)(*args)
+    except Exception:
+        logger.exception("The MCP tool failed")
+        detail = "The registry failed to answer; see its log."
+        return skills.Answer(
+            "rejected", detail, {"problem": problem_body(500, "server-error", detail)}
+        )
+
+
 def _result(answer: skills.Answer) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=answer.text)],
@@ -101,7 +116,7 @@ async def discover_agents(
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]
-    return _result(await sync_to_async(skills.discover)(params))
+    return _result(await _answer(skills.discover, params))
 
 
 def _card(agent_id: str) -> tuple[dict | None, dict[str, Any] | None]:
@@ -147,7 +162,7 @@ async def register_agent(
     the agent id and card URL, or every problem of the card with its path."""
     body = {k: v for k, v in (("card", card), ("domain", domain), ("url", url)) if v is not None}
     key = bearer_key((ctx.headers or {}).get("authorization", ""))
-    return _result(await sync_to_async(skills.register)(body, key))
+    return _result(await _answer(skills.register, body, key))
 
 
 def mcp_server() -> MCPServer:
