@@ -65,6 +65,12 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
             except ProblemError as exc:  # a protocol app refused the move; nothing changed
                 self.message_user(request, exc.problem_detail, level=messages.ERROR)
 
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # An agent's endpoints and capabilities go with it, through the service.
+        perms_needed -= {Endpoint._meta.verbose_name, Capability._meta.verbose_name}
+        return deleted, counts, perms_needed, protected
+
     def delete_model(self, request, obj):
         as_admin_user(request)
         services.agent_delete(agent=obj)
