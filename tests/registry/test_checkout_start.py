@@ -19,6 +19,7 @@ BIN = Path(sys.executable).parent
 # The test run's own settings stay out: the started processes read only the file.
 OURS = {"SECRET_KEY", "REGISTRY_BASE_URL", "DEBUG", "DATABASE_URL", "CELERY_TASK_ALWAYS_EAGER"}
 OURS |= {"DJANGO_SETTINGS_MODULE", "REGISTRY_ENV_FILE", "REGISTRY_VAR_DIR", "CELERY_BROKER_URL"}
+OURS |= {"REGISTRY_PROTOCOL_APPS"}  # a checkout runs with every app
 
 
 def free_port() -> int:
