@@ -30,6 +30,14 @@ def env_file_path() -> Path | None:
     return Path(chosen) if chosen else None
 
 
+def env_load() -> None:
+    """Read the environment file into the environment; a variable already set wins."""
+    if (path := env_file_path()) is not None:
+        from dotenv import load_dotenv
+
+        load_dotenv(path, override=False)
+
+
 def port_busy(host: str, port: int) -> str | None:
     """Why ``host:port`` cannot be listened on, or None when it can."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
