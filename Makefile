@@ -41,14 +41,16 @@ demo: $(VENV)/.runtime
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py load_demo
 
-# make run's processes share these: debug mode, and the URL they serve at.
-RUN_ENV = DEBUG=$${DEBUG:-1} REGISTRY_BASE_URL=$${REGISTRY_BASE_URL:-http://$(URL_HOST):$(PORT)} \
-	HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
+# make run's processes share the checkout's .env (debug mode, the secret key, the URL they
+# serve at, the database: registry/devenv.py writes it) and these.
+RUN_ENV = HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
 
-## Set up, load the demo data, print an admin API key, then serve on http://HOST:PORT
-## with a job worker and the job scheduler (Procfile; SQLite and the filesystem broker unless
-## DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
+## Check the port, write .env (once: DEBUG, SECRET_KEY, REGISTRY_BASE_URL, DATABASE_URL,
+## read by every manage.py call), set up, load the demo data, print an admin API key, then
+## serve on http://HOST:PORT with a job worker and the job scheduler (Procfile; SQLite and the
+## filesystem broker unless DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
 run: $(VENV)/.runtime
+	@$(BIN)/python -m registry.devenv $(HOST) $(PORT)
 	$(RUN_ENV) $(BIN)/python manage.py database_create
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py load_demo
@@ -94,6 +96,6 @@ screenshots: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-## Remove the virtualenv, the SQLite database, collected static files and the job files.
+## Remove the virtualenv, the SQLite database, .env, collected static files and the job files.
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var .env

@@ -8,6 +8,9 @@ registry card's two interfaces.
 """
 
 import functools
+import json
+import logging
+import re
 import uuid
 from typing import Any
 
@@ -62,6 +65,7 @@ STATES = {
     "auth-required": TaskState.TASK_STATE_AUTH_REQUIRED,
 }
 REGISTRATION_KEYS = {"card", "domain", "url"}
+logger = logging.getLogger(__name__)
 
 
 def whole_numbers(value: Any) -> Any:
@@ -123,7 +127,13 @@ class RegistryAgentExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         headers = context.call_context.state.get("headers") or {}
         key = bearer_key(headers.get("authorization", ""))
-        skill, answer = await sync_to_async(answer_for)(context.message, key)
+        try:
+            skill, answer = await sync_to_async(answer_for)(context.message, key)
+        except Exception:
+            # Never a database's (or any other) internal message on the wire: it goes to
+            # the log, the client gets JSON-RPC's internal error without it.
+            logger.exception("The registry agent failed to answer a message")
+            raise InternalError(message="The registry failed to answer; see its log.") from None
         if skills.unavailable(answer):  # no task can be stored either: a JSON-RPC error
             raise InternalError(message=answer.text, data={"problem": answer.data["problem"]})
         task = context.current_task
@@ -225,7 +235,24 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
-    return asgi_response(protocol_app(), request)
+    return _whole_numbers_on_the_wire(asgi_response(protocol_app(), request))
+
+
+# A JSON number written as a whole double ("status":400.0): protobuf's Struct, which A2A
+# data parts are, holds every number as a double, and the SDK writes it so.
+_WHOLE_DOUBLE = re.compile(rb"[:\[,]-?\d+\.0(?=[,}\]])")
+
+
+def _whole_numbers_on_the_wire(response: HttpResponse) -> HttpResponse:
+    """The answer with its whole numbers written as integers, so that a problem in a data
+    part is the HTTP API's document byte for byte (``"status": 400``, not ``400.0``); an
+    answer without one (most) is passed on untouched."""
+    body = response.content
+    if not _WHOLE_DOUBLE.search(body) or "json" not in response.get("Content-Type", ""):
+        return response
+    value = whole_numbers(json.loads(body))
+    response.content = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return response
 
 
 def _unreadable(problem: str, *, rest: bool) -> JsonResponse:

@@ -30,7 +30,6 @@ CARD_LEVEL_MEMBERS = (
     "defaultOutputModes",
 )
 INTERFACE_MEMBERS = ("protocolBinding", "protocolVersion", "tenant")
-CARD_HEARTBEAT_SECONDS = 30
 DEFAULT_MODES = ["text/plain", "application/json"]
 QUEUE_BINDINGS = {
     Endpoint.Transport.AMQP: "AMQP",
@@ -80,7 +79,8 @@ def card_to_agent_input(doc: dict, view: dict | None = None) -> AgentInput:
                 protocol=Endpoint.Protocol.A2A,
                 address=iface.get("url", ""),
                 liveness_model=Endpoint.Liveness.PERSISTENT,
-                heartbeat_interval_seconds=CARD_HEARTBEAT_SECONDS,
+                # A card names no interval: the registry's one default applies.
+                heartbeat_interval_seconds=None,
                 protocol_metadata=metadata,
             )
         )

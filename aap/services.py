@@ -49,6 +49,12 @@ def _unchecked(results: list[RuleResult], reason: str, prefix: str) -> list[Rule
     ]
 
 
+# The manifest's address is in the card: without the card it is not fetched.
+MANIFEST_UNFETCHED = (
+    "not fetched: the card, which gives the manifest's address, could not be fetched"
+)
+
+
 def aap_check_domain(domain: str) -> AAPReport:
     """Fetch a domain's agent card and contract manifest and check both.
 
@@ -65,7 +71,7 @@ def aap_check_domain(domain: str) -> AAPReport:
         for rule, level in RULES.items():
             root = CARD_ROOT if rule.startswith("card.") else MANIFEST_ROOT
             if rule == "manifest.schema":
-                results.append(RuleResult("manifest.fetch", MUST, SKIP, root, f"not {reason}"))
+                results.append(RuleResult("manifest.fetch", MUST, SKIP, root, MANIFEST_UNFETCHED))
             results.append(RuleResult(rule, level, SKIP, root, f"not checked: {reason}"))
         return AAPReport(
             compliant=False,

@@ -25,7 +25,7 @@ from entities.validation import card_validate
 from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
 from registry.http.jsonutil import Problem
-from registry.http.params import parse_uuid
+from registry.http.params import parse_uuid, text_param
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import InvalidHost, domain_parse
 
@@ -76,7 +76,7 @@ def _flag(params, name: str) -> bool:
 
 
 def _capabilities(params) -> list[str]:
-    names = [c.strip() for c in params.get("capabilities", "").split(",") if c.strip()]
+    names = [c.strip() for c in text_param(params, "capabilities").split(",") if c.strip()]
     if len(names) > 20:
         raise _invalid("capabilities", "may list 20 capabilities at the most")
     return names
@@ -273,12 +273,12 @@ class ResolveView(APIView):
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
-        query = params.get("query", "").strip()
+        query = text_param(params, "query").strip()
         if not query:
             raise _invalid("query", "is required: a name or keywords")
         found = selectors.entities_resolve(
             query=query,
-            location=params.get("location", ""),
+            location=text_param(params, "location"),
             capabilities=_capabilities(params),
             min_verification=_int(params, "min_verification", 0, 2, 0),
             limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
@@ -305,7 +305,7 @@ class ResolveDomainView(APIView):
             host = domain_parse(domain).host
         except InvalidHost as exc:
             raise _invalid("domain", str(exc)) from None
-        path = request.query_params.get("path")
+        path = text_param(request.query_params, "path", None)
         entities = selectors.domain_entities(host, path)
         if not entities:
             where = f"{host} at path {path}" if path is not None else host

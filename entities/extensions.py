@@ -65,6 +65,10 @@ def entity_member(agent: Agent) -> dict | None:
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
+    if "card-managed" not in extensions.problem_types:  # A2A's too, when installed
+        extensions.register_problem_type(
+            "card-managed", "The agent is described by its card: change the card instead."
+        )
     for slug, description in PROBLEM_TYPES.items():
         extensions.register_problem_type(slug, description)
     extensions.register_source(CARD_SOURCE, "Entity card (A2E or EDP)")

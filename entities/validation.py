@@ -115,6 +115,8 @@ def _message(error) -> str:
         return f"must match {error.validator_value}"
     if error.validator == "type":
         return f"must be of type {error.validator_value}"
+    if error.validator == "maxItems":
+        return f"may list at most {error.validator_value} items"
     return error.message[:300]
 
 

@@ -2,33 +2,88 @@
 ``register_agent``, thin over the A2A app's skills (``a2a.skills``: the discovery filters
 and ``POST /a2a/agents``'s registration) and its card read (``a2a.selectors.card_read``).
 
-Results are structured content (the JSON a tool returns) with its text rendering; a
-refusal (a bad filter, an invalid card, no key) is a tool error whose structured content
-holds the problem, every error with its path.
+Results are structured content (the JSON a tool returns) with its text rendering, and
+every tool declares its ``outputSchema``; a refusal (a bad filter, an invalid card, no key,
+an unknown agent) is a tool error whose structured content is ``{"problem": {...}}``, the
+HTTP API's problem document, every error with its path.
 """
 
 import json
+import logging
 import uuid
 from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from a2a import skills
 from a2a.selectors import card_read
 from registry.access.auth import bearer_key
 from registry.agents.models import Agent
+from registry.http.problems import problem_body
 
+logger = logging.getLogger(__name__)
 INSTRUCTIONS = (
     "An A2A agent registry. discover_agents finds agents by text and filters; "
     "get_agent_card returns an agent's A2A card as published; register_agent registers an "
     "agent by its card, domain or card URL and needs the registry API key as "
     "'Authorization: Bearer <key>'."
 )
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class AgentFound(_Open):
+    id: str
+    name: str
+    description: str
+    cardUrl: str
+    skills: list[dict[str, Any]]
+
+
+class AgentsFound(_Open):
+    """What discover_agents answers (its outputSchema)."""
+
+    agents: list[AgentFound]
+    nextCursor: str | None
+    sort: str
+
+
+class Registered(_Open):
+    """What register_agent answers (its outputSchema)."""
+
+    agentId: str
+    name: str
+    cardUrl: str
+    created: bool
+    specVersion: str | None
+    warnings: list[dict[str, Any]]
+
+
+def _refusal(problem: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=problem["detail"])],
+        structured_content={"problem": problem},
+        is_error=True,
+    )
+
+
+async def _answer(skill, *args) -> skills.Answer:
+    """A skill's answer; an unexpected failure is logged and refused without its message
+    (never a database's message on the wire)."""
+    try:
+        return await sync_to_async(skill)(*args)
+    except Exception:
+        logger.exception("The MCP tool failed")
+        detail = "The registry failed to answer; see its log."
+        return skills.Answer(
+            "rejected", detail, {"problem": problem_body(500, "server-error", detail)}
+        )
 
 
 def _result(answer: skills.Answer) -> CallToolResult:
@@ -54,39 +109,44 @@ async def discover_agents(
     sort: Annotated[str | None, Field(description="relevance, recent or name.")] = None,
     limit: Annotated[int | None, Field(description="Agents per page, 1 to 100.")] = None,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous page.")] = None,
-) -> CallToolResult:
+) -> Annotated[CallToolResult, AgentsFound]:
     """Find agents in the registry, as GET /discover/agents does: free text (q) and filters
     combine. Returns the agents (id, name, description, cardUrl, skills) and nextCursor."""
     given = {k: v for k, v in locals().items() if v is not None}
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]
-    return _result(await sync_to_async(skills.discover)(params))
+    return _result(await _answer(skills.discover, params))
 
 
-def _card(agent_id: str) -> tuple[dict | None, str]:
+def _card(agent_id: str) -> tuple[dict | None, dict[str, Any] | None]:
+    """The agent's card, or the problem GET /a2a/agents/<id> would answer."""
     try:
         pk = uuid.UUID(agent_id)
     except ValueError:
-        return None, f"'{agent_id}' is not a valid agent id (a UUID)."
+        detail = f"'{agent_id}' is not a valid agent id (a UUID)."
+        return None, problem_body(404, "not-found", detail)
     entry = card_read(pk)
     if entry is not None:
-        return json.loads(entry[0]), ""
+        return json.loads(entry[0]), None
     if Agent.objects.filter(pk=pk).exists():
-        return None, f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
-    return None, f"There is no agent {agent_id}."
+        detail = f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
+        return None, problem_body(404, "no-a2a-endpoint", detail)
+    return None, problem_body(404, "not-found", f"There is no agent {agent_id}.")
 
 
 async def get_agent_card(
     agent_id: Annotated[
         str, Field(description="The agent's id (a UUID), as discover_agents lists it.")
     ],
-) -> dict[str, Any]:
+) -> Annotated[CallToolResult, dict[str, Any]]:
     """The agent's A2A card, exactly as the registry serves it at /a2a/agents/<id>."""
     card, problem = await sync_to_async(_card)(agent_id)
     if card is None:
-        raise ToolError(problem)
-    return card
+        return _refusal(problem)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(card))], structured_content=card
+    )
 
 
 async def register_agent(
@@ -96,13 +156,13 @@ async def register_agent(
     ] = None,
     domain: Annotated[str | None, Field(description="Fetch the card from this domain.")] = None,
     url: Annotated[str | None, Field(description="Fetch the card from this https URL.")] = None,
-) -> CallToolResult:
+) -> Annotated[CallToolResult, Registered]:
     """Register an agent by its card, or by a domain or URL the registry fetches the card
     from, as POST /a2a/agents does. Needs the registry API key as a bearer token. Returns
     the agent id and card URL, or every problem of the card with its path."""
     body = {k: v for k, v in (("card", card), ("domain", domain), ("url", url)) if v is not None}
     key = bearer_key((ctx.headers or {}).get("authorization", ""))
-    return _result(await sync_to_async(skills.register)(body, key))
+    return _result(await _answer(skills.register, body, key))
 
 
 def mcp_server() -> MCPServer:
@@ -111,7 +171,7 @@ def mcp_server() -> MCPServer:
     )
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     server.add_tool(discover_agents, annotations=read_only)
-    server.add_tool(get_agent_card, annotations=read_only, structured_output=True)
+    server.add_tool(get_agent_card, annotations=read_only)
     server.add_tool(
         register_agent, annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False)
     )

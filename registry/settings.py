@@ -8,9 +8,11 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from registry.devenv import env_load
 from registry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+env_load()  # the checkout's .env (make run writes it), beneath the environment
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -43,9 +45,8 @@ SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY must be set (a long random string, e.g. from "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`); only DEBUG "
-            "has a development key"
+            "SECRET_KEY is not set: run `make run` once in the checkout (it writes .env), or "
+            "set SECRET_KEY to a long random string; only DEBUG=1 has a development key"
         )
     SECRET_KEY = "insecure-local-development-key-set-SECRET_KEY-in-production"
 
@@ -59,8 +60,8 @@ REGISTRY_BASE_URL = os.environ.get("REGISTRY_BASE_URL", "").rstrip("/")
 if not REGISTRY_BASE_URL:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "REGISTRY_BASE_URL must be set (the registry's public URL, e.g. "
-            "https://registry.example.com); only DEBUG defaults to http://127.0.0.1:8000"
+            "REGISTRY_BASE_URL is not set: run `make run` once in the checkout (it writes "
+            ".env), or set it to the public URL (https://registry.example.com)"
         )
     REGISTRY_BASE_URL = "http://127.0.0.1:8000"
 if urlsplit(REGISTRY_BASE_URL).scheme not in ("http", "https") or urlsplit(REGISTRY_BASE_URL).path:
@@ -335,12 +336,13 @@ if A2A_ORIGIN_POLICY not in {"flag", "reject"}:
 VAR_DIR = Path(os.environ.get("REGISTRY_VAR_DIR") or BASE_DIR / "var")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 if not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_URL = "filesystem://localhost//"  # a host name, or kombu warns (unused)
     _queue_dir = VAR_DIR / "broker"
     (_queue_dir / "processed").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
+        "control_folder": str(_queue_dir / "control"),  # its exchange tables: VAR_DIR too
         "processed_folder": str(_queue_dir / "processed"),
         "store_processed": False,
     }

@@ -24,6 +24,11 @@ from django.dispatch import Signal
 
 agent_changed = Signal()
 
+# Sent inside ``agent_delete``'s transaction before the agent goes, with ``agent`` and
+# ``admin`` (the deleter is an admin: an admin key, the Django admin, a command; an agent
+# key is not). A receiver may raise ProblemError to refuse; nothing is then deleted.
+agent_deleting = Signal()
+
 NATIVE_WRITER = "registry"
 
 # Sent inside a write's transaction once the agents' rows, and what the apps' receivers of

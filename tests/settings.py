@@ -6,6 +6,8 @@ environment, so that commands the tests start in subprocesses get them too."""
 import os
 import tempfile
 
+# Never the checkout's .env (make run's development environment): the tests' own settings.
+os.environ.setdefault("REGISTRY_ENV_FILE", "")
 os.environ.setdefault("REGISTRY_BASE_URL", "http://testserver")
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")

@@ -14,6 +14,14 @@ class NoAddMixin:
         return False
 
 
+class ReadOnlyMixin(NoAddMixin):
+    """Endpoints and capabilities change through the API's services only (listings, the
+    served card, the data generation, the apps' checks): here they are read, never deleted."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 class EndpointInline(NoAddMixin, admin.TabularInline):
     model = Endpoint
     extra = 0
@@ -57,6 +65,12 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
             except ProblemError as exc:  # a protocol app refused the move; nothing changed
                 self.message_user(request, exc.problem_detail, level=messages.ERROR)
 
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # An agent's endpoints and capabilities go with it, through the service.
+        perms_needed -= {Endpoint._meta.verbose_name, Capability._meta.verbose_name}
+        return deleted, counts, perms_needed, protected
+
     def delete_model(self, request, obj):
         as_admin_user(request)
         services.agent_delete(agent=obj)
@@ -68,7 +82,7 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(NoAddMixin, admin.ModelAdmin):
+class EndpointAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "protocol", "transport", "address", "liveness_model"]
     list_filter = ["protocol", "transport", "liveness_model"]
     search_fields = ["name", "address", "agent__name", "=id"]
@@ -77,7 +91,7 @@ class EndpointAdmin(NoAddMixin, admin.ModelAdmin):
 
 
 @admin.register(Capability)
-class CapabilityAdmin(NoAddMixin, admin.ModelAdmin):
+class CapabilityAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["name", "agent", "external_id"]
     search_fields = ["name", "description", "external_id", "agent__name"]
     readonly_fields = [f.name for f in Capability._meta.fields]

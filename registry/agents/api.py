@@ -57,7 +57,9 @@ class AgentDetailView(APIView):
     def delete(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
-        services.agent_delete(agent=agent, precondition=_if_match(request))
+        services.agent_delete(
+            agent=agent, precondition=_if_match(request), admin=request.user.is_admin
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from registry import signals
 from registry.access.audit import audit_entry, audit_record
 from registry.access.models import AuditEntry
 from registry.agents.concurrency import Precondition, agent_lock, checked
@@ -298,10 +299,10 @@ def agent_update(
 
 
 @transaction.atomic
-def agent_delete(*, agent: Agent, precondition: Precondition | None = None) -> None:
+def agent_delete(*, agent: Agent, precondition: Precondition | None = None, admin=True) -> None:
     agent = checked(agent_lock(agent), precondition)
-    before = agent_summary(agent)
-    agent_id = agent.id
+    signals.agent_deleting.send(sender=Agent, agent=agent, admin=admin)  # an app may refuse
+    before, agent_id = agent_summary(agent), agent.id
     agent.delete()
     Tombstone.objects.update_or_create(
         agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}

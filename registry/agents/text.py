@@ -17,6 +17,19 @@ def search_terms(text: str) -> list[str]:
     return _words(text)[:MAX_TERMS]
 
 
+# The longest search word: far below PostgreSQL's 2 KB for a tsquery word, which a longer
+# one would make a database error; no word of a name, description or tag is as long.
+SEARCH_WORD_MAX_CHARS = 100
+
+
+def search_words_problem(text: str) -> str | None:
+    """Why ``text`` cannot be searched for (a word too long), or None."""
+    if any(len(word) > SEARCH_WORD_MAX_CHARS for word in _WORD.findall(text or "")):
+        most = SEARCH_WORD_MAX_CHARS
+        return f"has a word longer than {most} characters, the most a search word may have"
+    return None
+
+
 # The text searched of one agent, at the most: its name and description first, then its
 # capabilities. PostgreSQL's tsvector holds 1 MB; this keeps it far below.
 SEARCH_TEXT_MAX_CHARS = 100_000

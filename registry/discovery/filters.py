@@ -5,6 +5,7 @@ import functools
 import uuid
 
 import django_filters
+from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -12,10 +13,17 @@ from django.utils import timezone
 from registry import extensions
 from registry.agents.liveness_state import conformant_agents, live_agents
 from registry.agents.models import Agent, Capability, CapabilityTag, Endpoint
+from registry.agents.text import search_words_problem
 from registry.discovery.models import AgentFacet
 from registry.discovery.search import text_filter
 
 BOOLEAN = [("true", "true"), ("false", "false")]
+
+
+def search_words_check(value: str) -> None:
+    """q's words are searchable: a word too long is a 400 naming q, on every face."""
+    if problem := search_words_problem(value):
+        raise ValidationError(problem)
 
 
 def _fact_filter(kind: extensions.FactKind) -> django_filters.Filter:
@@ -51,6 +59,7 @@ class AgentFilter(django_filters.FilterSet):
     )
     q = django_filters.CharFilter(
         method="filter_text",
+        validators=[search_words_check],
         help_text="Words in the name, description, skill names, skill descriptions or tags "
         "(each word matches the start of a word).",
     )

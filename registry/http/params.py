@@ -16,6 +16,15 @@ def bad_parameter(name: str, message: str) -> ProblemError:
     return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
 
 
+def text_param(params, name: str, default: str | None = "") -> str | None:
+    """A text parameter; one with a NUL character (which no database text holds, and
+    PostgreSQL refuses in a query) is a 400 naming it."""
+    value = params.get(name, default)
+    if value is not None and "\x00" in value:
+        raise bad_parameter(name, "contains a NUL character (U+0000)")
+    return value
+
+
 def limit_parse(raw: str | None, default: int = DEFAULT_LIMIT, most: int = MAX_LIMIT) -> int:
     """A page size: a whole number from 1 to ``most``; anything else is a 400 saying so
     (never silently clamped)."""

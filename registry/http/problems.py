@@ -283,6 +283,26 @@ class ProblemFallbackMiddleware:
             return unavailable_response(request, exception)
         return None
 
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        """A method the route's API view does not take is a 405 with ``Allow`` whoever asks:
+        answered before the view authenticates, checks permissions or counts the request
+        (DRF does those first, so a write method without a key would be a 401)."""
+        view_class = getattr(view_func, "cls", None)  # DRF's as_view() sets it
+        if view_class is None:
+            return None
+        allowed = [
+            name.upper()
+            for name in view_class.http_method_names
+            if hasattr(view_class, name) or (name == "head" and hasattr(view_class, "get"))
+        ]
+        if request.method in allowed:
+            return None
+        problem = problem_response(
+            405, "method-not-allowed", f'Method "{request.method}" not allowed.'
+        )
+        problem["Allow"] = ", ".join(allowed)
+        return problem
+
     def __call__(self, request):
         response = self.get_response(request)
         known = _DJANGO_ERRORS.get(response.status_code)

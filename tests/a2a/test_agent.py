@@ -492,3 +492,52 @@ def test_a_question_to_a_task_is_answered_in_that_task(registered, make_card, re
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     found = task["artifacts"][-1]["parts"][0]["data"]["agents"]
     assert [a["id"] for a in found] == [registered["lingua"]]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_problem_in_a_data_part_has_integer_numbers_on_the_wire(registry_url, binding):
+    # a2a-sdk's own client, its answers read as they cross the wire: the problem document
+    # is the HTTP API's, "status": 400, not the 400.0 of protobuf's doubles.
+    bodies = []
+
+    async def keep(response):
+        await response.aread()
+        bodies.append(response.content)
+
+    async def run():
+        async with httpx.AsyncClient(timeout=30, event_hooks={"response": [keep]}) as http:
+            config = ClientConfig(
+                httpx_client=http, supported_protocol_bindings=[binding], streaming=False
+            )
+            client = await ClientFactory(config).create_from_url(registry_url)
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                parts=[new_data_part({"protocol": "SMTP"})],
+            )
+            [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
+            await client.get_task(GetTaskRequest(id=event.task.id))
+
+    asyncio.run(run())
+    sent, fetched = bodies[-2:]
+    for body in (sent, fetched):
+        assert b'"status":400,' in body and b"400.0" not in body
+        found = json.loads(body)
+        task = found.get("result", found)
+        task = task.get("task", task)
+        problem = task["artifacts"][0]["parts"][0]["data"]["problem"]
+        assert problem["status"] == 400 and isinstance(problem["status"], int)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_problem_in_a_data_part_is_the_http_apis_document_over_raw_json_rpc(registry_url):
+    message = {"role": "ROLE_USER", "messageId": "m", "parts": [{"data": {"limit": 1000}}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    answered = rpc(registry_url, json.dumps(body))
+    task = answered.json()["result"]["task"]
+    problem = task["artifacts"][0]["parts"][0]["data"]["problem"]
+    with httpx.Client() as http:
+        over_http = http.get(f"{registry_url}/discover/agents?limit=1000").json()
+    assert problem == over_http
+    assert isinstance(problem["status"], int)

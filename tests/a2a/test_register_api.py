@@ -354,3 +354,22 @@ def test_a_new_card_renames_other_endpoints_it_collides_with_to_free_names(
     assert response.status_code == 200, response.content
     names = [e["name"] for e in response.json()["endpoints"]]
     assert sorted(names) == ["jsonrpc", "jsonrpc-mcp", "jsonrpc-mcp-2"]
+
+
+def test_a_card_endpoint_has_the_one_default_heartbeat_interval_as_a_native_one(
+    alice, make_card, native_payload
+):
+    # The registry's one default (60 s, 2.5 intervals of grace) applies to both: a card names
+    # no interval, and a native endpoint that sets none.
+    from registry.agents.models import DEFAULT_HEARTBEAT_SECONDS, Endpoint
+
+    card_agent = register(alice, make_card()).json()
+    payload = native_payload()
+    payload["endpoints"][0].pop("heartbeatIntervalSeconds", None)
+    native_agent = alice.post("/agents", payload, format="json").json()
+
+    for agent in (card_agent, native_agent):
+        endpoint = agent["endpoints"][0]
+        assert endpoint["heartbeatIntervalSeconds"] is None
+        stored = Endpoint.objects.get(id=endpoint["id"])
+        assert stored.liveness_grace.total_seconds() == DEFAULT_HEARTBEAT_SECONDS * 2.5

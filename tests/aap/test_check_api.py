@@ -197,6 +197,10 @@ def test_domain_whose_card_cannot_be_fetched_is_a_card_fetch_failure_not_an_erro
     assert "HTTP status 404" in fetched["message"]
     others = {r["status"] for r in report["results"] if r["rule"] != "card.fetch"}
     assert others == {"skip"}
+    # Each message written whole, none built by prefixing another.
+    assert result(report, "manifest.fetch")["message"] == (
+        "not fetched: the card, which gives the manifest's address, could not be fetched"
+    )
 
 
 def test_domain_card_that_is_not_json_is_a_card_fetch_failure(anon, dealer_site):

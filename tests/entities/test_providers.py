@@ -202,3 +202,20 @@ def test_only_es256_is_accepted(network, https_server, at, alice, anon):
     result = entry_verification(anon)
     assert (result["level"], result["valid"]) == (1, False)
     assert "only ES256" in result["reason"]
+
+
+def test_a_registration_lists_at_most_100_entities_so_no_request_holds_a_worker_long(alice):
+    # 1,000 entities held a worker for 25 s; 100 take a few seconds at the most.
+    payload = registration()
+    template = payload["entities"][0]
+    payload["entities"] = [
+        {**template, "entity_id": f"e-{n}", "domain": f"e{n}.example"} for n in range(101)
+    ]
+    response = alice.post("/v1/provider/register", payload, format="json")
+    assert response.status_code == 400, response.content[:300]
+    problem = response.json()
+    assert problem["type"] == "/problems/invalid-registration"
+    assert problem["errors"] == [{"path": "entities", "message": "may list at most 100 items"}]
+    assert not Entity.objects.exists()
+    payload["entities"] = payload["entities"][:100]
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 201

@@ -167,7 +167,36 @@ def test_native_writes_may_not_change_an_entitys_mcp_servers(network, https_serv
         f"/agents/{entity_id}", {"capabilities": [{"name": "anything"}]}, format="json"
     )
     assert response.status_code == 409
-    assert response.json()["type"] == "/problems/entity-managed"
+    assert response.json()["type"] == "/problems/card-managed"
+
+
+def test_an_entity_from_its_domains_card_is_described_by_the_card_and_deleted_by_admins(
+    network, https_server, at, alice, admin_client
+):
+    # The first key to register someone's domain does not get to rewrite what it says.
+    publish(https_server, example("edp-v0.1-minimal"))
+    registered = alice.post("/entities", {"domain": at("mybusiness.com")}, format="json")
+    entity_id = registered.json()["entities"][0]["id"]
+    before = alice.get(f"/agents/{entity_id}").json()
+    endpoint = {"name": "x", "transport": "Http", "protocol": "A2A"}
+    endpoint["address"] = "https://elsewhere.example/a2a"
+    refused = [
+        alice.patch(f"/agents/{entity_id}", {"name": "Mine now"}, format="json"),
+        alice.patch(f"/agents/{entity_id}", {"description": "Call me"}, format="json"),
+        alice.post(f"/agents/{entity_id}/endpoints", endpoint, format="json"),
+        alice.delete(f"/agents/{entity_id}/endpoints/{before['endpoints'][0]['id']}"),
+        admin_client.patch(f"/agents/{entity_id}", {"name": "Admin's"}, format="json"),
+    ]
+    for response in refused:
+        assert response.status_code == 409, response.content
+        assert response.json()["type"] == "/problems/card-managed"
+    deleted = alice.delete(f"/agents/{entity_id}")
+    assert deleted.status_code == 403
+    after = alice.get(f"/agents/{entity_id}").json()
+    assert (after["name"], after["description"]) == (before["name"], before["description"])
+    assert after["endpoints"] == before["endpoints"]
+    # An admin deletes it (the owner who proved the domain will, with domain claims).
+    assert admin_client.delete(f"/agents/{entity_id}").status_code == 204
 
 
 def test_the_admin_lists_entities(network, https_server, at, alice, admin_user, client):

@@ -146,3 +146,20 @@ def test_a_common_word_still_finds_the_best_entities_first(anon):
     results = anon.get("/v1/resolve?query=zinc&limit=3").json()["results"]
     assert results[0]["entity"]["name"] == "Zinc"
     assert [r["confidence"] for r in results] == [1.0, 0.333, 0.333]
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/v1/resolve?query=bistro&location=pa%00ris", "location"),
+        ("/v1/resolve?query=x&capabilities=a%00", "capabilities"),
+        ("/v1/resolve?query=bis%00tro", "query"),
+        ("/v1/nearby?lat=1&lng=1&capabilities=a%00", "capabilities"),
+        ("/v1/resolve/domain/zinc.example?path=/a%00", "path"),
+    ],
+)
+def test_a_nul_character_in_a_lookup_parameter_is_a_400_naming_it(anon, paris, path, field):
+    # PostgreSQL refuses NUL in a query's text: a 500 there before.
+    response = anon.get(path)
+    assert response.status_code == 400, response.content[:300]
+    assert [e["path"] for e in response.json()["errors"]] == [field]

@@ -54,6 +54,16 @@ def test_the_three_tools_are_listed_with_their_inputs(registry_url):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_every_tool_declares_its_output_schema(registry_url):
+    listed = session(registry_url, None, lambda client: client.list_tools())
+    schemas = {tool.name: tool.output_schema for tool in listed.tools}
+    assert all(schema and schema["type"] == "object" for schema in schemas.values()), schemas
+    discover = schemas["discover_agents"]
+    assert {"agents", "nextCursor", "sort"} <= set(discover["required"])
+    assert {"agentId", "cardUrl", "created"} <= set(schemas["register_agent"]["required"])
+
+
+@pytest.mark.django_db(transaction=True)
 def test_discover_agents_returns_the_matches_as_structured_content(weather, registry_url):
     result = call(registry_url, "discover_agents", {"q": "find agents for the weather"})
     assert result.is_error is False
@@ -88,10 +98,26 @@ def test_get_agent_card_returns_the_card_exactly_as_served(weather, registry_url
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("agent_id", ["not-a-uuid", str(uuid.uuid4())])
-def test_get_agent_card_of_no_agent_is_a_tool_error(registry_url, agent_id):
+def test_get_agent_card_of_no_agent_is_a_tool_error_with_the_problem(registry_url, agent_id):
     result = call(registry_url, "get_agent_card", {"agent_id": agent_id})
     assert result.is_error is True
     assert agent_id in result.content[0].text
+    problem = result.structured_content["problem"]
+    assert (problem["type"], problem["status"]) == ("/problems/not-found", 404)
+    assert problem["detail"] == result.content[0].text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_get_agent_card_of_an_agent_without_a2a_is_a_tool_error_with_the_problem(
+    alice, native_payload, registry_url
+):
+    payload = native_payload()
+    for endpoint in payload["endpoints"]:
+        endpoint["protocol"] = "MCP"
+    agent_id = alice.post("/agents", payload, format="json").json()["id"]
+    result = call(registry_url, "get_agent_card", {"agent_id": agent_id})
+    assert result.is_error is True
+    assert result.structured_content["problem"]["type"] == "/problems/no-a2a-endpoint"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -110,6 +136,7 @@ def test_register_agent_without_a_key_stores_nothing(make_card, registry_url):
     result = call(registry_url, "register_agent", {"card": make_card()})
     assert result.is_error is True
     assert "needs an API key" in result.content[0].text
+    assert result.structured_content["problem"]["status"] == 401
     assert not Agent.objects.exists()
 
 

@@ -147,9 +147,11 @@ def make_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in skip}
 
 
-def test_make_run_serves_and_writes_urls_with_its_port():
+def test_make_run_serves_and_writes_urls_with_its_port(tmp_path, monkeypatch):
     import subprocess
     from pathlib import Path
+
+    from registry import devenv
 
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
@@ -160,7 +162,11 @@ def test_make_run_serves_and_writes_urls_with_its_port():
         check=True,
         env=make_env(),
     )
-    assert "REGISTRY_BASE_URL=${REGISTRY_BASE_URL:-http://127.0.0.1:9123}" in done.stdout
+    # The port is checked and the environment file written first, for that host and port.
+    assert done.stdout.splitlines()[0].endswith("-m registry.devenv 0.0.0.0 9123")
+    monkeypatch.delenv("REGISTRY_BASE_URL")
+    written = devenv.write(tmp_path / ".env", "0.0.0.0", 9123)
+    assert written["REGISTRY_BASE_URL"] == "http://127.0.0.1:9123"
     assert "HOST=0.0.0.0" in done.stdout
     assert "PORT=9123" in done.stdout
 

@@ -26,7 +26,7 @@ def test_without_a_broker_setting_jobs_queue_in_the_filesystem(tmp_path):
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["filesystem://", str(tmp_path / "broker")]
+    assert run.stdout.split() == ["filesystem://localhost//", str(tmp_path / "broker")]
     assert (tmp_path / "broker" / "processed").is_dir()
 
 

@@ -40,7 +40,10 @@ def test_without_a_secret_key_outside_debug_the_registry_does_not_start():
     run = manage("check", **settings)
 
     assert run.returncode != 0
-    assert "SECRET_KEY must be set" in run.stderr
+    # One line naming the setting and the fix, no traceback.
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stderr.startswith("manage.py: SECRET_KEY is not set: run `make run`")
 
 
 def test_check_deploy_is_clean_with_the_documented_production_settings():

@@ -171,3 +171,25 @@ def test_screenshots_at_desktop_and_phone_widths_light_and_dark(
         page.screenshot(path=path, full_page=size != "phone")
         assert path.read_bytes().startswith(b"\x89PNG")
     context.close()
+
+
+def test_on_a_phone_a_filters_control_comes_before_the_results(browser, live_server, agents):
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    page = context.new_page()
+    page.goto("/browse?q=forecast")
+    control = page.get_by_role("link", name="Filters", exact=True)
+    assert control.is_visible()
+    first_result = page.locator("#results .agent-card").first.bounding_box()
+    assert control.bounding_box()["y"] < first_result["y"]
+    assert page.locator("#filters").bounding_box()["y"] > first_result["y"]
+    control.click()
+    assert page.evaluate("location.hash") == "#filters"
+    assert page.get_by_role("heading", name="Refine").is_visible()
+    context.close()
+
+    desktop = browser.new_context(base_url=live_server.url, viewport=DESKTOP)
+    wide = desktop.new_page()
+    wide.goto("/browse?q=forecast")
+    # Beside the results on a wide screen, the filters need no link.
+    assert not wide.get_by_role("link", name="Filters", exact=True).is_visible()
+    desktop.close()

@@ -28,3 +28,25 @@ def test_an_agents_change_page_offers_no_inline_add_rows(staff, alice, native_pa
     html = staff.get(f"/admin/registry/agent/{agent_id}/change/").content.decode()
     for inline in ("endpoints", "capabilities"):
         assert f'name="{inline}-MAX_NUM_FORMS" value="0"' in html
+
+
+@pytest.mark.parametrize("model", ["endpoint", "capability"])
+def test_the_admin_cannot_delete_endpoints_or_capabilities_past_the_services(
+    staff, alice, native_payload, model
+):
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    object_id = agent["endpoints" if model == "endpoint" else "capabilities"][0]["id"]
+    listed = alice.get("/discover/agents").content
+
+    assert staff.get(f"/admin/registry/{model}/{object_id}/delete/").status_code == 403
+    assert (
+        staff.post(f"/admin/registry/{model}/{object_id}/delete/", {"post": "yes"}).status_code
+        == 403
+    )
+    action = {"action": "delete_selected", "_selected_action": [object_id], "post": "yes"}
+    staff.post(f"/admin/registry/{model}/", action)
+    assert "delete_selected" not in staff.get(f"/admin/registry/{model}/").content.decode()
+
+    assert Endpoint.objects.filter(agent_id=agent["id"]).count() == len(agent["endpoints"])
+    assert Capability.objects.filter(agent_id=agent["id"]).count() == len(agent["capabilities"])
+    assert alice.get("/discover/agents").content == listed

@@ -42,6 +42,28 @@ def test_wrong_methods_on_api_views_are_405_problems(alice):
     assert_problem(alice.post(f"/agents/{uuid.uuid4()}"), 405, "method-not-allowed")
 
 
+@pytest.mark.parametrize("who", ["anon", "bad key", "key"])
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("put", "/discover/agents", "GET, HEAD, OPTIONS"),
+        ("delete", "/api-keys", "GET, POST, HEAD, OPTIONS"),
+        ("post", "/agents/{id}", "GET, PUT, PATCH, DELETE, HEAD, OPTIONS"),
+    ],
+)
+def test_a_method_the_route_does_not_take_is_405_with_allow_whoever_asks(
+    anon, alice, who, method, path, allow
+):
+    client = {"anon": anon, "key": alice}.get(who)
+    if client is None:
+        client = anon
+        client.credentials(HTTP_AUTHORIZATION="Bearer rk_not_a_key")
+    response = getattr(client, method)(path.format(id=uuid.uuid4()))
+    body = assert_problem(response, 405, "method-not-allowed")
+    assert method.upper() in body["detail"]
+    assert set(response["Allow"].split(", ")) == set(allow.split(", "))
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -1,0 +1,123 @@
+"""The README's curl examples, taken from README.md itself (no copy kept here) and run by
+bash against a live server set up as `make run` sets it up: debug mode's settings, the demo
+data, an admin key in $KEY. Each command must answer what its `# -> ` comment shows (the
+status codes it names; without one, a success), and a ```json block that follows a
+command block is exactly the last answer."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from registry.access.keys import api_key_create
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BASE = "http://127.0.0.1:8000"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
+# Every call of curl records its status and body, then prints the body as curl would.
+WRAPPER = r"""
+curl() {
+  local body status
+  body=$(mktemp)
+  status=$(command curl -sS -o "$body" -w '%{http_code}' "$@")
+  printf '%s\n' "$status" >> "$CURL_LOG/statuses"
+  cp "$body" "$CURL_LOG/last"
+  cp "$body" "$CURL_LOG/answer-$(wc -l < "$CURL_LOG/statuses")"
+  cat "$body"
+  rm -f "$body"
+}
+"""
+
+
+def blocks() -> list[tuple[str, str, str | None]]:
+    """The README's curl blocks: (the block, the text after its `# -> ` comments per
+    command, the ```json block right after it, if any)."""
+    fences = list(FENCE.finditer(README.read_text()))
+    found = []
+    for index, fence in enumerate(fences):
+        if fence.group(1) != "sh" or "curl " not in fence.group(2):
+            continue
+        after = fences[index + 1] if index + 1 < len(fences) else None
+        between = README.read_text()[fence.end() : after.start()] if after else ""
+        shown = (
+            after.group(2) if after and after.group(1) == "json" and len(between) < 200 else None
+        )
+        found.append((fence.group(2), shown))
+    return found
+
+
+def expectations(block: str) -> list[tuple[set[int] | None, str]]:
+    """For each curl command of the block, in order, the statuses its `# -> ` comment names
+    (None: any success) and the comment."""
+    wanted: list[tuple[set[int] | None, str]] = []
+    for line in block.splitlines():
+        stripped = line.strip()
+        if re.search(r"(^|\$\(|\| )curl ", stripped) and not stripped.startswith("#"):
+            wanted.append((None, ""))
+        elif stripped.startswith("# -> ") and wanted and not wanted[-1][1]:
+            codes = {int(code) for code in re.findall(r"\b([1-5]\d\d)\b", stripped)}
+            wanted[-1] = (codes or None, stripped[5:])
+    return wanted
+
+
+def shown_members(comment: str, answer: bytes) -> None:
+    """An answer shown as ``{"member": [{…}]}`` has that member, and it is not empty."""
+    if match := re.match(r'\{"(\w+)"(: \[\{)?', comment):
+        found = json.loads(answer)
+        assert match.group(1) in found, (comment, found)
+        if match.group(2):
+            assert found[match.group(1)], (comment, found)
+
+
+@pytest.fixture
+def running(live_server, settings):
+    # What `make run` sets: debug mode's URL rules, the demo data, an admin key.
+    settings.REGISTRY_BASE_URL = live_server.url
+    settings.A2A_ALLOW_HTTP_URLS = True
+    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    _, secret = api_key_create(owner="me", admin=True, label="readme")
+    return live_server.url, secret
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_readmes_curl_examples_answer_what_they_show(running, tmp_path):
+    base, key = running
+    found = blocks()
+    assert len(found) >= 4, "the README's curl blocks were not found"
+    for number, (block, shown) in enumerate(found):
+        log = tmp_path / f"block{number}"
+        log.mkdir()
+        script = "\n".join(
+            line for line in block.splitlines() if not line.startswith("KEY=")
+        ).replace(BASE, base)
+        # One terminal through the README: what a block sets ($CARD …) the next ones use.
+        carried = tmp_path / "variables"
+        carried.touch()
+        keep = f"""
+{{ for name in $(compgen -v); do
+    grep -qx "$name" "{tmp_path}/before" || declare -p "$name"; done; }} >> "{carried}"
+"""
+        prologue = f'source "{carried}"; compgen -v > "{tmp_path}/before"; echo start >/dev/null\n'
+        run = subprocess.run(
+            ["bash", "-c", WRAPPER + prologue + script + keep],
+            env={"PATH": "/usr/bin:/bin", "KEY": key, "CURL_LOG": str(log)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        statuses = [int(s) for s in (log / "statuses").read_text().split()]
+        wanted = expectations(block)
+        context = f"README block {number}:\n{block}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+        assert len(statuses) == len(wanted), context
+        for count, (status, (codes, comment)) in enumerate(zip(statuses, wanted, strict=True)):
+            shown_members(comment, (log / f"answer-{count + 1}").read_bytes())
+            if codes is None:
+                assert 200 <= status < 300, f"{status} {context}"
+            else:
+                assert status in codes, f"{status} not in {codes}: {context}"
+        if shown is not None:
+            assert json.loads((log / "last").read_text()) == json.loads(shown), context
