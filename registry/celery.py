@@ -4,7 +4,7 @@ Tasks live in the app that owns the work (``<app>/tasks.py``, found by autodisco
 core's in the room that owns them, ``registry/liveness/tasks.py``, ``registry/access/tasks.py``);
 their periodic schedules are registered like any extension (registry.extensions
 ``register_schedule``) and added to celery beat once the app is finalized. Settings are
-Django's, under the ``CELERY_`` prefix (registry/settings.py, "Background jobs").
+Django's, under the ``CELERY_`` prefix (registry/settings/, "Background jobs").
 """
 
 import os

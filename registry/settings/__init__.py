@@ -1,4 +1,4 @@
-"""Settings, all from the environment (see README "Configuration")."""
+"""Settings, all from the environment (see README "Configuration"); ``env`` reads them."""
 
 import os
 import tempfile
@@ -10,34 +10,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 from registry.devenv import env_load
 from registry.logs import logging_config
+from registry.settings.env import env_bool, env_int, env_list
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env_load()  # the checkout's .env (make run writes it), beneath the environment
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    if value.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if value.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {value!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", False)
