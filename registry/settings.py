@@ -379,6 +379,23 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
+# The queue relay (a2a.relay): A2A requests to a queue endpoint's URL are published to the
+# queue its address names on this broker (the agent's; never created by the registry), and
+# the agents' replies come back on QUEUE_RELAY_REPLY_QUEUE (the relay consumer, `manage.py
+# relay_consume`); replies it cannot use go to QUEUE_RELAY_DEAD_LETTER_QUEUE. A SendMessage
+# without returnImmediately waits up to QUEUE_RELAY_WAIT_SECONDS for a final or interrupted
+# state; a broker that does not take a message is answered with Retry-After:
+# QUEUE_RELAY_RETRY_AFTER_SECONDS. Relayed tasks are kept QUEUE_RELAY_TASK_RETENTION_SECONDS.
+QUEUE_RELAY_BROKER_URL = os.environ.get(
+    "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
+)
+QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
+QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
+    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
+)
+QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
+QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
+QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
 # Each web process keeps the most recently fetched cards, up to this many MiB, answered on
 # the lean lane without a database read (PostgreSQL only: a committed change reaches every
 # process's cache by a LISTEN/NOTIFY notice, registry.fastpath.notices). The cards are kept in two
