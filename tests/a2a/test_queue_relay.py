@@ -3,7 +3,6 @@ agent's generated card, talks to an agent that consumes its AMQP queue
 (``a2a.queue_agent``, the demo's executor), through the registry and its relay consumer."""
 
 import asyncio
-import threading
 import time
 import uuid
 
@@ -11,11 +10,8 @@ import httpx
 import pytest
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.demo import InvoiceLinesExecutor
 from a2a.helpers.proto_helpers import get_data_parts, new_text_part
 from a2a.models import RelayTask
-from a2a.queue_agent import QueueAgent
-from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -30,78 +26,6 @@ from a2a.utils.errors import A2AError
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 INVOICE = "2 x Widget @ 3.50\n1 x Gadget @ 10"
-
-
-class RecordingExecutor(InvoiceLinesExecutor):
-    """The demo's executor, recording what it ran and the headers it got; a message
-    saying "hold" leaves its task working (until canceled)."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-        self.headers: list[dict] = []
-
-    async def execute(self, context, event_queue) -> None:
-        self.ran.append(context.task_id)
-        self.headers.append(dict(context.call_context.state["headers"]))
-        if context.get_user_input() == "hold":
-            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-            await updater.start_work()
-            return
-        await super().execute(context, event_queue)
-
-
-@pytest.fixture
-def queue_agent(relay, alice, native_payload):
-    """A native agent whose A2A endpoint is an AMQP queue; ``start()`` runs its queue agent
-    in a thread (its queue is declared by then)."""
-    queue = f"test.{relay['run']}.agent"
-    relay["queues"].append(queue)
-    payload = native_payload(
-        name="Invoices",
-        endpoints=[{"name": "jobs", "transport": "Amqp", "protocol": "A2A", "address": queue}],
-    )
-    agent = alice.post("/agents", payload, format="json").json()
-    executor = RecordingExecutor()
-    stop = threading.Event()
-    threads = []
-
-    def start(wait_declared: bool = True) -> None:
-        from django.conf import settings
-
-        server = QueueAgent(executor, queue, broker_url=settings.QUEUE_RELAY_BROKER_URL)
-        thread = threading.Thread(target=server.run, args=(stop,), daemon=True)
-        thread.start()
-        threads.append(thread)
-        if wait_declared:
-            queue_wait(settings.QUEUE_RELAY_BROKER_URL, queue)
-
-    yield {
-        "agent": agent,
-        "queue": queue,
-        "executor": executor,
-        "start": start,
-        "stop": stop,
-        "endpoint": agent["endpoints"][0]["id"],
-    }
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=10)
-
-
-def queue_wait(url: str, queue: str) -> None:
-    import kombu
-
-    with kombu.Connection(url) as conn:
-        for _ in range(100):
-            channel = conn.channel()
-            try:
-                channel.queue_declare(queue=queue, passive=True)
-                return
-            except Exception:  # noqa: BLE001 (not declared yet)
-                time.sleep(0.05)
-            finally:
-                channel.close() if channel.is_open else None
-    raise AssertionError(f"the queue agent did not declare {queue}")
 
 
 def ask(text: str, *, return_immediately: bool = False) -> SendMessageRequest:
