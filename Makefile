@@ -46,8 +46,9 @@ RUN_ENV = DEBUG=$${DEBUG:-1} REGISTRY_BASE_URL=$${REGISTRY_BASE_URL:-http://$(UR
 	HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
 
 ## Set up, load the demo data, print an admin API key, then serve on http://HOST:PORT
-## with a job worker and the job scheduler (Procfile; SQLite and the filesystem broker unless
-## DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
+## with a job worker, the job scheduler, the queue relay's consumer and the demo's queue
+## agent (Procfile; SQLite and the filesystem broker unless DATABASE_URL / CELERY_BROKER_URL
+## are set; the queue relay uses QUEUE_RELAY_BROKER_URL, the local RabbitMQ). Ctrl-C stops all.
 run: $(VENV)/.runtime
 	$(RUN_ENV) $(BIN)/python manage.py database_create
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput

@@ -94,7 +94,8 @@ class InvoiceLinesExecutor(AgentExecutor):
         await updater.add_artifact(
             [new_data_part({"lines": lines, "total": total})], name="line-items"
         )
-        summary = f"Found {len(lines)} line items, total {total:.2f}."
+        count = f"{len(lines)} line item{'' if len(lines) == 1 else 's'}"
+        summary = f"Found {count}, total {total:.2f}."
         await updater.complete(updater.new_agent_message([new_text_part(summary)]))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

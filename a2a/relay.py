@@ -132,7 +132,10 @@ class QueueRelayHandler(RequestHandler):
                 await sync_to_async(store.task_abandon)(task.id)
                 raise
             await sync_to_async(store.task_confirm)(task.id)
-        if not params.configuration.return_immediately:
+        if params.configuration.return_immediately:
+            if not message.task_id:  # the task as made: submitted, whatever came since
+                return apply_history_length(task, params.configuration)
+        else:
             await self._wait(task.id, since)
         return apply_history_length(await self._task(task.id, scope), params.configuration)
 
