@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from google.protobuf.json_format import MessageToDict
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -56,7 +57,7 @@ from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError, problem_response
 
 # The longest pause between two looks at a waited-for task.
-POLL_MAX_SECONDS = 0.25
+POLL_MAX_SECONDS = 0.05
 NO_STREAMING = "The queue relay answers without streaming (the card says streaming: false)."
 
 
@@ -99,7 +100,7 @@ class QueueRelayHandler(RequestHandler):
         """Until a reply after ``since`` settles the task (final, or interrupted unless
         ``final_only``), or QUEUE_RELAY_WAIT_SECONDS pass."""
         deadline = time.monotonic() + settings.QUEUE_RELAY_WAIT_SECONDS
-        pause = 0.02
+        pause = 0.01
         while time.monotonic() < deadline:
             if await sync_to_async(store.task_settled)(task_id, since, final_only=final_only):
                 return
@@ -246,9 +247,13 @@ def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpRe
 
 
 class QueueEndpointView(APIView):
-    """A queue endpoint's URL: its connection details (GET), and the A2A relay to its
-    queue (POST, served by ``relay_view`` ahead of the API's authentication: the caller's
-    Authorization is the agent's business)."""
+    """A queue endpoint's URL: its connection details (GET); for an AMQP endpoint of
+    protocol A2A, the A2A relay to its queue (POST: JSON-RPC; HTTP+JSON under the URL).
+    No API key is needed: a key (or any Authorization) only binds the tasks it creates."""
+
+    # POST is served ahead of DRF (the caller's Authorization is the agent's business).
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
@@ -278,13 +283,15 @@ class QueueEndpointView(APIView):
 
     @extend_schema(
         request=dict,
+        auth=[],
         responses={
             200: OpenApiResponse(
                 description="An A2A 1.0 JSON-RPC request (SendMessage, GetTask, CancelTask, "
                 "ListTasks) relayed to the agent's AMQP queue; the JSON-RPC response. "
                 "HTTP+JSON is served under this URL (message:send, tasks/{id}, "
-                "tasks/{id}:cancel, tasks). A broker that does not take the request is a "
-                "JSON-RPC error with error.data.retryAfter and a Retry-After header."
+                "tasks/{id}:cancel, tasks; there a broker that does not take the request "
+                "is a 503 queue-unavailable problem). Here it is a JSON-RPC error with "
+                "error.data.retryAfter; a Retry-After header either way."
             )
         },
     )
