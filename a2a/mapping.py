@@ -122,7 +122,10 @@ def _queue_url(base_url: str, endpoint: Endpoint) -> str:
 def _capabilities(overlay: dict, endpoints: list[Endpoint], base_url: str) -> dict:
     """The card's capabilities; with a queue endpoint, no streaming (the relay answers
     each request whole), and for Azure Service Bus a note that it is not relayed."""
-    capabilities = dict(overlay.get("capabilities") or {"streaming": False})
+    capabilities = overlay.get("capabilities") or {"streaming": False}
+    if not isinstance(capabilities, dict):
+        return capabilities  # the card's validation names the problem
+    capabilities = dict(capabilities)
     if any(endpoint.is_queue for endpoint in endpoints):
         capabilities["streaming"] = False
     if any(e.transport == Endpoint.Transport.AZURE_SERVICE_BUS for e in endpoints):

@@ -260,7 +260,7 @@ class QueueEndpointView(APIView):
             try:
                 return relay_view(request, kwargs["endpoint_id"])
             except ProblemError as exc:
-                return problem_response(exc.status, exc.slug, exc.detail)
+                return problem_response(exc.status_code, exc.slug, exc.problem_detail)
         return super().dispatch(request, *args, **kwargs)
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
@@ -303,4 +303,4 @@ def relay_rest_view(request: HttpRequest, endpoint_id: str, path: str) -> HttpRe
     try:
         return relay_view(request, endpoint_id, path)
     except ProblemError as exc:
-        return problem_response(exc.status, exc.slug, exc.detail)
+        return problem_response(exc.status_code, exc.slug, exc.problem_detail)

@@ -8,34 +8,10 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from registry.environment import env_bool, env_int, env_list
 from registry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    if value.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if value.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {value!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -379,13 +355,8 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
-# The queue relay (a2a.relay): A2A requests to a queue endpoint's URL are published to the
-# queue its address names on this broker (the agent's; never created by the registry), and
-# the agents' replies come back on QUEUE_RELAY_REPLY_QUEUE (the relay consumer, `manage.py
-# relay_consume`); replies it cannot use go to QUEUE_RELAY_DEAD_LETTER_QUEUE. A SendMessage
-# without returnImmediately waits up to QUEUE_RELAY_WAIT_SECONDS for a final or interrupted
-# state; a broker that does not take a message is answered with Retry-After:
-# QUEUE_RELAY_RETRY_AFTER_SECONDS. Relayed tasks are kept QUEUE_RELAY_TASK_RETENTION_SECONDS.
+# The queue relay (a2a.relay; README "Relay A2A to a queue"): its broker, reply and
+# dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
 QUEUE_RELAY_BROKER_URL = os.environ.get(
     "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
 )

@@ -211,3 +211,33 @@ def test_relayed_tasks_expire_after_the_retention(settings, native_payload, alic
 
     assert relay_tasks_expire() == 1
     assert list(RelayTask.objects.values_list("id", flat=True)) == ["new"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["", "/message:send"])
+def test_a_message_to_no_relayed_queue_is_a_404_problem(client, alice, native_payload, path):
+    http = native_payload(
+        endpoints=[
+            {
+                "name": "h",
+                "transport": "Http",
+                "protocol": "A2A",
+                "address": "https://a.example/a2a",
+            }
+        ]
+    )
+    bus = native_payload(
+        name="Bus",
+        endpoints=[
+            {"name": "b", "transport": "AzureServiceBus", "protocol": "A2A", "address": "jobs"}
+        ],
+    )
+    ids = [
+        alice.post("/agents", p, format="json").json()["endpoints"][0]["id"] for p in (http, bus)
+    ]
+
+    for endpoint in ["0", str(uuid.uuid4()), *ids]:
+        response = client.post(f"/a2a/queue/{endpoint}{path}", {}, content_type="application/json")
+        assert response.status_code == 404, response.content
+        assert response["Content-Type"] == "application/problem+json"
+    assert "not relayed" in response.json()["detail"]  # the Azure Service Bus endpoint
