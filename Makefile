@@ -47,8 +47,10 @@ RUN_ENV = HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
 
 ## Check the port, write .env (once: DEBUG, SECRET_KEY, REGISTRY_BASE_URL, DATABASE_URL,
 ## read by every manage.py call), set up, load the demo data, print an admin API key, then
-## serve on http://HOST:PORT with a job worker and the job scheduler (Procfile; SQLite and the
-## filesystem broker unless DATABASE_URL / CELERY_BROKER_URL are set). Ctrl-C stops all three.
+## serve on http://HOST:PORT with a job worker, the job scheduler, the queue relay's consumer
+## and the demo's queue agent (Procfile; SQLite and the filesystem broker unless DATABASE_URL /
+## CELERY_BROKER_URL are set; the queue relay uses QUEUE_RELAY_BROKER_URL, the local
+## RabbitMQ). Ctrl-C stops all.
 run: $(VENV)/.runtime
 	@$(BIN)/python -m registry.devenv $(HOST) $(PORT)
 	$(RUN_ENV) $(BIN)/python manage.py database_create

@@ -22,11 +22,10 @@ from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check, read_limited
 from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
-from registry.agents.models import Agent, Endpoint
+from registry.agents.models import Agent
 from registry.agents.serializers import AgentSerializer
 from registry.fastpath.lean import LeanAnswer
 from registry.http.jsonutil import Problem
-from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError, problem_response
 
 CARD_CONTENT_TYPE = "application/json"
@@ -295,29 +294,6 @@ class A2AAgentCardView(APIView):
             precondition=if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag),
         )
         return registration_response(request, registration, 200)
-
-
-class QueueEndpointView(APIView):
-    """Connection details of a queue endpoint, the target of its synthetic card URL."""
-
-    @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
-    def get(self, request: Request, endpoint_id: str) -> Response:
-        pk = parse_uuid(endpoint_id, "endpoint")
-        endpoint = Endpoint.objects.filter(pk=pk).select_related("agent").first()
-        if endpoint is None or not endpoint.is_queue:
-            raise ProblemError(404, "not-found", f"There is no queue endpoint {endpoint_id}.")
-        return Response(
-            {
-                "endpointId": str(endpoint.id),
-                "agentId": str(endpoint.agent_id),
-                "name": endpoint.name,
-                "transport": endpoint.transport,
-                "protocol": endpoint.protocol,
-                "address": endpoint.address,
-                "livenessModel": endpoint.liveness_model,
-                "protocolMetadata": endpoint.protocol_metadata,
-            }
-        )
 
 
 BEARER_SCHEME = "apiKey"

@@ -31,6 +31,9 @@ CARD_LEVEL_MEMBERS = (
 )
 INTERFACE_MEMBERS = ("protocolBinding", "protocolVersion", "tenant")
 DEFAULT_MODES = ["text/plain", "application/json"]
+# The bindings the queue relay answers an AMQP endpoint's URL in (JSON-RPC at it,
+# HTTP+JSON under it).
+RELAY_BINDINGS = ["JSONRPC", "HTTP+JSON"]
 QUEUE_BINDINGS = {
     Endpoint.Transport.AMQP: "AMQP",
     Endpoint.Transport.AZURE_SERVICE_BUS: "AzureServiceBus",
@@ -116,6 +119,29 @@ def _queue_url(base_url: str, endpoint: Endpoint) -> str:
     return f"{base_url}/a2a/queue/{endpoint.id}"
 
 
+def _capabilities(overlay: dict, endpoints: list[Endpoint], base_url: str) -> dict:
+    """The card's capabilities; with a queue endpoint, no streaming (the relay answers
+    each request whole), and for Azure Service Bus a note that it is not relayed."""
+    capabilities = overlay.get("capabilities") or {"streaming": False}
+    if not isinstance(capabilities, dict):
+        return capabilities  # the card's validation names the problem
+    capabilities = dict(capabilities)
+    if any(endpoint.is_queue for endpoint in endpoints):
+        capabilities["streaming"] = False
+    if any(e.transport == Endpoint.Transport.AZURE_SERVICE_BUS for e in endpoints):
+        listed = capabilities.get("extensions")
+        capabilities["extensions"] = [
+            *(listed if isinstance(listed, list) else []),
+            {
+                "uri": f"{base_url}/a2a/queue/details-only",
+                "description": "Azure Service Bus interfaces are not relayed: GET their URL "
+                "for the queue's connection details and talk to the queue directly.",
+                "required": False,
+            },
+        ]
+    return capabilities
+
+
 def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
     """The A2A 1.0 card of a native agent; None when it has no A2A endpoint."""
     endpoints = a2a_endpoints(agent)
@@ -125,20 +151,27 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
     interfaces = []
     for endpoint in endpoints:
         meta = endpoint.protocol_metadata or {}
-        if endpoint.is_queue:
+        if endpoint.transport == Endpoint.Transport.AMQP:
+            # The registry relays A2A to the queue (a2a.relay), in its two bindings.
             url = _queue_url(base_url, endpoint)
-            binding = meta.get("protocolBinding") or QUEUE_BINDINGS[endpoint.transport]
+            bindings = RELAY_BINDINGS
+        elif endpoint.is_queue:
+            url = _queue_url(base_url, endpoint)
+            bindings = [meta.get("protocolBinding") or QUEUE_BINDINGS[endpoint.transport]]
         else:
             url = endpoint.address
-            binding = meta.get("protocolBinding") or "JSONRPC"
-        interface = {
-            "url": url,
-            "protocolBinding": binding,
-            "protocolVersion": meta.get("protocolVersion") or "1.0",
-        }
-        if meta.get("tenant"):
-            interface["tenant"] = meta["tenant"]
-        interfaces.append(interface)
+            bindings = [meta.get("protocolBinding") or "JSONRPC"]
+        for binding in bindings:
+            interface = {
+                "url": url,
+                "protocolBinding": binding,
+                "protocolVersion": "1.0"
+                if endpoint.is_queue
+                else meta.get("protocolVersion") or "1.0",
+            }
+            if meta.get("tenant"):
+                interface["tenant"] = meta["tenant"]
+            interfaces.append(interface)
     listed = overlay.get("skills")
     stored_skills = {
         s.get("id"): s for s in (listed if isinstance(listed, list) else []) if isinstance(s, dict)
@@ -171,7 +204,7 @@ def card_generate(agent: Agent, base_url: str) -> dict[str, Any] | None:
         or f"{agent.name}, registered in {settings.REGISTRY_NAME}.",
         "supportedInterfaces": interfaces,
         "version": agent.version or "1.0",
-        "capabilities": overlay.get("capabilities") or {"streaming": False},
+        "capabilities": _capabilities(overlay, endpoints, base_url),
         "defaultInputModes": overlay.get("defaultInputModes") or DEFAULT_MODES,
         "defaultOutputModes": overlay.get("defaultOutputModes") or DEFAULT_MODES,
         "skills": skills,

@@ -109,3 +109,38 @@ class AgentTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} ({self.state})"
+
+
+class RelayTask(models.Model):
+    """A task relayed to a queue endpoint's agent (``a2a.relay``): the A2A ``Task`` as its
+    JSON, built from the agent's replies, with the scope of the credentials that created it
+    (the hash of a registry API key, else of the caller's Authorization value; empty with
+    neither). ``state`` is the task's state, or ``pending`` until the broker confirmed the
+    request (a pending task is no task yet: never served)."""
+
+    PENDING = "pending"
+
+    id = models.CharField(primary_key=True, max_length=200)
+    endpoint = models.ForeignKey(
+        "registry.Endpoint", on_delete=models.CASCADE, related_name="relay_tasks"
+    )
+    scope = models.CharField(max_length=64, blank=True)
+    context_id = models.CharField(max_length=200)
+    state = models.CharField(max_length=40)
+    body = models.JSONField()
+    # The last request relayed for the task (SendMessage or CancelTask): an error reply
+    # fails a sent message's task, not a refused cancel's.
+    last_method = models.CharField(max_length=40, default="SendMessage")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["endpoint", "scope", "-updated_at"], name="a2a_relay_scope_recent"
+            ),
+            models.Index(fields=["updated_at"], name="a2a_relay_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.state})"

@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from a2a.provenance import signatures_recheck as signatures_recheck_all
+from a2a.relay_store import relay_tasks_expire as relay_tasks_expire_all
 from a2a.services import agent_tasks_expire
 
 logger = get_task_logger(__name__)
@@ -22,4 +23,12 @@ def agent_tasks_expire_job() -> int:
     """Remove the registry agent's old tasks (as `manage.py agent_tasks_expire`)."""
     deleted = agent_tasks_expire()
     logger.info("Removed %d tasks of the registry agent.", deleted)
+    return deleted
+
+
+@shared_task(name="a2a.tasks.relay_tasks_expire")
+def relay_tasks_expire() -> int:
+    """Remove the relayed tasks past their retention (as `manage.py relay_tasks_expire`)."""
+    deleted = relay_tasks_expire_all()
+    logger.info("Removed %d relayed tasks.", deleted)
     return deleted

@@ -1,12 +1,18 @@
 from django.urls import path, re_path
+from django.views.decorators.csrf import csrf_exempt
 
-from a2a import agent, api
+from a2a import agent, api, relay
 
 urlpatterns = [
     path("a2a/agents", api.A2AAgentListView.as_view(), name="a2a-agents"),
     path("a2a/agents/<str:agent_id>", api.A2AAgentCardView.as_view(), name="a2a-agent-card"),
     path("a2a/agents/<str:agent_id>/verify", api.A2AAgentVerifyView.as_view(), name="a2a-verify"),
-    path("a2a/queue/<str:endpoint_id>", api.QueueEndpointView.as_view(), name="a2a-queue"),
+    path("a2a/queue/<str:endpoint_id>", relay.QueueEndpointView.as_view(), name="a2a-queue"),
+    re_path(
+        r"^a2a/queue/(?P<endpoint_id>[^/]+)/(?P<path>.+)$",
+        csrf_exempt(relay.relay_rest_view),
+        name="a2a-queue-rest",
+    ),
     path("a2a/jsonrpc", agent.protocol_view, name="a2a-jsonrpc"),
     re_path(r"^a2a/rest/(?P<path>.+)$", agent.protocol_view, name="a2a-rest"),
     path(".well-known/agent-card.json", api.registry_card_view, name="registry-card"),

@@ -59,6 +59,8 @@ PROBLEM_TYPES = {
     "card-mismatch": "The card the domain serves differs from the registered card.",
     "not-verifiable": "Only agents registered by card can be verified against their domain.",
     "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
+    "queue-unavailable": "The queue relay's broker did not take the request (unreachable, or "
+    "the agent's queue missing): nothing was sent and no task made; retry after Retry-After.",
 }
 
 TRUST_SCHEMA = {
@@ -135,3 +137,4 @@ def register() -> None:
         settings.A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS,
     )
     extensions.register_schedule("agent-tasks-expire", "a2a.tasks.agent_tasks_expire", 3600)
+    extensions.register_schedule("relay-tasks-expire", "a2a.tasks.relay_tasks_expire", 3600)

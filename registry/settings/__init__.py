@@ -359,6 +359,18 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
+# The queue relay (a2a.relay; README "Relay A2A to a queue"): its broker, reply and
+# dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
+QUEUE_RELAY_BROKER_URL = os.environ.get(
+    "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
+)
+QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
+QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
+    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
+)
+QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
+QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
+QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
 # Each web process keeps the most recently fetched cards, up to this many MiB, answered on
 # the lean lane without a database read (PostgreSQL only: a committed change reaches every
 # process's cache by a LISTEN/NOTIFY notice, registry.fastpath.notices). The cards are kept in two
