@@ -1,5 +1,6 @@
 """What the ARD app adds to the core (registry.extensions), registered at start-up."""
 
+from ard.conf import setting
 from registry import extensions
 from registry.agents.models import Agent
 from registry.extensions import Member
@@ -50,3 +51,6 @@ def register() -> None:
         )
     )
     extensions.register_urls("ard.urls")
+    extensions.register_schedule(
+        "ard-crawl", "ard.tasks.ard_crawl", setting("ARD_CRAWL_TICK_SECONDS")
+    )

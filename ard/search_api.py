@@ -5,17 +5,21 @@ sources (``POST /ard/sources``, ``GET /ard/sources/<id>``).
 Errors carry ARD's ``{errorCode, message}`` beside the RFC 9457 members."""
 
 import json
+import uuid
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ard import selectors
+from ard.crawl import source_target
 from ard.entries import ard_base, dumps
 from ard.federation import federated, referrals
+from ard.models import CatalogSource
 from ard.query import (
     explore_parse,
     invalid,
@@ -25,7 +29,10 @@ from ard.query import (
     order_parse,
     search_parse,
 )
-from registry.access.throttles import ReadThrottle
+from ard.services import source_add
+from ard.tasks import ard_source_crawl_task
+from registry.access.auth import Principal
+from registry.access.throttles import ReadThrottle, fetch_rate_check
 from registry.http.params import params_check
 from registry.http.problems import ProblemError
 
@@ -158,3 +165,45 @@ class AgentView(ArdView):
                 404, "not-found", f"No listed entry has the identifier {identifier!r}."
             )
         return _json(body)
+
+
+def source_document(source: CatalogSource) -> dict:
+    return {
+        "id": str(source.id),
+        "url": source.url or None,
+        "domain": source.domain or None,
+        "status": source.status,
+        "catalogUrl": source.catalog_url or None,
+        "crawledAt": source.crawled_at.isoformat() if source.crawled_at else None,
+        "nextCrawlAt": source.next_crawl_at.isoformat() if source.next_crawl_at else None,
+        "report": source.report or None,
+    }
+
+
+class SourcesView(ArdView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        principal = request.user
+        if not isinstance(principal, Principal) or not principal.is_admin:
+            raise exceptions.PermissionDenied("Only an admin key may add a catalog to crawl.")
+        body = _body(request)
+        url, domain = source_target(body)
+        fetch_rate_check(request)
+        source = source_add(owner=principal.owner, url=url, domain=domain)
+        ard_source_crawl_task.delay(str(source.id))
+        source.refresh_from_db()
+        location = f"/ard/sources/{source.id}"
+        return Response(source_document(source), status=202, headers={"Location": location})
+
+
+class SourceView(ArdView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, source_id: str) -> Response:
+        try:
+            pk = uuid.UUID(source_id)
+        except ValueError:
+            pk = None
+        source = CatalogSource.objects.filter(pk=pk).first() if pk else None
+        if source is None:
+            raise ProblemError(404, "not-found", f"There is no catalog source {source_id}.")
+        return Response(source_document(source))

@@ -10,4 +10,6 @@ urlpatterns = [
     path("ard/explore", search_api.ExploreView.as_view(), name="ard-explore"),
     path("ard/agents", search_api.AgentsView.as_view(), name="ard-agents"),
     path("ard/agents/<str:identifier>", search_api.AgentView.as_view(), name="ard-agent"),
+    path("ard/sources", search_api.SourcesView.as_view(), name="ard-sources"),
+    path("ard/sources/<str:source_id>", search_api.SourceView.as_view(), name="ard-source"),
 ]
