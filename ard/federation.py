@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
 from ard.conf import setting
-from ard.entries import REGISTRY
+from ard.entries import REGISTRY, URN
 from registry.outbound.fetch import FetchError, fetch
 
 
@@ -32,6 +32,21 @@ def referrals(peers: list[str] | None = None) -> list[dict]:
     return [referral(peer) for peer in (setting("ARD_PEERS") if peers is None else peers)]
 
 
+def _entry_shaped(item: object) -> bool:
+    """A peer's result that keeps our answer valid against the official schema."""
+    if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
+        return False
+    score = item.get("score")
+    return (
+        URN.match(item["identifier"]) is not None
+        and isinstance(item.get("displayName"), str)
+        and isinstance(item.get("type"), str)
+        and isinstance(item.get("url"), str) != isinstance(item.get("data"), dict)
+        and type(score) is int
+        and 0 <= score <= 100
+    )
+
+
 def _peer_results(peer: str, query: dict, page_size: int, deadline: float) -> list[dict]:
     remaining = max(0.05, deadline - time.monotonic())
     body = {"query": query, "federation": "none", "pageSize": page_size}
@@ -39,16 +54,10 @@ def _peer_results(peer: str, query: dict, page_size: int, deadline: float) -> li
     results = answer.get("results") if isinstance(answer, dict) else None
     if not isinstance(results, list):
         raise FetchError("invalid-answer", peer, f"{peer} answered without results[].")
-    kept = []
-    for item in results:
-        if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
-            continue
-        score = item.get("score")
-        if type(score) is not int or not 0 <= score <= 100:
-            continue
+    kept = [item for item in results if _entry_shaped(item)]
+    for item in kept:
         if not isinstance(item.get("source"), str):
             item["source"] = peer
-        kept.append(item)
     return kept
 
 
