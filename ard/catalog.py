@@ -12,7 +12,7 @@ import hashlib
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ard.conf import setting
@@ -115,9 +115,12 @@ def catalog_build() -> int:
         )
         for number, (body, count) in enumerate(documents)
     ]
-    with transaction.atomic():
-        CatalogPage.objects.all().delete()
-        CatalogPage.objects.bulk_create(stored)
+    try:
+        with transaction.atomic():
+            CatalogPage.objects.all().delete()
+            CatalogPage.objects.bulk_create(stored)
+    except IntegrityError:
+        pass  # a concurrent build stored its documents first: they are as current
     return len(pages)
 
 

@@ -9,12 +9,14 @@ path (``ard.ingest``); everything else is reported.
 """
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 from ard.conf import setting
 from ard.entries import A2A_CARD, CATALOG, MCP_SERVER_CARD
 from ard.query import invalid
+from registry.http.jsonutil import canonical_dumps
 from registry.outbound.fetch import FetchError, fetch
 from registry.outbound.hosts import InvalidHost, domain_parse
 
@@ -181,11 +183,10 @@ def card_of(found: Found) -> tuple[bytes, dict] | str:
     """An A2A card entry's card: (the bytes it was read from, the card), or why not."""
     entry = found.entry
     if isinstance(entry.get("data"), dict):
-        from registry.http.jsonutil import canonical_dumps
-
-        body = canonical_dumps(entry["data"])
-        problem = digest_check(entry.get("digest"), body)
-        return problem if problem else (body, entry["data"])
+        # The digest of inline data is over its JCS form (RFC 8785: sorted keys, no spaces).
+        jcs = json.dumps(entry["data"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        problem = digest_check(entry.get("digest"), jcs.encode())
+        return problem if problem else (canonical_dumps(entry["data"]), entry["data"])
     if not isinstance(entry.get("url"), str):
         return "the entry has neither url nor data"
     try:

@@ -246,3 +246,20 @@ def test_the_command_crawls_a_catalog_url_and_prints_the_report(site):
     out = StringIO()
     call_command("ard_crawl", url=f"{site.base()}/catalog.json", stdout=out)
     assert '"added": 1' in out.getvalue()
+
+
+def test_an_inline_card_is_checked_against_the_digest_of_its_jcs_form(site, admin_client, anon):
+    card = json.loads(site.card("inline"))
+    jcs = json.dumps(card, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    entry = {
+        "identifier": f"urn:air:{HOST}:a2a:inline",
+        "displayName": "inline",
+        "type": "application/a2a-agent-card+json",
+        "data": card,
+        "digest": "sha256:" + hashlib.sha256(jcs).hexdigest(),
+    }
+    wrong = {**entry, "identifier": f"urn:air:{HOST}:a2a:other", "digest": "sha256:" + "1" * 64}
+    site.catalog([entry, wrong])
+    report = report_of(anon, add_source(admin_client, site))
+    assert report["added"] == 1
+    assert [r["identifier"] for r in report["refused"]] == [f"urn:air:{HOST}:a2a:other"]
