@@ -135,6 +135,7 @@ class AgentsView(ArdView):
             OpenApiParameter("pageSize", int),
             OpenApiParameter("pageToken", str),
         ],
+        operation_id="ard_agents_list",
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request) -> HttpResponse:
@@ -157,7 +158,7 @@ class AgentsView(ArdView):
 
 
 class AgentView(ArdView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="ard_agent_retrieve", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, identifier: str) -> HttpResponse:
         body = selectors.entry_by_identifier(identifier)
         if body is None:
