@@ -207,4 +207,4 @@ def catalog_host(url: str) -> str:
 
 
 def indexed_types() -> tuple[str, ...]:
-    return (A2A_CARD,)
+    return (A2A_CARD, MCP_SERVER_CARD)

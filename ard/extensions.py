@@ -1,6 +1,9 @@
 """What the ARD app adds to the core (registry.extensions), registered at start-up."""
 
+from a2a.skills import query_shape_register
 from ard.conf import setting
+from ard.mcp_ingest import MCP_SOURCE
+from ard.skills import ard_query_answer
 from registry import extensions
 from registry.agents.models import Agent
 from registry.extensions import Member
@@ -37,9 +40,11 @@ def provenance(agent: Agent) -> dict | None:
 
 
 def register() -> None:
+    query_shape_register(ard_query_answer)
     for slug, description in PROBLEM_TYPES.items():
         extensions.register_problem_type(slug, description)
     extensions.register_related("ard_provenance")
+    extensions.register_source(MCP_SOURCE, "MCP server listed in a crawled AI Catalog")
     extensions.register_agent_member(
         Member(
             "provenance",

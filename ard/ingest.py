@@ -16,7 +16,8 @@ from a2a.provenance import CardSource
 from a2a.services import agent_register_card
 from ard.conf import setting
 from ard.crawl import Found, Walk, card_of, catalog_host, catalog_walk, indexed_types
-from ard.entries import urn_publisher
+from ard.entries import MCP_SERVER_CARD, urn_publisher
+from ard.mcp_ingest import mcp_entry_ingest
 from ard.models import CatalogSource, EntryProvenance
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError
@@ -42,7 +43,8 @@ def _publisher_problem(found: Found) -> str | None:
 
 
 def entry_ingest(source: CatalogSource, found: Found, walk: Walk) -> str:
-    """Register one A2A card entry: "added", "updated", "unchanged" or "refused"."""
+    """Register one A2A card entry (or MCP server card entry: ``ard.mcp_ingest``): "added",
+    "updated", "unchanged" or "refused"."""
 
     def refuse(reason: str) -> str:
         walk.refused.append({"identifier": found.identifier, "reason": reason})
@@ -51,6 +53,8 @@ def entry_ingest(source: CatalogSource, found: Found, walk: Walk) -> str:
     flagged = _publisher_problem(found) or ""
     if flagged and setting("ARD_PUBLISHER_POLICY") == "reject":
         return refuse(flagged)
+    if found.type == MCP_SERVER_CARD:
+        return mcp_entry_ingest(source, found, walk, flagged, refuse)
     card = card_of(found)
     if isinstance(card, str):
         return refuse(card)

@@ -86,6 +86,8 @@ class EntryProvenance(models.Model):
     catalog = models.CharField(max_length=2048)
     identifier = models.CharField(max_length=512)
     digest = models.CharField(max_length=200, blank=True)
+    # SHA-256 of the entry as listed (sorted keys): an MCP server entry unchanged since.
+    fingerprint = models.CharField(max_length=64, blank=True)
     flagged = models.CharField(max_length=300, blank=True)
     retired = models.BooleanField(default=False)
     seen_at = models.DateTimeField()

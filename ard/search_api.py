@@ -4,7 +4,6 @@ sources (``POST /ard/sources``, ``GET /ard/sources/<id>``).
 
 Errors carry ARD's ``{errorCode, message}`` beside the RFC 9457 members."""
 
-import json
 import uuid
 
 from django.http import HttpResponse
@@ -17,8 +16,7 @@ from rest_framework.views import APIView
 
 from ard import selectors
 from ard.crawl import source_target
-from ard.entries import ard_base, dumps
-from ard.federation import federated, referrals
+from ard.entries import dumps
 from ard.models import CatalogSource
 from ard.query import (
     explore_parse,
@@ -29,6 +27,7 @@ from ard.query import (
     order_parse,
     search_parse,
 )
+from ard.search import search_body
 from ard.services import source_add
 from ard.tasks import ard_source_crawl_task
 from registry.access.auth import Principal
@@ -86,27 +85,8 @@ class SearchView(ArdView):
         "{results: [entry + score + source], referrals?, pageToken?}.",
     )
     def post(self, request: Request) -> HttpResponse:
-        wanted = search_parse(_body(request))
-        found, following = selectors.search(wanted.query, wanted.page_size, wanted.page_token)
-        source = dumps(ard_base())
-        results = [
-            body[:-1] + b',"score":' + str(score).encode() + b',"source":' + source + b"}"
-            for body, score in found
-        ]
-        tail = {}
-        if wanted.federation == "referrals" and not wanted.page_token:
-            tail["referrals"] = referrals()
-        elif wanted.federation == "auto" and not wanted.page_token and referrals():
-            own = [json.loads(r) for r in results]
-            query = _body(request)["query"]
-            merged, missed = federated(own, query, wanted.page_size)
-            results = [dumps(item) for item in merged]
-            if missed:
-                tail["referrals"] = missed
-        if following:
-            tail["pageToken"] = following
-        rest = b"," + dumps(tail)[1:] if tail else b"}"
-        return _json(b'{"results":[' + b",".join(results) + b"]" + rest)
+        body = _body(request)
+        return _json(search_body(search_parse(body), body["query"]))
 
 
 class ExploreView(ArdView):

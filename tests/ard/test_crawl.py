@@ -263,3 +263,29 @@ def test_an_inline_card_is_checked_against_the_digest_of_its_jcs_form(site, admi
     report = report_of(anon, add_source(admin_client, site))
     assert report["added"] == 1
     assert [r["identifier"] for r in report["refused"]] == [f"urn:air:{HOST}:a2a:other"]
+
+
+def test_an_mcp_server_card_entry_becomes_an_agent_with_an_mcp_endpoint(site, admin_client, anon):
+    entry = {
+        "identifier": f"urn:air:{HOST}:mcp:orders",
+        "displayName": "Orders",
+        "type": "application/mcp-server+json",  # the old name, read as mcp-server-card+json
+        "url": f"{site.base()}/mcp",
+        "description": "Takes bakery orders.",
+        "capabilities": ["place_order"],
+        "tags": ["food"],
+    }
+    site.catalog([entry])
+    response = add_source(admin_client, site)
+    assert report_of(anon, response)["added"] == 1
+    row = EntryProvenance.objects.get()
+    agent = anon.get(f"/agents/{row.agent_id}").json()
+    assert [(e["protocol"], e["address"]) for e in agent["endpoints"]] == [("MCP", entry["url"])]
+    assert agent["provenance"]["identifier"] == f"urn:air:{HOST}:mcp:orders"
+    found = anon.get("/discover/agents", {"protocol": "MCP", "tag": "food"}).json()["results"]
+    assert [a["id"] for a in found] == [str(row.agent_id)]
+    [listed] = agent_entries(catalog(anon))
+    assert listed["identifier"] == f"urn:air:{HOST}:mcp:orders"
+    assert listed["data"]["entries"][0]["url"] == entry["url"]
+    call_command("ard_crawl", domain=f"{HOST}:{site.server.port}", stdout=StringIO())
+    assert report_of(anon, response)["unchanged"] == 1
