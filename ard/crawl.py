@@ -63,8 +63,11 @@ class Walk:
     warnings: list[str] = field(default_factory=list)
     refused: list[dict] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)
+    # The root catalog that was read (empty: none could be), its ETag, and whether the walk
+    # stopped at ARD_CRAWL_MAX_ENTRIES (then what it did not reach is not gone).
     root_etag: str = ""
     root_url: str = ""
+    truncated: bool = False
     max_age: int | None = None
 
 
@@ -106,7 +109,8 @@ def _type(entry: dict) -> str:
     return TYPE_ALIASES.get(kind, kind)
 
 
-def _document(url: str, walk: Walk, etag: str = "") -> dict | None:
+def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str]:
+    """The catalog at ``url`` and its ETag; None (with a warning) when it is not one."""
     headers = {"If-None-Match": etag} if etag else {}
     try:
         result = fetch(url, max_bytes=CATALOG_MAX_BYTES, headers=headers)
@@ -115,10 +119,11 @@ def _document(url: str, walk: Walk, etag: str = "") -> dict | None:
         if exc.status == 304:
             raise
         walk.warnings.append(f"{url}: {exc.detail}")
-        return None
-    if not walk.root_url:
-        walk.root_url = url
-        walk.root_etag = result.headers.get("etag", "")
+        return None, ""
+    return _catalog(document, url, walk), result.headers.get("etag", "")
+
+
+def _catalog(document, url: str, walk: Walk) -> dict | None:
     if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
         walk.warnings.append(f"{url}: not a catalog (no entries[])")
         return None
@@ -132,9 +137,11 @@ def _document(url: str, walk: Walk, etag: str = "") -> dict | None:
 def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
     for entry in document["entries"]:
         if len(walk.entries) >= setting("ARD_CRAWL_MAX_ENTRIES"):
-            walk.warnings.append(
-                f"{catalog}: stopped after {setting('ARD_CRAWL_MAX_ENTRIES')} entries"
-            )
+            if not walk.truncated:
+                walk.warnings.append(
+                    f"{catalog}: stopped after {setting('ARD_CRAWL_MAX_ENTRIES')} entries"
+                )
+            walk.truncated = True
             return
         if not isinstance(entry, dict):
             walk.warnings.append(f"{catalog}: an entry that is not an object was skipped")
@@ -159,7 +166,7 @@ def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
                 )
                 continue
             walk.visited.add(url)
-            nested = _document(url, walk)
+            nested, _ = _document(url, walk)
             if nested is not None:
                 _walk(nested, url, depth + 1, walk)
 
@@ -171,9 +178,9 @@ def catalog_walk(*, url: str = "", domain: str = "", etag: str = "", stored_url:
     candidates = [url] if url else [f"https://{domain}{path}" for path in WELL_KNOWN]
     for candidate in candidates:
         walk.visited.add(candidate)
-        document = _document(candidate, walk, etag if candidate == stored_url else "")
+        document, found_etag = _document(candidate, walk, etag if candidate == stored_url else "")
         if document is not None:
-            walk.root_url = candidate
+            walk.root_url, walk.root_etag = candidate, found_etag
             _walk(document, candidate, 1, walk)
             return walk
     return walk

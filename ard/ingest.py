@@ -131,8 +131,9 @@ def source_crawl(source: CatalogSource) -> dict:
             walk.refused.append({"identifier": found.identifier, "reason": "internal error"})
     for kind, count in sorted(skipped.items()):
         walk.warnings.append(f"{count} entries of type {kind[:100]} are listed, not indexed")
-    read = bool(walk.root_url) and not any(w.startswith(walk.root_url + ":") for w in walk.warnings)
-    retired = _retire(source, seen) if read else 0
+    read = bool(walk.root_url)
+    # Only a whole walk tells what is gone: an unread source or a truncated one retires nothing.
+    retired = _retire(source, seen) if read and not walk.truncated else 0
     report = {
         "seen": len(walk.entries),
         "added": counts["added"],

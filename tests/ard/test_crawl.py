@@ -8,6 +8,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from rest_framework.test import APIClient as Client
 
 from ard.models import EntryProvenance
 from tests.ard.conftest import agent_entries, catalog
@@ -102,6 +103,8 @@ def test_a_crawled_card_is_registered_with_its_provenance_and_publisher_identifi
 
 
 def test_only_an_admin_key_adds_sources_and_bad_bodies_are_400(site, alice, admin_client):
+    anonymous = add_source(Client(), site, status=401)
+    assert anonymous.json()["errorCode"] == "UNAUTHENTICATED"
     denied = add_source(alice, site, status=403)
     assert denied.json()["errorCode"] == "PERMISSION_DENIED"
     for body in (
@@ -227,8 +230,13 @@ def test_hostile_catalogs_are_reported_never_a_500(site, admin_client, anon, set
         ]
         + [site.entry(f"n{i}") for i in range(6)]
     )
-    report = report_of(anon, add_source(admin_client, site))
+    response = add_source(admin_client, site)
+    report = report_of(anon, response)
     assert any("stopped after 3 entries" in w for w in report["warnings"])
+    assert anon.get(response["Location"]).json()["status"] == "ok"
+    site.catalog([site.entry(f"n{i}") for i in range(5, 9)])  # n0 is beyond the cap now
+    call_command("ard_crawl", domain=f"{HOST}:{site.server.port}", stdout=StringIO())
+    assert report_of(anon, response)["retired"] == 0  # a truncated walk says nothing is gone
     assert any(r["reason"].startswith("invalid-card") for r in report["refused"])
     assert any("not an object" in w for w in report["warnings"])
     site.server.json("/.well-known/ard.json", b"<html>")
