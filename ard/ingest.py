@@ -141,7 +141,7 @@ def source_crawl(source: CatalogSource) -> dict:
         "unchanged": counts["unchanged"],
         "retired": retired,
         "refused": walk.refused[:500],
-        "warnings": walk.warnings[:500],
+        "warnings": [warning[:500] for warning in walk.warnings[:500]],
     }
     source.catalog_url = walk.root_url if read else source.catalog_url
     source.etag = walk.root_etag if read else ""
