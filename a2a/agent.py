@@ -98,10 +98,7 @@ def answer_for(message: Message, key: str | None) -> tuple[str, skills.Answer]:
     if skill == skills.REGISTRATION:
         return skill, skills.register(whole_numbers(data or {}), key)
     if data is not None:
-        try:
-            return skill, skills.discover(skills.discovery_params(whole_numbers(data)))
-        except skills.ProblemError as exc:  # a filter value that is not a scalar
-            return skill, skills.refused(exc)
+        return skill, skills.discover_data(whole_numbers(data))
     return skill, skills.discover_text(" ".join(get_text_parts(message.parts)))
 
 

@@ -10,6 +10,7 @@ and sorts (``registry.discovery``) over the agent selectors, registration throug
 import functools
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,6 +191,29 @@ def discover(params: dict[str, str]) -> Answer:
     more = " (more on the next page)" if page.next_cursor else ""
     plural = "agent" if len(found) == 1 else "agents"
     return Answer("completed", f"Found {len(found)} {plural}{asked}{more}: {names}.", data)
+
+
+# Other discovery query shapes, taught by the apps that define them (the ARD app: an ARD
+# search request, {"query": {"text", "filter"}, …}): each answers a data part of its shape,
+# or returns None for any other. Registered from an app's ready(), read per message.
+QUERY_SHAPES: list[Callable[[dict[str, Any]], "Answer | None"]] = []
+
+
+def query_shape_register(answer: Callable[[dict[str, Any]], "Answer | None"]) -> None:
+    QUERY_SHAPES.append(answer)
+
+
+def discover_data(data: dict[str, Any]) -> Answer:
+    """Answer a discovery data part: a registered query shape's, else the discovery
+    filters of GET /discover/agents."""
+    for shape in QUERY_SHAPES:
+        answered = shape(data)
+        if answered is not None:
+            return answered
+    try:
+        return discover(discovery_params(data))
+    except ProblemError as exc:  # a filter value that is not a scalar
+        return refused(exc)
 
 
 def discover_text(text: str) -> Answer:

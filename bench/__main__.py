@@ -306,6 +306,17 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             a2a_message = throughput(
                 "a2a-discover", messages, args, port, generator, tmp, discover.A2A_HEADERS
             )
+            ard_search = throughput(
+                "ard-search",
+                discover.ard_search_lines(searches),
+                args,
+                port,
+                generator,
+                tmp,
+                discover.ARD_HEADERS,
+            )
+            say(f"building the AI Catalog at N={args.agents}")
+            catalog = discover.catalog_build_measure()
             entity_figures = entities_phases(args, port) if args.entities else None
             rss = server.workers_rss_mib()
             say(f"workers' resident memory after the run: {rss} MiB")
@@ -351,7 +362,12 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "discovery": {"small": small, "full": full},
         "pages": {"agents": args.agents, "pages": page_figures},
         "throughput": {"middle": middle, "full": at_full},
-        "pairs": {"discover": discover_get.as_dict(), "a2a-discover": a2a_message.as_dict()},
+        "pairs": {
+            "discover": discover_get.as_dict(),
+            "a2a-discover": a2a_message.as_dict(),
+            "ard-search": ard_search.as_dict(),
+        },
+        "catalog": catalog,
         "memory": {"workers_rss_mib": rss},
     }
     if entity_figures is not None:

@@ -123,3 +123,35 @@ def a2a_answer_check(port: int, search: str, message: str) -> None:
         raise BenchError(f"the A2A discovery message was not answered: {answer!r:.300}")
     if [a["id"] for a in data["agents"]] != [a["id"] for a in listed]:
         raise BenchError("the A2A discovery message found other agents than the GET")
+
+
+ARD_HEADERS = {"Content-Type": "application/json"}
+
+
+def ard_search_lines(paths: list[str]) -> list[str]:
+    """The same text queries as POST /ard/search bodies (federation none: the registry alone),
+    ranked by the same search as GET /discover/agents?q=<query>."""
+    lines = []
+    for path in paths:
+        query = parse_qs(urlsplit(path).query)["q"][0]
+        body = {"query": {"text": query}, "federation": "none", "pageSize": 20}
+        lines.append("POST /ard/search " + json.dumps(body, separators=(",", ":")))
+    return lines
+
+
+def catalog_build_measure() -> dict[str, Any]:
+    """Assemble the AI Catalog from the stored entries once, in this process, and time it."""
+    import time
+
+    from ard.catalog import catalog_build
+    from ard.models import CatalogEntry, CatalogPage
+
+    started = time.perf_counter()
+    pages = catalog_build()
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": round(seconds, 3),
+        "entries": CatalogEntry.objects.filter(listed=True).count(),
+        "pages": pages,
+        "root_bytes": len(bytes(CatalogPage.objects.get(number=0).body)),
+    }

@@ -126,6 +126,14 @@ def throughput_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 A2A_TO_DISCOVER_MIN,
             )
         )
+    if "discover" in pairs and "ard-search" in pairs:
+        targets.append(
+            _at_least(
+                "POST /ard/search throughput >= 0.8 x GET /discover/agents (the same text queries)",
+                _ratio(_rate(pairs["ard-search"]), _rate(pairs["discover"])),
+                0.8,
+            )
+        )
     rss = (results.get("memory") or {}).get("workers_rss_mib") or []
     targets.append(
         _target(
@@ -254,6 +262,7 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
     pair_labels = {
         "discover": "GET /discover/agents?q=<word> (the A2A pair)",
         "a2a-discover": "A2A SendMessage {q: <word>} (POST /a2a/jsonrpc)",
+        "ard-search": "POST /ard/search {query: {text: <word>}}",
     }
     blocks.append((results["discovery"]["full"]["agents"], results.get("pairs") or {}))
     for agents, block in blocks:

@@ -47,11 +47,15 @@ class AgentFound(_Open):
 
 
 class AgentsFound(_Open):
-    """What discover_agents answers (its outputSchema)."""
+    """What discover_agents answers (its outputSchema): with the discovery parameters, the
+    agents, nextCursor and sort; with an ARD query, ARD's results, referrals and pageToken."""
 
-    agents: list[AgentFound]
-    nextCursor: str | None
-    sort: str
+    agents: list[AgentFound] | None = None
+    nextCursor: str | None = None
+    sort: str | None = None
+    results: list[dict[str, Any]] | None = None
+    referrals: list[dict[str, Any]] | None = None
+    pageToken: str | None = None
 
 
 class Registered(_Open):
@@ -109,10 +113,23 @@ async def discover_agents(
     sort: Annotated[str | None, Field(description="relevance, recent or name.")] = None,
     limit: Annotated[int | None, Field(description="Agents per page, 1 to 100.")] = None,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous page.")] = None,
+    query: Annotated[
+        dict | None,
+        Field(
+            description="An ARD search query, {text, filter}, instead of the parameters "
+            "above: answered with ARD entries (results, score, source), as POST /ard/search."
+        ),
+    ] = None,
+    federation: Annotated[str | None, Field(description="ARD: auto, referrals or none.")] = None,
+    pageSize: Annotated[int | None, Field(description="ARD: entries per page, 1 to 100.")] = None,
+    pageToken: Annotated[str | None, Field(description="ARD: the previous answer's.")] = None,
 ) -> Annotated[CallToolResult, AgentsFound]:
     """Find agents in the registry, as GET /discover/agents does: free text (q) and filters
-    combine. Returns the agents (id, name, description, cardUrl, skills) and nextCursor."""
+    combine. Returns the agents (id, name, description, cardUrl, skills) and nextCursor.
+    With an ARD query, answers as the registry's ARD search does, where it offers one."""
     given = {k: v for k, v in locals().items() if v is not None}
+    if query is not None:
+        return _result(await sync_to_async(skills.discover_data)(given))
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]

@@ -19,6 +19,7 @@ FOLDER_APPS = {
     "mcp_face": {"a2a", "mcp_face"},
     "web": {"a2a", "aap"},
     "entities": {"entities"},
+    "ard": {"a2a", "ard"},
     "tests": {"a2a", "aap"},
 }
 

@@ -81,7 +81,10 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     for figures in rows:
         assert figures["requests"] > 0 and figures["requests_per_second"] > 0
         assert figures["p99_ms"] >= figures["p50_ms"] > 0
-    assert set(results["pairs"]) == {"discover", "a2a-discover"}
+    assert set(results["pairs"]) == {"discover", "a2a-discover", "ard-search"}
+    # The AI Catalog built from the 60 agents' stored entries, in one document.
+    assert (results["catalog"]["entries"], results["catalog"]["pages"]) == (60, 1)
+    assert results["catalog"]["seconds"] > 0 and results["catalog"]["root_bytes"] > 0
     assert len(results["memory"]["workers_rss_mib"]) == 2
     assert all(size > 0 for size in results["memory"]["workers_rss_mib"])
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}

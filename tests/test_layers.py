@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROTOCOL_APPS = ["a2a", "aap", "entities"]
+PROTOCOL_APPS = ["a2a", "aap", "entities", "ard"]
 # The MCP face: a thin protocol app over A2A's skills, with only the roles it needs.
 FACES = ["mcp_face"]
 # Module roles every protocol app has, so a reader finds each in the same place.
@@ -65,7 +65,16 @@ def test_the_entities_app_builds_on_the_core_alone():
 
 
 def test_a2a_imports_no_extension_of_it():
-    assert offending("a2a", ["aap", "entities", *FACES]) == []
+    assert offending("a2a", ["aap", "entities", "ard", *FACES]) == []
+
+
+def test_nothing_imports_the_ard_app():
+    importers = [p for p in [*PROTOCOL_APPS, *FACES, "web", "registry"] if p != "ard"]
+    assert [o for package in importers for o in offending(package, ["ard"])] == []
+
+
+def test_the_ard_app_builds_on_the_core_and_a2a_alone():
+    assert offending("ard", ["aap", "entities", *FACES]) == []
 
 
 def test_the_mcp_face_has_the_shared_roles_it_needs():

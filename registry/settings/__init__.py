@@ -75,7 +75,7 @@ INSTALLED_APPS = [
 # A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
 # does the MCP face (mcp_face: discovery, cards and registration as MCP tools); entity cards
 # (entities: A2E and EDP businesses and their MCP servers) need only the core.
-PROTOCOL_APPS = ["a2a", "aap", "mcp_face", "entities"]
+PROTOCOL_APPS = ["a2a", "aap", "mcp_face", "entities", "ard"]
 REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
 if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
     raise ImproperlyConfigured(
@@ -105,6 +105,8 @@ MIDDLEWARE = [
     # failure page) become problem+json, and the middleware above still add their headers.
     "registry.http.problems.ProblemFallbackMiddleware",
 ]
+if "ard" in REGISTRY_PROTOCOL_APPS:  # Link: rel="ai-catalog" on / and the registry's card
+    MIDDLEWARE.insert(1, "ard.middleware.CatalogLinkMiddleware")
 
 ROOT_URLCONF = "registry.urls"
 WSGI_APPLICATION = "registry.wsgi.application"

@@ -58,8 +58,9 @@ def test_every_tool_declares_its_output_schema(registry_url):
     listed = session(registry_url, None, lambda client: client.list_tools())
     schemas = {tool.name: tool.output_schema for tool in listed.tools}
     assert all(schema and schema["type"] == "object" for schema in schemas.values()), schemas
+    # Two shapes: the agents (discovery parameters) or ARD's results (an ARD query).
     discover = schemas["discover_agents"]
-    assert {"agents", "nextCursor", "sort"} <= set(discover["required"])
+    assert {"agents", "nextCursor", "sort", "results", "pageToken"} <= set(discover["properties"])
     assert {"agentId", "cardUrl", "created"} <= set(schemas["register_agent"]["required"])
 
 

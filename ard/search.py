@@ -1,0 +1,33 @@
+"""One ARD search, from its parsed request to the answer's bytes: the registry's own results
+(``selectors.search``) with their score and source, then federation as the request asks.
+``POST /ard/search`` answers these bytes; the A2A and MCP wrappers (``ard.skills``) read
+them."""
+
+import json
+
+from ard import selectors
+from ard.entries import ard_base, dumps
+from ard.federation import federated, referrals
+from ard.query import SearchRequest
+
+
+def search_body(wanted: SearchRequest, query: dict) -> bytes:
+    """``query``: the request's query object as sent (what peers are asked)."""
+    found, following = selectors.search(wanted.query, wanted.page_size, wanted.page_token)
+    source = dumps(ard_base())
+    results = [
+        body[:-1] + b',"score":' + str(score).encode() + b',"source":' + source + b"}"
+        for body, score in found
+    ]
+    tail: dict = {}
+    if wanted.federation == "referrals" and not wanted.page_token:
+        tail["referrals"] = referrals()
+    elif wanted.federation == "auto" and not wanted.page_token and referrals():
+        merged, missed = federated([json.loads(r) for r in results], query, wanted.page_size)
+        results = [dumps(item) for item in merged]
+        if missed:
+            tail["referrals"] = missed
+    if following:
+        tail["pageToken"] = following
+    rest = b"," + dumps(tail)[1:] if tail else b"}"
+    return b'{"results":[' + b",".join(results) + b"]" + rest
