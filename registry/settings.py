@@ -8,34 +8,10 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from registry.environment import env_bool, env_int, env_list
 from registry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    if value.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if value.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {value!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -359,6 +335,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # JSON logs: the job processes log through the root handler too, not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
+# Change events (registry/events/, README "Change events"): the outbox keeps each event
+# EVENTS_RETENTION_DAYS; the sweep (webhook retries, liveness status changes) runs every
+# EVENTS_SWEEP_SECONDS; EVENTS_STREAM_URL is where the stream server answers /events (the web
+# process then redirects there; empty: it streams itself). Webhooks are retried from
+# WEBHOOK_RETRY_FIRST_SECONDS, doubling with jitter, for WEBHOOK_RETRY_MAX_SECONDS at most.
+EVENTS_RETENTION_DAYS = env_int("EVENTS_RETENTION_DAYS", 7)
+EVENTS_SWEEP_SECONDS = env_int("EVENTS_SWEEP_SECONDS", 15)
+EVENTS_STREAM_URL = os.environ.get("EVENTS_STREAM_URL", "").rstrip("/")
+WEBHOOK_RETRY_FIRST_SECONDS = env_int("WEBHOOK_RETRY_FIRST_SECONDS", 5)
+WEBHOOK_RETRY_MAX_SECONDS = env_int("WEBHOOK_RETRY_MAX_SECONDS", 24 * 3600)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 8)
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
