@@ -57,7 +57,9 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
     try:
         types = events_validate(types)
     except ProblemError:
-        raise bad_parameter("events", f"must list some of {', '.join(envelope.EVENT_TYPES)}") from None
+        raise bad_parameter(
+            "events", f"must list some of {', '.join(envelope.EVENT_TYPES)}"
+        ) from None
     chosen = {name: params[name] for name in filters if params.get(name)}
     try:
         filter_validate(chosen)

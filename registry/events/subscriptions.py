@@ -75,7 +75,9 @@ def filter_validate(params: dict) -> dict:
         agents_filter(_query(params), Agent.objects.none())
     except ProblemError as exc:
         errors = [Problem(f"filter.{e.path}", e.message) for e in exc.errors or []]
-        raise ProblemError(400, "validation-error", f"filter: {exc.problem_detail}", errors) from None
+        raise ProblemError(
+            400, "validation-error", f"filter: {exc.problem_detail}", errors
+        ) from None
     return params
 
 
