@@ -15,7 +15,11 @@ class RegistryConfig(AppConfig):
         from registry.agents.demo import native_demo_load
         from registry.agents.models import NATIVE_SOURCE
         from registry.discovery.receivers import listings_on_write
+
+        # The events' jobs are queued by name from the writes (registry.events.outbox):
+        # registered in every process, not only in workers.
         from registry.events import outbox
+        from registry.events import tasks as events_tasks  # noqa: F401
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean

@@ -131,7 +131,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
     else:
         retry_at = now + timedelta(seconds=_retry_delay(delivery.attempts))
         give_up = delivery.first_attempt_at + timedelta(seconds=settings.WEBHOOK_RETRY_MAX_SECONDS)
-        if retry_at > give_up:
+        if retry_at >= give_up:
             delivery.status = Delivery.Status.FAILED
             _disable(subscription, f"Event {event.id} failed for too long: {error}")
         else:

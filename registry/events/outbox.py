@@ -102,6 +102,7 @@ def agent_events_write(changes: dict) -> int:
     )
     now, rows = timezone.now(), []
     for pk in ids:
+        app_write = changes[pk] is None  # an app's rows: the listing tells what changed
         change = changes[pk] or {"created": False, "changed": set(), "types": []}
         if pk not in listings:
             if pk in tombstones:
@@ -118,7 +119,7 @@ def agent_events_write(changes: dict) -> int:
             if "owner" in changed:
                 types.insert(0, (envelope.AGENT_OWNER_CHANGED, {}))
                 changed.discard("owner")
-            if last.get(pk) != digest and (changed or not types):
+            if last.get(pk) != digest and (changed or app_write):
                 summary = ",".join(sorted(c for c in changed if ":" not in c))
                 types.insert(0, (envelope.AGENT_UPDATED, {"changed": summary} if summary else {}))
         rows += [

@@ -32,6 +32,10 @@ from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch, url_check
 
 
+# Subscriptions an owner may hold (each is a receiver the registry keeps sending to).
+MAX_PER_OWNER = 20
+
+
 def secret_generate() -> str:
     """A Standard Webhooks secret: ``whsec_`` and 32 random bytes in base64."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
@@ -118,11 +122,11 @@ def _verify_later(subscription: Subscription) -> None:
 def subscription_create(
     *, owner: str, url: str, events: list, filter: dict, description: str = ""
 ) -> Subscription:
-    if Subscription.objects.filter(owner=owner).count() >= settings.WEBHOOK_MAX_PER_OWNER:
+    if Subscription.objects.filter(owner=owner).count() >= MAX_PER_OWNER:
         raise ProblemError(
             400,
             "validation-error",
-            f"An owner may have {settings.WEBHOOK_MAX_PER_OWNER} subscriptions at most.",
+            f"An owner may have {MAX_PER_OWNER} subscriptions at most.",
         )
     subscription = Subscription.objects.create(
         owner=owner,
