@@ -110,7 +110,14 @@ class Hub:
                 return
 
 
-hub = Hub()
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+async def hub_running() -> Hub:
+    """This event loop's hub, started at its first stream."""
+    hub = _hubs.setdefault(asyncio.get_running_loop(), Hub())
+    await hub.ensure_started()
+    return hub
 
 
 async def _send_problem(send, status: int, body: dict) -> None:
@@ -132,6 +139,8 @@ async def _lifespan(receive, send) -> None:
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            _hubs.pop(asyncio.get_running_loop(), None)
+            await _db(connections.close_all)  # the database thread's connections
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -155,7 +164,7 @@ async def application(scope, receive, send) -> None:
         body = problem_body(400, exc.slug, exc.problem_detail, errors=exc.errors)
         await _send_problem(send, 400, body)
         return
-    await hub.ensure_started()
+    hub = await hub_running()
     client = Client(query)
     await send(
         {
@@ -170,7 +179,7 @@ async def application(scope, receive, send) -> None:
     )
     disconnected = asyncio.create_task(_disconnect(receive))
     try:
-        await _serve(client, send, disconnected)
+        await _serve(hub, client, send, disconnected)
     finally:
         hub.clients.discard(client)
         disconnected.cancel()
@@ -185,7 +194,7 @@ async def _write(send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
-async def _serve(client: Client, send, disconnected: asyncio.Task) -> None:
+async def _serve(hub: Hub, client: Client, send, disconnected: asyncio.Task) -> None:
     cursor, first = await _db(stream.start, client.query)
     await _write(send, b"retry: 3000\n\n" + b"".join(first))
     # Replay up to the hub's position, joined before it so nothing falls in between.
