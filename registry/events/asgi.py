@@ -211,13 +211,18 @@ async def _serve(hub: Hub, client: Client, send, disconnected: asyncio.Task) -> 
             await _write(send, b"".join(frames))
     cursor = max(cursor, target)
     while not disconnected.done():
-        try:
-            batch_cursor, frame = await asyncio.wait_for(
-                client.queue.get(), stream.KEEPALIVE_SECONDS
-            )
-        except TimeoutError:
-            await _write(send, stream.KEEPALIVE)
+        getter = asyncio.ensure_future(client.queue.get())
+        done, _ = await asyncio.wait(
+            {getter, disconnected},
+            timeout=stream.KEEPALIVE_SECONDS,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if getter not in done:
+            getter.cancel()
+            if disconnected not in done:
+                await _write(send, stream.KEEPALIVE)
             continue
+        batch_cursor, frame = getter.result()
         if batch_cursor <= cursor:
             continue  # replayed already
         await _write(send, frame)

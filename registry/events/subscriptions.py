@@ -31,7 +31,6 @@ from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch, url_check
 
-
 # Subscriptions an owner may hold (each is a receiver the registry keeps sending to).
 MAX_PER_OWNER = 20
 

@@ -23,7 +23,13 @@ def stream_server(transactional_db):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            application,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -118,7 +124,8 @@ def test_a_cursor_older_than_the_outbox_gets_a_reset(stream_server, alice, nativ
 
 
 def test_bad_stream_parameters_are_problems_naming_them(stream_server):
-    for query, name in (("since=abc", "since"), ("colour=red", "colour"), ("protocol=x", "protocol")):
+    cases = (("since=abc", "since"), ("colour=red", "colour"), ("protocol=x", "protocol"))
+    for query, name in cases:
         answer = httpx.get(f"{stream_server}/events?{query}")
         assert answer.status_code == 400
         assert answer.headers["content-type"] == "application/problem+json"

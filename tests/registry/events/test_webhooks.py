@@ -35,9 +35,7 @@ def register(client, payload) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_verified_receiver_gets_each_change_signed_and_in_order(
-    receiver, alice, native_payload
-):
+def test_a_verified_receiver_gets_each_change_signed_and_in_order(receiver, alice, native_payload):
     created = subscribe(alice, receiver)
     assert created["status"] == "pending"
     assert created["secret"].startswith("whsec_")
@@ -89,9 +87,10 @@ def test_a_500_is_retried_and_later_events_wait_behind_it(
     webhooks_deliver()  # the sweep, once the retry is due
     types = [r["event"]["type"].rsplit(".", 1)[1] for r in receiver.received]
     assert types == ["created", "created", "updated"]
-    assert receiver.received[0]["headers"]["webhook-id"] == receiver.received[1]["headers"][
-        "webhook-id"
-    ]
+    assert (
+        receiver.received[0]["headers"]["webhook-id"]
+        == receiver.received[1]["headers"]["webhook-id"]
+    )
     shown = alice.get(f"/subscriptions/{created['id']}/deliveries").json()["results"]
     assert [(d["status"], d["attempts"]) for d in shown] == [("delivered", 1), ("delivered", 2)]
 
