@@ -244,6 +244,10 @@ SPECTACULAR_SETTINGS = {
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],
     },
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "registry.events.openapi.events_schema_hook",
+    ],
 }
 
 # One handler on the root logger (registry.logs.logging_config); LOG_FORMAT=json writes

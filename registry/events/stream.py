@@ -129,15 +129,15 @@ def events_view(request):
     else the stream itself (one thread per stream: the development server)."""
     if request.method != "GET":
         return problem_response(405, "method-not-allowed", "GET /events only.")
-    if settings.EVENTS_STREAM_URL:
-        query = request.META.get("QUERY_STRING", "")
-        redirect = HttpResponse(status=307)  # 307: the client asks there the same way
-        redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{query}" if query else "")
-        return redirect
     try:
         query = stream_query(request.GET, request.headers.get("Last-Event-ID"))
     except ProblemError as exc:
         return problem_response(400, exc.slug, exc.problem_detail, errors=exc.errors)
+    if settings.EVENTS_STREAM_URL:
+        raw = request.META.get("QUERY_STRING", "")
+        redirect = HttpResponse(status=307)  # 307: the client asks there the same way
+        redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
+        return redirect
     response = StreamingHttpResponse(_polled(query), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
