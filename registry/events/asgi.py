@@ -51,12 +51,14 @@ class Hub:
         self.wake = asyncio.Event()
         self.task: asyncio.Task | None = None
         self.listener: asyncio.Task | None = None
+        self.starting = asyncio.Lock()
 
     async def ensure_started(self) -> None:
-        if self.task is None:
-            self.cursor = await _db(latest_cursor)
-            self.task = asyncio.create_task(self._run())
-            self.listener = asyncio.create_task(self._listen())
+        async with self.starting:  # one start, however many streams open at once
+            if self.task is None:
+                self.cursor = await _db(latest_cursor)
+                self.task = asyncio.create_task(self._run())
+                self.listener = asyncio.create_task(self._listen())
 
     async def _listen(self) -> None:
         """Wake on each NOTIFY (PostgreSQL); else, and while it cannot listen, poll."""
