@@ -36,10 +36,21 @@ _db = sync_to_async(lambda f, *a: f(*a))
 
 
 class Client:
+    """One stream: the frames the hub handed it (with the cursor of their batch), written
+    out together whenever it wakes."""
+
     def __init__(self, query: stream.StreamQuery):
         self.query = query
-        self.queue: asyncio.Queue = asyncio.Queue(maxsize=BACKLOG)
+        self.pending: list[tuple[int, bytes]] = []
+        self.wake = asyncio.Event()
         self.behind = False
+
+    def hand(self, cursor: int, frames: list[bytes]) -> None:
+        if len(self.pending) + len(frames) > BACKLOG:
+            self.behind = True
+        else:
+            self.pending.extend((cursor, frame) for frame in frames)
+        self.wake.set()
 
 
 class Hub:
@@ -101,13 +112,9 @@ class Hub:
                 groups.setdefault(client.query.key, []).append(client)
             for clients in groups.values():
                 frames = await _db(stream.frames, clients[0].query, events)
-                for client in clients:
-                    for frame in frames:
-                        try:
-                            client.queue.put_nowait((self.cursor, frame))
-                        except asyncio.QueueFull:
-                            client.behind = True
-                            break
+                if frames:
+                    for client in clients:
+                        client.hand(self.cursor, frames)
             if len(events) < stream.PAGE:
                 return
 
@@ -212,23 +219,20 @@ async def _serve(hub: Hub, client: Client, send, disconnected: asyncio.Task) -> 
         if frames:
             await _write(send, b"".join(frames))
     cursor = max(cursor, target)
+    disconnected.add_done_callback(lambda _: client.wake.set())
     while not disconnected.done():
-        getter = asyncio.ensure_future(client.queue.get())
-        done, _ = await asyncio.wait(
-            {getter, disconnected},
-            timeout=stream.KEEPALIVE_SECONDS,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        if getter not in done:
-            getter.cancel()
-            if disconnected not in done:
-                await _write(send, stream.KEEPALIVE)
+        try:
+            async with asyncio.timeout(stream.KEEPALIVE_SECONDS):
+                await client.wake.wait()
+        except TimeoutError:
+            await _write(send, stream.KEEPALIVE)
             continue
-        batch_cursor, frame = getter.result()
-        if batch_cursor <= cursor:
-            continue  # replayed already
-        await _write(send, frame)
-        if client.behind and client.queue.empty():
+        client.wake.clear()
+        taken, client.pending = client.pending, []
+        frames = [frame for batch, frame in taken if batch > cursor]  # (not replayed)
+        if frames and not disconnected.done():
+            await _write(send, b"".join(frames))
+        if client.behind:
             reset = await _db(stream.reset_frame, hub.cursor, "The stream fell too far behind.")
             await send({"type": "http.response.body", "body": reset, "more_body": False})
             return

@@ -153,3 +153,18 @@ def test_the_web_process_sends_streams_to_the_stream_server(client, settings):
     answer = client.get("/events?tag=nlp")
     assert answer.status_code == 307
     assert answer["Location"] == "http://127.0.0.1:8001/events?tag=nlp"
+
+
+def test_streams_opened_at_once_each_get_each_event_once(stream_server, alice, native_payload):
+    readers = [Reader(f"{stream_server}/events") for _ in range(4)]
+    try:
+        time.sleep(1)  # all connected: from now on
+        agent_id = register(alice, native_payload())
+        for reader in readers:
+            [event] = reader.take(1)
+            assert event.json()["subject"] == agent_id
+        time.sleep(1)
+        assert all(reader.events.empty() for reader in readers)
+    finally:
+        for reader in readers:
+            reader.close()
