@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from registry.events import envelope
 from registry.events.models import Delivery, Event, Subscription
+from registry.events.outbox import events_after
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.outbound.fetch import FetchError, fetch
 
@@ -33,7 +34,7 @@ def events_matching(subscription: Subscription, after: int, limit: int) -> tuple
     """The events after cursor ``after`` that the subscription takes (its types, and agents
     that match its filters now; a deletion matches every filter), with the last id looked
     at."""
-    rows = list(Event.objects.filter(id__gt=after).order_by("id").defer("data")[:limit])
+    rows = events_after(after, limit, with_data=False)
     if not rows:
         return [], after
     if subscription.events:

@@ -184,6 +184,26 @@ def events_prune() -> int:
     return Event.objects.filter(id__lte=last).delete()[1].get(Event._meta.label, 0)
 
 
+# Ids are taken when a row is written, not when its transaction commits: a later id may
+# commit first. A reader stops before a missing id until the event after it is this old
+# (then the missing one was rolled back, or never comes).
+GAP_SECONDS = 5
+
+
+def events_after(after: int, limit: int, *, with_data: bool = True) -> list[Event]:
+    """The committed events after cursor ``after``, in id order, up to the first missing id
+    that may still commit (so that no reader moves its cursor past an event to come)."""
+    rows = Event.objects.filter(id__gt=after).order_by("id")
+    rows = list((rows if with_data else rows.defer("data"))[:limit])
+    settled = timezone.now() - timedelta(seconds=GAP_SECONDS)
+    expected = after + 1 if after else None
+    for index, event in enumerate(rows):
+        if expected is not None and event.id != expected and event.time > settled:
+            return rows[:index]
+        expected = event.id + 1
+    return rows
+
+
 def oldest_cursor() -> int:
     """The cursor just before the oldest event kept: a replay from before it is incomplete."""
     first = Event.objects.order_by("id").values_list("id", flat=True).first()

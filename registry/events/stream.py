@@ -19,7 +19,7 @@ from django.conf import settings
 from django.http import HttpResponse, QueryDict, StreamingHttpResponse
 
 from registry.discovery.filters import agent_filterset
-from registry.events import envelope
+from registry.events import envelope, outbox
 from registry.events.models import Event
 from registry.events.outbox import latest_cursor, oldest_cursor
 from registry.events.subscriptions import events_validate, filter_validate, matching_subjects
@@ -70,7 +70,7 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
 
 
 def events_after(after: int, limit: int = PAGE) -> list[Event]:
-    return list(Event.objects.filter(id__gt=after).order_by("id")[:limit])
+    return outbox.events_after(after, limit)
 
 
 def frames(query: StreamQuery, events: list[Event]) -> list[bytes]:

@@ -111,3 +111,19 @@ def test_a_stale_endpoint_is_announced_once(alice, native_payload):
     assert liveness_changes_write() == 1
     assert liveness_changes_write() == 0
     assert events(type="endpoint.liveness_changed")[0]["liveness"] == "stale"
+
+
+@pytest.mark.django_db
+def test_readers_wait_at_a_missing_id_until_it_can_no_longer_commit():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from registry.events.outbox import GAP_SECONDS, events_after
+
+    now = timezone.now()
+    for event_id in (1, 2, 3, 5):  # 4: a transaction still open, or rolled back
+        Event.objects.create(id=event_id, type="agent.updated", time=now, data=b"{}")
+    assert [e.id for e in events_after(1, 100)] == [2, 3]
+    Event.objects.filter(id=5).update(time=now - timedelta(seconds=GAP_SECONDS + 1))
+    assert [e.id for e in events_after(1, 100)] == [2, 3, 5]
