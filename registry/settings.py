@@ -242,6 +242,8 @@ SPECTACULAR_SETTINGS = {
         "ApiKeyScopeEnum": ["agent", "admin"],
         "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],
+        "SubscriptionStatusEnum": ["pending", "active", "disabled"],
+        "DeliveryStatusEnum": ["pending", "delivered", "failed"],
     },
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [

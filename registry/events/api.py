@@ -50,7 +50,7 @@ class SubscriptionListSerializer(serializers.Serializer):
     results = SubscriptionSerializer(many=True)
 
 
-class SubscriptionInputSerializer(serializers.Serializer):
+class SubscriptionCreateSerializer(serializers.Serializer):
     url = serializers.CharField(max_length=2048)
     events = serializers.ListField(
         child=serializers.CharField(max_length=60), max_length=20, required=False, default=list
@@ -126,14 +126,14 @@ class SubscriptionListView(APIView):
         return Response({"results": SubscriptionSerializer(rows, many=True).data})
 
     @extend_schema(
-        request=SubscriptionInputSerializer,
+        request=SubscriptionCreateSerializer,
         responses={201: SubscriptionCreatedSerializer},
         description="Subscribe a URL to events (all, or those named) about the agents that "
         "match the discovery filters. It is pending until the receiver answers the signed "
         "webhook.verification event with its data.challenge; the secret is shown once.",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(SubscriptionInputSerializer, request.data)
+        data = _valid(SubscriptionCreateSerializer, request.data)
         subscription = subscriptions.subscription_create(owner=request.user.owner, **data)
         body = {**SubscriptionSerializer(subscription).data, "secret": subscription.secret}
         headers = {"Location": f"/subscriptions/{subscription.pk}"}
