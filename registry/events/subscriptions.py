@@ -157,8 +157,8 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
         subscription.status = Subscription.Status.DISABLED
         subscription.status_reason = "Switched off by its owner."
         verify = False
-    elif changes.get("active") is True and subscription.status == Subscription.Status.DISABLED:
-        verify = True
+    elif changes.get("active") is True and subscription.status != Subscription.Status.ACTIVE:
+        verify = True  # switched on again, or a handshake to try again
     if verify:
         subscription.status, subscription.status_reason = Subscription.Status.PENDING, ""
         _verify_later(subscription)

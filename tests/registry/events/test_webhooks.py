@@ -178,3 +178,16 @@ def test_a_key_sees_only_its_owners_subscriptions_and_admins_all(
     assert [s["id"] for s in admin_client.get("/subscriptions").json()["results"]] == [mine["id"]]
     assert alice.delete(f"/subscriptions/{mine['id']}").status_code == 204
     assert alice.get("/subscriptions").json()["results"] == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_handshake_is_tried_again_when_switched_on(receiver, alice, native_payload):
+    receiver.answer_challenge = False
+    created = subscribe(alice, receiver)
+    receiver.answer_challenge = True
+    answer = alice.patch(f"/subscriptions/{created['id']}", {"active": True}, format="json")
+    assert answer.status_code == 200
+    assert alice.get(f"/subscriptions/{created['id']}").json()["status"] == "active"
+    agent_id = register(alice, native_payload())
+    assert [r["event"]["subject"] for r in receiver.received] == [agent_id]
+    assert receiver.verifications == 2
