@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The stream server's port (GET /events: registry/events/asgi.py).
+EVENTS_PORT ?= $(shell echo $$(($(PORT) + 1)))
 # The URL the registry is reached at: HOST, or this machine when it listens everywhere.
 URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 
@@ -42,8 +44,10 @@ demo: $(VENV)/.runtime
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py load_demo
 
 # make run's processes share the checkout's .env (debug mode, the secret key, the URL they
-# serve at, the database: registry/devenv.py writes it) and these.
-RUN_ENV = HOST=$(HOST) PORT=$(PORT) PATH=$(CURDIR)/$(BIN):$$PATH
+# serve at, the database: registry/devenv.py writes it) and these. /events is answered by
+# the stream server on EVENTS_PORT: the web process redirects there.
+RUN_ENV = HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(BIN):$$PATH \
+	EVENTS_STREAM_URL=$${EVENTS_STREAM_URL:-http://$(URL_HOST):$(EVENTS_PORT)/events}
 
 ## Check the port, write .env (once: DEBUG, SECRET_KEY, REGISTRY_BASE_URL, DATABASE_URL,
 ## read by every manage.py call), set up, load the demo data, print an admin API key, then
@@ -58,10 +62,13 @@ run: $(VENV)/.runtime
 	$(RUN_ENV) $(BIN)/python manage.py load_demo
 	$(RUN_ENV) $(BIN)/honcho start -f Procfile
 
-## Production-style serving: gunicorn (WORKERS processes) with static files from whitenoise.
+## Production-style serving (Procfile.serve): gunicorn (WORKERS processes) with static files
+## from whitenoise, and the event stream server (uvicorn) on EVENTS_PORT, where /events redirects.
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/gunicorn registry.wsgi --bind $(HOST):$(PORT) --workers $${WORKERS:-2} --access-logfile -
+	HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(BIN):$$PATH \
+	  EVENTS_STREAM_URL=$${EVENTS_STREAM_URL:-http://$(URL_HOST):$(EVENTS_PORT)/events} \
+	  $(BIN)/honcho start -f Procfile.serve
 
 ## A job worker (WORKER_CONCURRENCY processes; CELERY_BROKER_URL: Redis or RabbitMQ).
 worker: migrate

@@ -14,6 +14,8 @@ from a2a.models import CardDocument, CardProvenance
 from a2a.signatures import SignatureResult, card_signature_verify
 from registry.agents.models import Agent
 from registry.discovery.facts import agent_facts_set
+from registry.events.envelope import SIGNATURE_CHANGED
+from registry.events.outbox import event_add
 from registry.http.jsonutil import Problem
 from registry.outbound.hosts import url_authority
 from registry.signals import agents_written_send
@@ -52,6 +54,8 @@ def card_signature_check(card: dict, domain: str | None) -> SignatureResult:
 
 def provenance_save(agent: Agent, source: CardSource, signature: SignatureResult) -> CardProvenance:
     now = timezone.now()
+    before = CardProvenance.objects.filter(agent=agent).values_list("signature", flat=True)
+    _signature_event(agent.pk, before.first(), signature.status)
     provenance, _ = CardProvenance.objects.update_or_create(
         agent=agent,
         defaults={
@@ -110,7 +114,15 @@ def signatures_recheck() -> dict[str, int]:
     return counts
 
 
+def _signature_event(agent_id, before: str | None, after: str) -> None:
+    """``card.signature_changed`` when a stored card's signature status moves (a new card
+    that is signed counts too); written by the write's agents_written, with the listing."""
+    if before != after and (before is not None or after != "unsigned"):
+        event_add(agent_id, SIGNATURE_CHANGED, signature=after)
+
+
 def _signature_store(provenance: CardProvenance, signature: SignatureResult) -> None:
+    _signature_event(provenance.agent_id, provenance.signature, signature.status)
     provenance.signature = signature.status
     provenance.signature_detail = signature.detail[:2000]
     provenance.signature_kid = (signature.kid or "")[:200]

@@ -6,6 +6,7 @@ discovery, the change feed, the admin and the signals cover entities like any ag
 """
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,6 +16,7 @@ from django.utils import timezone
 
 from entities import verification
 from entities.models import Entity, EntityCard, EntitySource, EntityTerm, Provider, ProviderClaim
+from entities.selectors import entity_document
 from entities.server_cards import server_cards_by_endpoint, tool_names
 from entities.sources import (
     card_values,
@@ -29,6 +31,8 @@ from registry.agents import services as core
 from registry.agents.models import Agent, Endpoint
 from registry.discovery.facts import facts_rows
 from registry.discovery.models import AgentFacet
+from registry.events.envelope import ENTITY_CREATED, ENTITY_FLAGGED, ENTITY_UPDATED
+from registry.events.outbox import event_record
 from registry.signals import agents_written_send
 
 WRITER = "entities"
@@ -228,7 +232,7 @@ def card_store(
     card.status, card.status_detail = EntityCard.Status.OK, ""
     card.save()
     existing = {e.key: e for e in Entity.objects.filter(card=card)}
-    stored = []
+    stored, new_ids = [], set()
     for data in report.entities:
         key = f"{domain}{data.path}"
         entity = existing.pop(key, None) or Entity.objects.filter(key=key).first()
@@ -246,11 +250,21 @@ def card_store(
         entity.save()
         if is_new:
             source_put(entity, own.kind, url=url, values=own.values, read_at=now)
+            new_ids.add(entity.pk)
         stored.append(entity)
     for leftover in existing.values():
         core.agent_delete(agent=Agent.objects.get(pk=leftover.pk))
     domain_verify(domain, frozenset(e.pk for e in stored))
-    return StoredCard(card, [Entity.objects.get(pk=e.pk) for e in stored], created)
+    fresh = [Entity.objects.get(pk=e.pk) for e in stored]
+    for entity, old in zip(fresh, stored, strict=True):
+        _entity_event(entity, ENTITY_CREATED if old.pk in new_ids else ENTITY_UPDATED)
+    return StoredCard(card, fresh, created)
+
+
+def _entity_event(entity: Entity, type: str) -> None:
+    """The change event of an entity, with its public JSON (``GET /entities/<id>``)."""
+    data = json.dumps(entity_document(entity), separators=(",", ":")).encode()
+    event_record(type=type, subject=entity.pk, data=data)
 
 
 @transaction.atomic
@@ -260,8 +274,11 @@ def card_flag(*, card: EntityCard, status: str, detail: str) -> None:
     card.status, card.status_detail = status, detail[:2000]
     card.next_crawl_at = crawl_due_at(card.domain, now)
     card.save(update_fields=["status", "status_detail", "next_crawl_at", "updated_at"])
+    newly = list(Entity.objects.filter(card=card, flagged=False).values_list("pk", flat=True))
     Entity.objects.filter(card=card).update(flagged=True)
     domain_verify(card.domain)
+    for entity in Entity.objects.filter(pk__in=newly):
+        _entity_event(entity, ENTITY_FLAGGED)
 
 
 @transaction.atomic

@@ -15,13 +15,21 @@ class RegistryConfig(AppConfig):
         from registry.agents.demo import native_demo_load
         from registry.agents.models import NATIVE_SOURCE
         from registry.discovery.receivers import listings_on_write
+
+        # The events' jobs are queued by name from the writes (registry.events.outbox):
+        # registered in every process, not only in workers.
+        from registry.events import outbox
+        from registry.events import tasks as events_tasks  # noqa: F401
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
-        from registry.signals import agents_written
+        from registry.signals import agent_changed, agents_written
 
-        # Discovery's stored listings follow every write (registry.signals).
+        # Discovery's stored listings follow every write (registry.signals), then the
+        # outbox writes each change's events with the fresh listings (registry.events).
         agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
+        agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
+        agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables
@@ -57,6 +65,10 @@ class RegistryConfig(AppConfig):
             "registry.liveness.tasks.endpoints_probe",
             settings.PROBE_SWEEP_SECONDS,
         )
+        extensions.register_schedule(
+            "events-sweep", "registry.events.tasks.events_sweep", settings.EVENTS_SWEEP_SECONDS
+        )
+        extensions.register_schedule("events-prune", "registry.events.tasks.events_prune", 3600)
 
 
 def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:

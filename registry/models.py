@@ -13,6 +13,7 @@ from registry.agents.models import (
     Tombstone,
 )
 from registry.discovery.models import AgentFacet, AgentListing, AgentSearchVector, DataGeneration
+from registry.events.models import Delivery, EndpointStatusSeen, Event, Subscription
 from registry.liveness.models import ProbeResult
 
 __all__ = [
@@ -26,7 +27,11 @@ __all__ = [
     "Capability",
     "CapabilityTag",
     "DataGeneration",
+    "Delivery",
     "Endpoint",
+    "EndpointStatusSeen",
+    "Event",
     "ProbeResult",
+    "Subscription",
     "Tombstone",
 ]

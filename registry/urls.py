@@ -6,6 +6,8 @@ from registry import extensions, health
 from registry.access import api as keys_api
 from registry.agents import api as agents_api
 from registry.discovery import api as discovery_api
+from registry.events import api as events_api
+from registry.events.stream import events_view
 from registry.http import problems
 from registry.liveness import api as liveness_api
 
@@ -53,6 +55,23 @@ urlpatterns = [
         "api-keys/<str:key_id>/rotate", keys_api.ApiKeyRotateView.as_view(), name="api-key-rotate"
     ),
     path("discover/agents", discovery_api.DiscoverAgentsView.as_view(), name="discover-agents"),
+    path("events", events_view, name="events"),
+    path("subscriptions", events_api.SubscriptionListView.as_view(), name="subscriptions"),
+    path(
+        "subscriptions/<str:subscription_id>",
+        events_api.SubscriptionDetailView.as_view(),
+        name="subscription",
+    ),
+    path(
+        "subscriptions/<str:subscription_id>/deliveries",
+        events_api.DeliveryListView.as_view(),
+        name="subscription-deliveries",
+    ),
+    path(
+        "subscriptions/<str:subscription_id>/redeliver",
+        events_api.RedeliverView.as_view(),
+        name="subscription-redeliver",
+    ),
     *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),

@@ -214,7 +214,11 @@ def test_no_generated_request_gets_a_server_error(
         ("PUT", "/a2a/agents/{agent_id}"): {"card": card},
     }
     schema = schema_load(live_server.url)
-    operations = [result.ok() for result in schema.get_all_operations()]
+    # GET /events streams without end: its parameters' problems are tested against a real
+    # client (tests/registry/events/test_stream.py).
+    operations = [
+        op for op in (result.ok() for result in schema.get_all_operations()) if op.path != "/events"
+    ]
     assert {(op.method.upper(), op.path) for op in operations} >= set(near_valid)
     failures: list[str] = []
 

@@ -19,6 +19,7 @@ ROOMS = {
     "agents": {"http", "outbound", "access", "fastpath"},
     "liveness": {"http", "outbound", "access", "fastpath", "agents"},
     "discovery": {"http", "outbound", "access", "fastpath", "agents"},
+    "events": {"http", "outbound", "access", "fastpath", "agents", "liveness", "discovery"},
 }
 CONTRACT = {"registry.extensions", "registry.signals"}
 REGISTRY_MAX_LINES = 400

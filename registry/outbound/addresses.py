@@ -1,10 +1,17 @@
-"""Where the fetcher may connect: public addresses only (``is_public_address``), and the
-host names that settings let through (``FETCH_ALLOWED_HOSTS``: any address;
-``FETCH_ALLOW_HTTP_HOSTS``: plain http)."""
+"""Where the fetcher may connect: public addresses only (``is_public_address``), the host
+names that settings let through (``FETCH_ALLOWED_HOSTS``: any address;
+``FETCH_ALLOW_HTTP_HOSTS``: plain http), and the backend that connects to the checked
+addresses only (``PinnedBackend``)."""
 
 import ipaddress
+from dataclasses import dataclass
+from typing import Any
 
+import httpcore
+import httpx
 from django.conf import settings
+
+from registry.outbound import deadlines
 
 DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -43,3 +50,49 @@ def host_name(host: str) -> str:
 
 def host_setting(name: str) -> set[str]:
     return {host_name(host) for host in getattr(settings, name, [])}
+
+
+@dataclass(frozen=True)
+class Target:
+    url: httpx.URL
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+class PinnedBackend(httpcore.SyncBackend):
+    """Connects to the addresses that were resolved and checked; never resolves again.
+
+    Only the TCP connect is redirected: httpcore still hands the URL's host to
+    TLS, so SNI and certificate verification use the name, not the address.
+    """
+
+    def __init__(self, target: Target, deadline: float):
+        self._target = target
+        self._deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        if (host, port) != (self._target.host, self._target.port):
+            raise httpcore.ConnectError(f"{host}:{port} is not the checked target")
+        error: Exception | None = None
+        for address in self._target.addresses:
+            try:
+                stream = super().connect_tcp(
+                    address,
+                    port,
+                    deadlines.connect_timeout(timeout, self._deadline),
+                    local_address,
+                    socket_options,
+                )
+                return deadlines.DeadlineStream(stream, self._deadline)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                error = exc
+        assert error is not None
+        raise error

@@ -22,6 +22,8 @@ from registry.http.jsonutil import JSONInputError, strict_loads
 from registry.outbound import deadlines
 from registry.outbound.addresses import (
     DEFAULT_PORTS,
+    PinnedBackend,
+    Target,
     host_name,
     host_setting,
     is_public_address,
@@ -66,52 +68,6 @@ class FetchResult:
             ) from None
 
 
-@dataclass(frozen=True)
-class _Target:
-    url: httpx.URL
-    host: str
-    port: int
-    addresses: tuple[str, ...]
-
-
-class _PinnedBackend(httpcore.SyncBackend):
-    """Connects to the addresses that were resolved and checked; never resolves again.
-
-    Only the TCP connect is redirected: httpcore still hands the URL's host to
-    TLS, so SNI and certificate verification use the name, not the address.
-    """
-
-    def __init__(self, target: _Target, deadline: float):
-        self._target = target
-        self._deadline = deadline
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore.NetworkStream:
-        if (host, port) != (self._target.host, self._target.port):
-            raise httpcore.ConnectError(f"{host}:{port} is not the checked target")
-        error: Exception | None = None
-        for address in self._target.addresses:
-            try:
-                stream = super().connect_tcp(
-                    address,
-                    port,
-                    deadlines.connect_timeout(timeout, self._deadline),
-                    local_address,
-                    socket_options,
-                )
-                return deadlines.DeadlineStream(stream, self._deadline)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                error = exc
-        assert error is not None
-        raise error
-
-
 def fetch(
     url: str,
     *,
@@ -125,8 +81,9 @@ def fetch(
 ) -> FetchResult:
     """GET ``url`` safely and return the final 2xx response, or raise FetchError.
 
-    With ``json_body``, POST it as JSON instead (a probe's protocol call); a POST follows
-    no redirect. ``headers`` are sent besides the fetcher's own (conditional requests:
+    With ``json_body``, POST it as JSON instead (a probe's protocol call; bytes are sent as
+    they are: a signed webhook); a POST follows no redirect. ``headers`` are sent besides
+    the fetcher's own (conditional requests:
     If-None-Match, If-Modified-Since; a 304 answer raises FetchError with status 304).
 
     ``timeout`` replaces both the connect and the read timeout for this call.
@@ -153,7 +110,7 @@ def fetch(
     while True:
         result = _exchange(
             target,
-            body=None if json_body is None else json.dumps(json_body).encode(),
+            body=_json_bytes(json_body),
             extra_headers=headers or {},
             accept_json=accept_json,
             max_bytes=max_bytes,
@@ -192,6 +149,16 @@ def fetch(
         target = _target(str(location), deadline)
 
 
+def _json_bytes(body: Any) -> bytes | None:
+    return body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+
+
+def url_check(url: str) -> None:
+    """Raise FetchError if ``url`` may not be fetched (scheme, host, its addresses): the
+    checks of ``fetch``, made ahead (a webhook subscription's URL), fetching nothing."""
+    _target(url, deadlines.fetch_deadline())
+
+
 def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
     """fetch() and decode the body as strict JSON."""
     result = fetch(url, **kwargs)
@@ -202,7 +169,7 @@ def fetch_json(url: str, **kwargs: Any) -> tuple[FetchResult, Any]:
 URL_MAX_CHARS = 2048
 
 
-def _target(url: str, deadline: float) -> _Target:
+def _target(url: str, deadline: float) -> Target:
     """Parse, check and resolve one URL; raise FetchError if it may not be fetched."""
     if len(url) > URL_MAX_CHARS:
         raise FetchError(
@@ -239,7 +206,7 @@ def _target(url: str, deadline: float) -> _Target:
                     f"{url} was not fetched: its host resolves to {address}, "
                     "which is not a public address.",
                 )
-    return _Target(url=parsed, host=host, port=port, addresses=addresses)
+    return Target(url=parsed, host=host, port=port, addresses=addresses)
 
 
 def _resolve(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]:
@@ -260,7 +227,7 @@ def _resolve(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]
 
 
 def _exchange(
-    target: _Target,
+    target: Target,
     *,
     body: bytes | None,
     extra_headers: dict[str, str] | None = None,
@@ -304,7 +271,7 @@ def _exchange(
         with (
             httpcore.ConnectionPool(
                 ssl_context=_ssl_context(getattr(settings, "FETCH_CA_BUNDLE", None)),
-                network_backend=_PinnedBackend(target, deadline),
+                network_backend=PinnedBackend(target, deadline),
             ) as pool,
             pool.stream(
                 "GET" if body is None else "POST",

@@ -247,8 +247,14 @@ SPECTACULAR_SETTINGS = {
         "ApiKeyScopeEnum": ["agent", "admin"],
         "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],
+        "SubscriptionStatusEnum": ["pending", "active", "disabled"],
+        "DeliveryStatusEnum": ["pending", "delivered", "failed"],
     },
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "registry.events.openapi.events_schema_hook",
+    ],
 }
 
 # One handler on the root logger (registry.logs.logging_config); LOG_FORMAT=json writes
@@ -341,6 +347,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # JSON logs: the job processes log through the root handler too, not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
+# Change events (registry/events/, README "Change events"): the outbox keeps each event
+# EVENTS_RETENTION_DAYS; the sweep (webhook retries, liveness status changes) runs every
+# EVENTS_SWEEP_SECONDS; EVENTS_STREAM_URL is where the stream server answers /events (the web
+# process then redirects there; empty: it streams itself). Webhooks are retried from
+# WEBHOOK_RETRY_FIRST_SECONDS, doubling with jitter, for WEBHOOK_RETRY_MAX_SECONDS at most.
+EVENTS_RETENTION_DAYS = env_int("EVENTS_RETENTION_DAYS", 7)
+EVENTS_SWEEP_SECONDS = env_int("EVENTS_SWEEP_SECONDS", 15)
+EVENTS_STREAM_URL = os.environ.get("EVENTS_STREAM_URL", "").rstrip("/")
+WEBHOOK_RETRY_FIRST_SECONDS = env_int("WEBHOOK_RETRY_FIRST_SECONDS", 5)
+WEBHOOK_RETRY_MAX_SECONDS = env_int("WEBHOOK_RETRY_MAX_SECONDS", 24 * 3600)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 8)
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
@@ -353,26 +371,6 @@ PROBE_SWEEP_SECONDS = env_int("PROBE_SWEEP_SECONDS", 60)
 PROBE_BATCH = env_int("PROBE_BATCH", 500)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 8)
 PROBE_TIMEOUT_SECONDS = env_int("PROBE_TIMEOUT_SECONDS", 5)
-# A probe that finds an agent's card changed where it was registered from (by domain or
-# URL) re-imports it when it validates (signed cards only when the signature verifies).
-A2A_PROBE_REIMPORT = env_bool("A2A_PROBE_REIMPORT", False)
-# How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
-A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
-# The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
-# long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
-A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
-# The queue relay (a2a.relay; README "Relay A2A to a queue"): its broker, reply and
-# dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
-QUEUE_RELAY_BROKER_URL = os.environ.get(
-    "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
-)
-QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
-QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
-    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
-)
-QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
-QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
-QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
 # Each web process keeps the most recently fetched cards, up to this many MiB, answered on
 # the lean lane without a database read (PostgreSQL only: a committed change reaches every
 # process's cache by a LISTEN/NOTIFY notice, registry.fastpath.notices). The cards are kept in two
@@ -381,12 +379,6 @@ QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS
 # an index of about 40 bytes per card (registry.fastpath.spool). 0: no cache.
 CARD_CACHE_MB = env_int("CARD_CACHE_MB", 512)
 CARD_CACHE_DIR = os.environ.get("CARD_CACHE_DIR", "") or None
-# How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
-AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
 
-# Entity cards (entities/): how often a known domain's card is fetched again (each domain
-# at its own time within a quarter of this either way, or after its Cache-Control max-age),
-# how often the crawl job looks for due domains, and how many it fetches per run.
-ENTITY_CRAWL_INTERVAL_SECONDS = env_int("ENTITY_CRAWL_INTERVAL_SECONDS", 86400)
-ENTITY_CRAWL_TICK_SECONDS = env_int("ENTITY_CRAWL_TICK_SECONDS", 600)
-ENTITY_CRAWL_BATCH = env_int("ENTITY_CRAWL_BATCH", 500)
+# The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
+from registry.settings.protocols import *  # noqa: E402, F403

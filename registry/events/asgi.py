@@ -1,0 +1,238 @@
+"""The stream server: ``GET /events`` for many clients in one async process (uvicorn
+``registry.events.asgi:application``; the Procfile's ``events`` line). No gunicorn worker
+is held per stream.
+
+One hub per process follows the outbox: on PostgreSQL it ``LISTEN``s on
+``registry_events`` (each committed write's ``NOTIFY``) and reads the new events once for
+every client; elsewhere it polls. Clients with the same filters share one filter query per
+batch. Each client replays from its cursor first (pages read from the outbox), then takes
+the hub's batches; one that falls ``BACKLOG`` frames behind gets a ``reset`` and is closed.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+from urllib.parse import parse_qsl
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
+django.setup()
+
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.db import DEFAULT_DB_ALIAS, connections  # noqa: E402
+from django.http import QueryDict  # noqa: E402
+
+from registry.events import stream  # noqa: E402
+from registry.events.outbox import CHANNEL, latest_cursor  # noqa: E402
+from registry.fastpath.notices import own_connection_params  # noqa: E402
+from registry.http.problems import ProblemError, problem_body  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+BACKLOG = 1000
+_db = sync_to_async(lambda f, *a: f(*a))
+
+
+class Client:
+    """One stream: the frames the hub handed it (with the cursor of their batch), written
+    out together whenever it wakes."""
+
+    def __init__(self, query: stream.StreamQuery):
+        self.query = query
+        self.pending: list[tuple[int, bytes]] = []
+        self.wake = asyncio.Event()
+        self.behind = False
+
+    def hand(self, cursor: int, frames: list[bytes]) -> None:
+        if len(self.pending) + len(frames) > BACKLOG:
+            self.behind = True
+        else:
+            self.pending.extend((cursor, frame) for frame in frames)
+        self.wake.set()
+
+
+class Hub:
+    """Reads each new batch of events once and hands every client its frames."""
+
+    def __init__(self):
+        self.clients: set[Client] = set()
+        self.cursor = 0
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        self.listener: asyncio.Task | None = None
+        self.starting = asyncio.Lock()
+
+    async def ensure_started(self) -> None:
+        async with self.starting:  # one start, however many streams open at once
+            if self.task is None:
+                self.cursor = await _db(latest_cursor)
+                self.task = asyncio.create_task(self._run())
+                self.listener = asyncio.create_task(self._listen())
+
+    async def _listen(self) -> None:
+        """Wake on each NOTIFY (PostgreSQL); else, and while it cannot listen, poll."""
+        while True:
+            db = connections[DEFAULT_DB_ALIAS]
+            if db.vendor == "postgresql":
+                with contextlib.suppress(Exception):
+                    import psycopg
+
+                    params = await _db(own_connection_params, db)
+                    async with await psycopg.AsyncConnection.connect(
+                        autocommit=True, **params
+                    ) as conn:
+                        await conn.execute(f'LISTEN "{CHANNEL}"')
+                        self.wake.set()  # what committed before listening
+                        async for _ in conn.notifies():
+                            self.wake.set()
+            self.wake.set()
+            await asyncio.sleep(stream.POLL_SECONDS)
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), stream.POLL_SECONDS * 4)
+            self.wake.clear()
+            try:
+                await self._deliver()
+            except Exception:
+                logger.exception("The event stream's hub failed to read the outbox")
+                await asyncio.sleep(1)
+
+    async def _deliver(self) -> None:
+        while True:
+            events = await _db(stream.events_after, self.cursor)
+            if not events:
+                return
+            self.cursor = events[-1].id
+            groups: dict[tuple, list[Client]] = {}
+            for client in self.clients:
+                groups.setdefault(client.query.key, []).append(client)
+            for clients in groups.values():
+                frames = await _db(stream.frames, clients[0].query, events)
+                if frames:
+                    for client in clients:
+                        client.hand(self.cursor, frames)
+            if len(events) < stream.PAGE:
+                return
+
+
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+async def hub_running() -> Hub:
+    """This event loop's hub, started at its first stream."""
+    hub = _hubs.setdefault(asyncio.get_running_loop(), Hub())
+    await hub.ensure_started()
+    return hub
+
+
+async def _send_problem(send, status: int, body: dict) -> None:
+    import json
+
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/problem+json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+async def _lifespan(receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            _hubs.pop(asyncio.get_running_loop(), None)
+            await _db(connections.close_all)  # the database thread's connections
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def application(scope, receive, send) -> None:
+    if scope["type"] == "lifespan":
+        await _lifespan(receive, send)
+        return
+    if scope["type"] != "http" or scope["path"] != "/events" or scope["method"] != "GET":
+        await _send_problem(send, 404, problem_body(404, "not-found", "Only GET /events here."))
+        return
+    query_string = scope.get("query_string", b"").decode("latin-1")
+    params = QueryDict(mutable=True)
+    for name, value in parse_qsl(query_string, keep_blank_values=True):
+        params.appendlist(name, value)
+    headers = dict(scope.get("headers") or [])
+    last_id = headers.get(b"last-event-id", b"").decode("latin-1") or None
+    try:
+        query = await _db(stream.stream_query, params, last_id)
+    except ProblemError as exc:
+        body = problem_body(400, exc.slug, exc.problem_detail, errors=exc.errors)
+        await _send_problem(send, 400, body)
+        return
+    hub = await hub_running()
+    client = Client(query)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no"),
+            ],
+        }
+    )
+    disconnected = asyncio.create_task(_disconnect(receive))
+    try:
+        await _serve(hub, client, send, disconnected)
+    finally:
+        hub.clients.discard(client)
+        disconnected.cancel()
+
+
+async def _disconnect(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _write(send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def _serve(hub: Hub, client: Client, send, disconnected: asyncio.Task) -> None:
+    cursor, first = await _db(stream.start, client.query)
+    await _write(send, b"retry: 3000\n\n" + b"".join(first))
+    # Replay up to the hub's position, joined before it so nothing falls in between.
+    hub.clients.add(client)
+    target = hub.cursor
+    while cursor < target:
+        events = await _db(stream.events_after, cursor)
+        events = [e for e in events if e.id <= target]
+        if not events:
+            break
+        cursor = events[-1].id
+        frames = await _db(stream.frames, client.query, events)
+        if frames:
+            await _write(send, b"".join(frames))
+    cursor = max(cursor, target)
+    disconnected.add_done_callback(lambda _: client.wake.set())
+    while not disconnected.done():
+        try:
+            async with asyncio.timeout(stream.KEEPALIVE_SECONDS):
+                await client.wake.wait()
+        except TimeoutError:
+            await _write(send, stream.KEEPALIVE)
+            continue
+        client.wake.clear()
+        taken, client.pending = client.pending, []
+        frames = [frame for batch, frame in taken if batch > cursor]  # (not replayed)
+        if frames and not disconnected.done():
+            await _write(send, b"".join(frames))
+        if client.behind:
+            reset = await _db(stream.reset_frame, hub.cursor, "The stream fell too far behind.")
+            await send({"type": "http.response.body", "body": reset, "more_body": False})
+            return

@@ -1,0 +1,213 @@
+"""Webhook deliveries: each active subscription's matching events become ``Delivery`` rows
+(in event order), sent one at a time per subscription (a lease on its row: one in flight),
+signed per Standard Webhooks, through the safe fetcher only.
+
+A 2xx answer delivers; a 410 disables the subscription at once; anything else (another
+status, a timeout, a refused connection) is retried after ``WEBHOOK_RETRY_FIRST_SECONDS``,
+doubling each time, with jitter, until ``WEBHOOK_RETRY_MAX_SECONDS`` after the first
+attempt, when the subscription is disabled with the reason. Later events wait behind a
+retried one: the receiver sees them in order.
+"""
+
+import logging
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from registry.events import envelope
+from registry.events.models import Delivery, Event, Subscription
+from registry.events.outbox import events_after
+from registry.events.subscriptions import matching_subjects, signed_headers
+from registry.outbound.fetch import FetchError, fetch
+
+logger = logging.getLogger(__name__)
+
+QUEUE_CHUNK = 500
+
+
+def events_matching(subscription: Subscription, after: int, limit: int) -> tuple[list, int]:
+    """The events after cursor ``after`` that the subscription takes (its types, and agents
+    that match its filters now; a deletion matches every filter), with the last id looked
+    at."""
+    rows = events_after(after, limit, with_data=False)
+    if not rows:
+        return [], after
+    if subscription.events:
+        wanted = set(subscription.events)
+        kept = [e for e in rows if e.type in wanted]
+    else:
+        kept = rows
+    subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
+    matching = matching_subjects(subscription.filter, subjects)
+    kept = [
+        e
+        for e in kept
+        if e.type == envelope.AGENT_DELETED or e.subject is None or e.subject in matching
+    ]
+    return kept, rows[-1].id
+
+
+def deliveries_queue(subscription: Subscription) -> int:
+    """Queue the subscription's matching events after its cursor; returns how many."""
+    queued = 0
+    while True:
+        events, last = events_matching(subscription, subscription.cursor, QUEUE_CHUNK)
+        if last == subscription.cursor:
+            return queued
+        with transaction.atomic():
+            Delivery.objects.bulk_create(
+                [Delivery(subscription=subscription, event_id=e.id) for e in events]
+            )
+            Subscription.objects.filter(pk=subscription.pk).update(cursor=last)
+        subscription.cursor, queued = last, queued + len(events)
+
+
+def redeliver_from(subscription: Subscription, since: int) -> int:
+    """Queue again every matching event after cursor ``since`` (behind what is queued)."""
+    queued, cursor = 0, since
+    while cursor < subscription.cursor:
+        events, last = events_matching(subscription, cursor, QUEUE_CHUNK)
+        events = [e for e in events if e.id <= subscription.cursor]
+        Delivery.objects.bulk_create(
+            [Delivery(subscription=subscription, event_id=e.id) for e in events]
+        )
+        queued, cursor = queued + len(events), last
+    return queued
+
+
+def _lease(subscription: Subscription) -> bool:
+    now = timezone.now()
+    until = now + timedelta(seconds=4 * settings.WEBHOOK_TIMEOUT_SECONDS + 60)
+    free = Q(leased_until__isnull=True) | Q(leased_until__lt=now)
+    taken = Subscription.objects.filter(
+        free, pk=subscription.pk, status=Subscription.Status.ACTIVE
+    ).update(leased_until=until)
+    return taken == 1
+
+
+def _retry_delay(attempts: int) -> float:
+    base = settings.WEBHOOK_RETRY_FIRST_SECONDS * 2 ** (attempts - 1)
+    return base * random.uniform(0.8, 1.2)  # noqa: S311 (jitter, not a secret)
+
+
+def _disable(subscription: Subscription, reason: str) -> None:
+    Subscription.objects.filter(pk=subscription.pk).update(
+        status=Subscription.Status.DISABLED, status_reason=reason[:500]
+    )
+
+
+def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
+    """One attempt; returns whether the next delivery may follow."""
+    event = Event.objects.get(pk=delivery.event_id)
+    body = envelope.event_bytes(event)
+    now = timezone.now()
+    status, error = None, ""
+    try:
+        result = fetch(
+            subscription.url,
+            json_body=body,
+            headers=signed_headers(subscription.secret, str(event.id), body),
+            accept_json=False,
+            max_bytes=64 * 1024,
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+        )
+        status = result.status
+    except FetchError as exc:
+        status, error = exc.status, exc.detail
+    delivery.attempts += 1
+    delivery.first_attempt_at = delivery.first_attempt_at or now
+    delivery.last_attempt_at, delivery.last_status_code = now, status
+    delivery.last_error = error[:500]
+    ok = not error
+    if ok:
+        delivery.status, delivery.next_attempt_at = Delivery.Status.DELIVERED, None
+    elif status == 410:
+        delivery.status = Delivery.Status.FAILED
+        _disable(subscription, "The receiver answered 410 Gone.")
+    else:
+        retry_at = now + timedelta(seconds=_retry_delay(delivery.attempts))
+        give_up = delivery.first_attempt_at + timedelta(seconds=settings.WEBHOOK_RETRY_MAX_SECONDS)
+        if retry_at >= give_up:
+            delivery.status = Delivery.Status.FAILED
+            _disable(subscription, f"Event {event.id} failed for too long: {error}")
+        else:
+            delivery.next_attempt_at = retry_at
+    delivery.save()
+    return ok
+
+
+def subscription_deliver(subscription: Subscription) -> int:
+    """Queue and send the subscription's due deliveries, in order, while it holds the
+    lease; returns how many were delivered."""
+    if not _lease(subscription):
+        return 0
+    delivered = 0
+    try:
+        deliveries_queue(subscription)
+        while True:
+            subscription.refresh_from_db(fields=["status", "url", "secret"])
+            if subscription.status != Subscription.Status.ACTIVE:
+                break
+            delivery = (
+                Delivery.objects.filter(subscription=subscription, status=Delivery.Status.PENDING)
+                .order_by("id")
+                .first()
+            )
+            if delivery is None or (
+                delivery.next_attempt_at and delivery.next_attempt_at > timezone.now()
+            ):
+                break
+            if not delivery_send(subscription, delivery):
+                break
+            delivered += 1
+    finally:
+        Subscription.objects.filter(pk=subscription.pk).update(leased_until=None)
+    return delivered
+
+
+def _in_thread(subscription: Subscription) -> int:
+    try:
+        return subscription_deliver(subscription)
+    except Exception:
+        logger.exception("Delivering to subscription %s failed", subscription.pk)
+        return 0
+    finally:
+        close_old_connections()
+        connections.close_all()
+
+
+def webhooks_deliver() -> int:
+    """Serve every active subscription with events to queue or deliveries due,
+    ``WEBHOOK_CONCURRENCY`` at a time; returns how many deliveries succeeded."""
+    latest = Event.objects.aggregate(last=Max("id"))["last"] or 0
+    due = Delivery.objects.filter(status=Delivery.Status.PENDING).filter(
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+    )
+    subscriptions = list(
+        Subscription.objects.filter(status=Subscription.Status.ACTIVE).filter(
+            Q(cursor__lt=latest) | Q(pk__in=due.values("subscription_id"))
+        )
+    )
+    if len(subscriptions) <= 1 or settings.WEBHOOK_CONCURRENCY <= 1:
+        return sum(subscription_deliver(s) for s in subscriptions)
+    with ThreadPoolExecutor(settings.WEBHOOK_CONCURRENCY) as pool:
+        return sum(pool.map(_in_thread, subscriptions))
+
+
+def dispatch_later() -> None:
+    """Queue the deliverer after the current transaction (now outside one)."""
+    transaction.on_commit(lambda: _queue_dispatch(), robust=True)
+
+
+def _queue_dispatch() -> None:
+    from celery import current_app
+
+    try:
+        current_app.tasks["registry.events.tasks.webhooks_dispatch"].delay()
+    except Exception as exc:  # the sweep sends it
+        logger.warning("Could not queue the webhook deliverer: %s", exc)

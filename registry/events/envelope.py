@@ -1,0 +1,88 @@
+"""The events' names and their CloudEvents 1.0 JSON form (structured mode), built from the
+stored row without decoding its data: the bytes an anonymous reader would get."""
+
+import json
+
+from django.conf import settings
+
+TYPE_PREFIX = "org.a2a-registry."
+AGENT_CREATED = "agent.created"
+AGENT_UPDATED = "agent.updated"
+AGENT_DELETED = "agent.deleted"
+AGENT_OWNER_CHANGED = "agent.owner_changed"
+# Written by the lifecycle (versions, deprecation, retirement) through ``event_add``.
+AGENT_DEPRECATED = "agent.deprecated"
+AGENT_RETIRED = "agent.retired"
+LIVENESS_CHANGED = "endpoint.liveness_changed"
+ENTITY_CREATED = "entity.created"
+ENTITY_UPDATED = "entity.updated"
+ENTITY_FLAGGED = "entity.flagged"
+SIGNATURE_CHANGED = "card.signature_changed"
+# Sent to a new subscription's receiver only, never stored.
+VERIFICATION = "webhook.verification"
+
+EVENT_TYPES = (
+    AGENT_CREATED,
+    AGENT_UPDATED,
+    AGENT_DELETED,
+    AGENT_OWNER_CHANGED,
+    AGENT_DEPRECATED,
+    AGENT_RETIRED,
+    LIVENESS_CHANGED,
+    ENTITY_CREATED,
+    ENTITY_UPDATED,
+    ENTITY_FLAGGED,
+    SIGNATURE_CHANGED,
+)
+DESCRIPTIONS = {
+    AGENT_CREATED: "An agent was registered; data: its listing.",
+    AGENT_UPDATED: "What the agent's listing shows changed; data: the listing as of then, "
+    "extension attribute changed: the parts a write changed (comma-separated).",
+    AGENT_DELETED: "The agent was deleted; data: its tombstone {id, deletedAt}.",
+    AGENT_OWNER_CHANGED: "The agent moved to another owner; data: its listing.",
+    AGENT_DEPRECATED: "The agent was deprecated (emitted once agent lifecycles exist).",
+    AGENT_RETIRED: "The agent was retired (emitted once agent lifecycles exist).",
+    LIVENESS_CHANGED: "An endpoint's liveness status changed (never per heartbeat); data: "
+    "the agent's listing, extension attributes endpointid and liveness: the new status.",
+    ENTITY_CREATED: "An entity card listed a new entity; data: the entity's JSON.",
+    ENTITY_UPDATED: "An entity was stored again from its card; data: the entity's JSON.",
+    ENTITY_FLAGGED: "The crawl found the entity's card missing or invalid; data: the entity.",
+    SIGNATURE_CHANGED: "A card's signature status changed (verified, invalid, ...); data: "
+    "the agent's listing, extension attribute signature: the new status.",
+}
+
+
+def cloud_event(
+    *, event_id: int, type: str, subject, time, data: bytes, extensions: dict | None = None
+) -> bytes:
+    """The event as CloudEvents 1.0 JSON; ``data`` is inserted as the JSON bytes it is."""
+    head = {
+        "specversion": "1.0",
+        "id": str(event_id),
+        "source": settings.REGISTRY_BASE_URL or "/",
+        "type": TYPE_PREFIX + type,
+        "time": time.isoformat().replace("+00:00", "Z"),
+        "datacontenttype": "application/json",
+    }
+    if subject is not None:
+        head["subject"] = str(subject)
+    head.update(extensions or {})
+    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
+    return text[:-1].encode() + b',"data":' + bytes(data) + b"}"
+
+
+def event_bytes(event) -> bytes:
+    """A stored ``Event`` as CloudEvents JSON."""
+    return cloud_event(
+        event_id=event.id,
+        type=event.type,
+        subject=event.subject,
+        time=event.time,
+        data=event.data,
+        extensions=event.extensions,
+    )
+
+
+def sse_frame(event_id: int, name: str, body: bytes) -> bytes:
+    """One server-sent event: ``id`` the cursor, ``event`` the short type, the JSON one line."""
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (event_id, name.encode(), body)

@@ -1,0 +1,144 @@
+"""``GET /events``: every event as a server-sent event (``id:`` the cursor, ``event:`` the
+short type, ``data:`` the CloudEvents JSON), replayed from ``Last-Event-ID`` or ``?since=``
+first, then live, for the agents matching the same filters as discovery (and ``events``,
+a comma-separated list of event types). A comment line every ``KEEPALIVE_SECONDS`` keeps
+proxies from closing an idle stream. A client asking for events older than the outbox
+keeps (``EVENTS_RETENTION_DAYS``), or too slow to keep up, gets a ``reset`` event: resync
+from the listing's change feed (``GET /agents?updated_since=<updatedSince>``).
+
+The async server (``registry.events.asgi``) serves it at scale; this module's Django view
+answers it too (``manage.py runserver``), polling the outbox, or redirects to the async
+server when ``EVENTS_STREAM_URL`` is set (``make run``, ``make serve``).
+"""
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.http import HttpResponse, QueryDict, StreamingHttpResponse
+
+from registry.discovery.filters import agent_filterset
+from registry.events import envelope, outbox
+from registry.events.models import Event
+from registry.events.outbox import latest_cursor, oldest_cursor
+from registry.events.subscriptions import events_validate, filter_validate, matching_subjects
+from registry.http.params import bad_parameter, params_check
+from registry.http.problems import ProblemError, problem_response
+
+KEEPALIVE_SECONDS = 15
+POLL_SECONDS = 0.5
+PAGE = 500
+KEEPALIVE = b": keep-alive\n\n"
+
+
+@dataclass
+class StreamQuery:
+    since: int | None
+    filter: dict = field(default_factory=dict)
+    types: frozenset = frozenset()
+
+    @property
+    def key(self) -> tuple:
+        return (tuple(sorted(self.filter.items())), tuple(sorted(self.types)))
+
+
+def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
+    """The stream's parameters, checked as discovery checks them (400 problems naming each)."""
+    filters = set(agent_filterset().base_filters)
+    params_check(params, filters | {"since", "events"})
+    raw = last_event_id or params.get("since")
+    since = None
+    if raw not in (None, ""):
+        if not (raw.isascii() and raw.isdigit()):
+            raise bad_parameter("since", "must be an event id (a whole number)")
+        since = int(raw)
+    types = [t for t in (params.get("events") or "").split(",") if t]
+    try:
+        types = events_validate(types)
+    except ProblemError:
+        raise bad_parameter(
+            "events", f"must list some of {', '.join(envelope.EVENT_TYPES)}"
+        ) from None
+    chosen = {name: params[name] for name in filters if params.get(name)}
+    try:
+        filter_validate(chosen)
+    except ProblemError as exc:
+        errors = [type(e)(e.path.removeprefix("filter."), e.message) for e in exc.errors]
+        raise ProblemError(400, "validation-error", exc.problem_detail, errors) from None
+    return StreamQuery(since, chosen, frozenset(types))
+
+
+def events_after(after: int, limit: int = PAGE) -> list[Event]:
+    return outbox.events_after(after, limit)
+
+
+def frames(query: StreamQuery, events: list[Event]) -> list[bytes]:
+    """The SSE frames of the events this stream takes."""
+    kept = [e for e in events if not query.types or e.type in query.types]
+    subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
+    matching = matching_subjects(query.filter, subjects) if query.filter else subjects
+    return [
+        envelope.sse_frame(e.id, e.type, envelope.event_bytes(e))
+        for e in kept
+        if e.type == envelope.AGENT_DELETED or e.subject is None or e.subject in matching
+    ]
+
+
+def reset_frame(cursor: int, reason: str) -> bytes:
+    """Resync from the change feed since the oldest event kept, then follow from ``cursor``."""
+    first = Event.objects.order_by("id").values_list("time", flat=True).first()
+    body = {"reason": reason, "cursor": cursor}
+    if first is not None:
+        body["updatedSince"] = first.isoformat().replace("+00:00", "Z")
+    return envelope.sse_frame(cursor, "reset", json.dumps(body).encode())
+
+
+def start(query: StreamQuery) -> tuple[int, list[bytes]]:
+    """Where the stream starts and what it says first: from ``since``, or a reset when the
+    outbox no longer holds what follows it, or from now."""
+    if query.since is None:
+        return latest_cursor(), []
+    if query.since < oldest_cursor():
+        latest = latest_cursor()
+        return latest, [reset_frame(latest, "The events after the cursor are no longer kept.")]
+    return query.since, []
+
+
+def _polled(query: StreamQuery):
+    cursor, first = start(query)
+    yield b"retry: 3000\n\n"
+    yield from first
+    idle_since = time.monotonic()
+    while True:
+        events = events_after(cursor)
+        if events:
+            cursor = events[-1].id
+            yield from frames(query, events)
+            idle_since = time.monotonic()
+            if len(events) == PAGE:
+                continue
+        elif time.monotonic() - idle_since >= KEEPALIVE_SECONDS:
+            yield KEEPALIVE
+            idle_since = time.monotonic()
+        time.sleep(POLL_SECONDS)
+
+
+def events_view(request):
+    """``GET /events`` in the web process: the async server's address when there is one,
+    else the stream itself (one thread per stream: the development server)."""
+    if request.method != "GET":
+        return problem_response(405, "method-not-allowed", "GET /events only.")
+    try:
+        query = stream_query(request.GET, request.headers.get("Last-Event-ID"))
+    except ProblemError as exc:
+        return problem_response(400, exc.slug, exc.problem_detail, errors=exc.errors)
+    if settings.EVENTS_STREAM_URL:
+        raw = request.META.get("QUERY_STRING", "")
+        redirect = HttpResponse(status=307)  # 307: the client asks there the same way
+        redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
+        return redirect
+    response = StreamingHttpResponse(_polled(query), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

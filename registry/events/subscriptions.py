@@ -1,0 +1,206 @@
+"""Webhook subscriptions: every write (create, change, delete) and the verification
+handshake that makes one active.
+
+A new subscription, or one whose URL changed or that is switched on again, is ``pending``:
+the registry posts it a signed ``webhook.verification`` event whose ``data.challenge`` is a
+random string, and only a 2xx answer whose JSON body is ``{"challenge": <the same>}`` makes
+it ``active``, from the latest event on (so the registry cannot be aimed at a third party).
+URLs pass the safe fetcher's checks when given (https only outside ``FETCH_ALLOW_HTTP_HOSTS``,
+no private or loopback address outside ``FETCH_ALLOWED_HOSTS``), and again at each request.
+"""
+
+import base64
+import secrets
+import uuid
+from datetime import UTC, datetime
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.http import QueryDict
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook
+
+from registry.agents.models import Agent
+from registry.discovery.discover import agents_filter
+from registry.discovery.filters import agent_filterset
+from registry.events import envelope
+from registry.events.models import Event, Subscription
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.outbound.fetch import FetchError, fetch, url_check
+
+# Subscriptions an owner may hold (each is a receiver the registry keeps sending to).
+MAX_PER_OWNER = 20
+
+
+def secret_generate() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
+    """The Standard Webhooks headers of ``body`` (the standardwebhooks library signs)."""
+    now = datetime.now(UTC)
+    signature = Webhook(secret).sign(message_id, now, body.decode())
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": signature,
+    }
+
+
+def url_validate(url: str) -> str:
+    try:
+        url_check(url)
+    except FetchError as exc:
+        raise ProblemError(
+            400, "validation-error", f"url: {exc.detail}", [Problem("url", exc.detail)]
+        ) from None
+    return url
+
+
+def filter_validate(params: dict) -> dict:
+    """The discovery filters of a subscription, checked as discovery checks them."""
+    known = set(agent_filterset().base_filters)
+    unknown = sorted(set(params) - known)
+    problems = [Problem(f"filter.{name}", "is not a discovery filter") for name in unknown]
+    problems += [
+        Problem(f"filter.{name}", "must be a string")
+        for name, value in params.items()
+        if not isinstance(value, str)
+    ]
+    if problems:
+        detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
+        raise ProblemError(400, "validation-error", f"{detail}.", problems)
+    try:
+        agents_filter(_query(params), Agent.objects.none())
+    except ProblemError as exc:
+        errors = [Problem(f"filter.{e.path}", e.message) for e in exc.errors or []]
+        raise ProblemError(
+            400, "validation-error", f"filter: {exc.problem_detail}", errors
+        ) from None
+    return params
+
+
+def _query(params: dict) -> QueryDict:
+    query = QueryDict(mutable=True)
+    query.update(params)
+    return query
+
+
+def matching_subjects(params: dict, subjects: set) -> set:
+    """Which of these agents match the subscription's discovery filters (no filter: all)."""
+    if not params:
+        return set(subjects)
+    queryset = agents_filter(_query(params), Agent.objects.filter(pk__in=subjects))
+    return set(queryset.values_list("pk", flat=True))
+
+
+def events_validate(names: list) -> list:
+    wrong = [name for name in names if name not in envelope.EVENT_TYPES]
+    if wrong:
+        message = f"must be among {', '.join(envelope.EVENT_TYPES)}"
+        raise ProblemError(
+            400,
+            "validation-error",
+            f"events: {', '.join(map(str, wrong))} {message}.",
+            [Problem(f"events[{names.index(name)}]", message) for name in wrong],
+        )
+    return sorted(set(names))
+
+
+def _verify_later(subscription: Subscription) -> None:
+    # By name: the tasks import this module.
+    task = current_app.tasks["registry.events.tasks.subscription_verify"]
+    transaction.on_commit(lambda: task.delay(str(subscription.pk)), robust=True)
+
+
+@transaction.atomic
+def subscription_create(
+    *, owner: str, url: str, events: list, filter: dict, description: str = ""
+) -> Subscription:
+    if Subscription.objects.filter(owner=owner).count() >= MAX_PER_OWNER:
+        raise ProblemError(
+            400,
+            "validation-error",
+            f"An owner may have {MAX_PER_OWNER} subscriptions at most.",
+        )
+    subscription = Subscription.objects.create(
+        owner=owner,
+        url=url_validate(url),
+        events=events_validate(events),
+        filter=filter_validate(filter),
+        description=description,
+        secret=secret_generate(),
+    )
+    _verify_later(subscription)
+    return subscription
+
+
+@transaction.atomic
+def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
+    """Change ``url``, ``events``, ``filter``, ``description`` or ``active``: a new URL, or
+    switching a subscription on again, verifies the receiver again first."""
+    subscription = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    verify = False
+    if "url" in changes and changes["url"] != subscription.url:
+        subscription.url, verify = url_validate(changes["url"]), True
+    if "events" in changes:
+        subscription.events = events_validate(changes["events"])
+    if "filter" in changes:
+        subscription.filter = filter_validate(changes["filter"])
+    if "description" in changes:
+        subscription.description = changes["description"]
+    if changes.get("active") is False:
+        subscription.status = Subscription.Status.DISABLED
+        subscription.status_reason = "Switched off by its owner."
+        verify = False
+    elif changes.get("active") is True and subscription.status != Subscription.Status.ACTIVE:
+        verify = True  # switched on again, or a handshake to try again
+    if verify:
+        subscription.status, subscription.status_reason = Subscription.Status.PENDING, ""
+        _verify_later(subscription)
+    subscription.save()
+    return subscription
+
+
+def subscription_verify(subscription: Subscription) -> bool:
+    """The handshake: a signed challenge, answered with the same challenge or not."""
+    challenge = secrets.token_urlsafe(24)
+    body = envelope.cloud_event(
+        event_id=0,
+        type=envelope.VERIFICATION,
+        subject=None,
+        time=timezone.now(),
+        data=b'{"challenge":"%s"}' % challenge.encode(),
+    )
+    headers = signed_headers(subscription.secret, f"verify_{uuid.uuid4().hex}", body)
+    reason = ""
+    try:
+        result = fetch(
+            subscription.url,
+            json_body=body,
+            headers=headers,
+            accept_json=True,
+            max_bytes=64 * 1024,
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+        )
+        answer = result.json()
+        if not isinstance(answer, dict) or answer.get("challenge") != challenge:
+            reason = "The receiver did not answer the verification with its challenge."
+    except FetchError as exc:
+        reason = f"The verification failed: {exc.detail}"
+    with transaction.atomic():
+        current = Subscription.objects.select_for_update().filter(pk=subscription.pk).first()
+        if current is None or current.status != Subscription.Status.PENDING:
+            return False
+        if reason:
+            current.status_reason = reason[:500]
+        else:
+            latest = Event.objects.aggregate(last=Max("id"))["last"] or 0
+            current.status, current.status_reason = Subscription.Status.ACTIVE, ""
+            current.cursor, current.verified_at = latest, timezone.now()
+        current.save()
+    return not reason

@@ -1,0 +1,36 @@
+"""The protocol apps' settings, from the environment: A2A (probes' re-import, signature
+re-checks, its agent's tasks), the queue relay, AAP and entity cards."""
+
+import os
+
+from registry.settings.env import env_bool, env_int
+
+# A probe that finds an agent's card changed where it was registered from (by domain or
+# URL) re-imports it when it validates (signed cards only when the signature verifies).
+A2A_PROBE_REIMPORT = env_bool("A2A_PROBE_REIMPORT", False)
+# How often every signed card is verified again (a2a.tasks.signatures_recheck): keys rotate.
+A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS", 86400)
+# The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
+# long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
+A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
+# The queue relay (a2a.relay; README "Relay A2A to a queue"): its broker, reply and
+# dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
+QUEUE_RELAY_BROKER_URL = os.environ.get(
+    "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
+)
+QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
+QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
+    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
+)
+QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
+QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
+QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
+# How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
+AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
+
+# Entity cards (entities/): how often a known domain's card is fetched again (each domain
+# at its own time within a quarter of this either way, or after its Cache-Control max-age),
+# how often the crawl job looks for due domains, and how many it fetches per run.
+ENTITY_CRAWL_INTERVAL_SECONDS = env_int("ENTITY_CRAWL_INTERVAL_SECONDS", 86400)
+ENTITY_CRAWL_TICK_SECONDS = env_int("ENTITY_CRAWL_TICK_SECONDS", 600)
+ENTITY_CRAWL_BATCH = env_int("ENTITY_CRAWL_BATCH", 500)

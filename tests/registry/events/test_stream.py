@@ -1,0 +1,170 @@
+"""GET /events with a real SSE client (httpx-sse): replay from a cursor, then live; the
+discovery filters; a reset when the cursor is older than the outbox keeps. Against the
+async stream server (uvicorn, as the Procfile runs it) and the web process's own view."""
+
+import queue
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+from httpx_sse import connect_sse
+
+from registry.events import stream
+from registry.events.asgi import application
+from registry.events.models import Event
+
+
+@pytest.fixture
+def stream_server(transactional_db):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(
+            application,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+class Reader:
+    """Reads a stream in a thread; ``take(n)`` waits for n more events."""
+
+    def __init__(self, url: str, headers: dict | None = None):
+        self.events: queue.Queue = queue.Queue()
+        self.status: int | None = None
+        self.client = httpx.Client(timeout=httpx.Timeout(30, connect=5))
+        self.thread = threading.Thread(target=self._read, args=(url, headers or {}), daemon=True)
+        self.thread.start()
+
+    def _read(self, url, headers) -> None:
+        try:
+            with connect_sse(self.client, "GET", url, headers=headers) as source:
+                self.status = source.response.status_code
+                for event in source.iter_sse():
+                    if event.data:  # (the retry field alone is no event)
+                        self.events.put(event)
+        except (httpx.HTTPError, RuntimeError):
+            pass
+
+    def take(self, count: int, timeout: float = 10) -> list:
+        return [self.events.get(timeout=timeout) for _ in range(count)]
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def register(client, payload) -> str:
+    answer = client.post("/agents", payload, format="json")
+    assert answer.status_code == 201
+    return answer.json()["id"]
+
+
+def test_the_stream_server_replays_from_a_cursor_then_goes_live(
+    stream_server, alice, native_payload
+):
+    first = register(alice, native_payload(name="One"))
+    second = register(alice, native_payload(name="Two"))
+    start = Event.objects.get(subject=first).id
+    reader = Reader(f"{stream_server}/events", {"Last-Event-ID": str(start - 1)})
+    try:
+        replayed = reader.take(2)
+        assert [e.json()["subject"] for e in replayed] == [first, second]
+        assert [e.event for e in replayed] == ["agent.created"] * 2
+        assert [int(e.id) for e in replayed] == [start, start + 1]
+        third = register(alice, native_payload(name="Three"))
+        [live] = reader.take(1)
+        assert live.json()["subject"] == third
+        assert live.json()["data"]["name"] == "Three"
+        assert live.id == live.json()["id"]
+    finally:
+        reader.close()
+
+
+def test_the_stream_takes_the_discovery_filters(stream_server, alice, native_payload):
+    reader = Reader(f"{stream_server}/events?tag=weather")
+    try:
+        time.sleep(0.5)  # connected: from now on
+        register(alice, native_payload(name="Summarizer"))
+        weather = [{"name": "forecast", "tags": ["weather"]}]
+        wanted = register(alice, native_payload(name="Forecaster", capabilities=weather))
+        [event] = reader.take(1)
+        assert event.json()["subject"] == wanted
+        assert reader.events.empty()
+    finally:
+        reader.close()
+
+
+def test_a_cursor_older_than_the_outbox_gets_a_reset(stream_server, alice, native_payload):
+    first = register(alice, native_payload(name="One"))
+    register(alice, native_payload(name="Two"))
+    gone = Event.objects.get(subject=first).id
+    Event.objects.filter(id=gone).delete()  # past its retention
+    reader = Reader(f"{stream_server}/events?since={gone - 1}")
+    try:
+        [reset] = reader.take(1)
+        assert reset.event == "reset"
+        assert "updatedSince" in reset.json()
+    finally:
+        reader.close()
+
+
+def test_bad_stream_parameters_are_problems_naming_them(stream_server):
+    cases = (("since=abc", "since"), ("colour=red", "colour"), ("protocol=x", "protocol"))
+    for query, name in cases:
+        answer = httpx.get(f"{stream_server}/events?{query}")
+        assert answer.status_code == 400
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert answer.json()["errors"][0]["path"] == name
+
+
+def test_the_web_process_streams_too(live_server, alice, native_payload, monkeypatch, settings):
+    settings.EVENTS_STREAM_URL = ""
+    monkeypatch.setattr(stream, "KEEPALIVE_SECONDS", 0.2)
+    first = register(alice, native_payload(name="One"))
+    cursor = Event.objects.get(subject=first).id - 1
+    reader = Reader(f"{live_server.url}/events?since={cursor}")
+    try:
+        [replayed] = reader.take(1)
+        assert replayed.json()["subject"] == first
+        second = register(alice, native_payload(name="Two"))
+        [live] = reader.take(1)
+        assert live.json()["subject"] == second
+    finally:
+        reader.close()
+
+
+def test_the_web_process_sends_streams_to_the_stream_server(client, settings):
+    settings.EVENTS_STREAM_URL = "http://127.0.0.1:8001/events"
+    answer = client.get("/events?tag=nlp")
+    assert answer.status_code == 307
+    assert answer["Location"] == "http://127.0.0.1:8001/events?tag=nlp"
+
+
+def test_streams_opened_at_once_each_get_each_event_once(stream_server, alice, native_payload):
+    readers = [Reader(f"{stream_server}/events") for _ in range(4)]
+    try:
+        time.sleep(1)  # all connected: from now on
+        agent_id = register(alice, native_payload())
+        for reader in readers:
+            [event] = reader.take(1)
+            assert event.json()["subject"] == agent_id
+        time.sleep(1)
+        assert all(reader.events.empty() for reader in readers)
+    finally:
+        for reader in readers:
+            reader.close()
