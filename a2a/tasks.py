@@ -4,7 +4,9 @@ from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from a2a.provenance import signatures_recheck as signatures_recheck_all
+from a2a.refresh import agents_refresh
 from a2a.services import agent_tasks_expire
+from a2a.versions import versions_prune
 
 logger = get_task_logger(__name__)
 
@@ -23,3 +25,19 @@ def agent_tasks_expire_job() -> int:
     deleted = agent_tasks_expire()
     logger.info("Removed %d tasks of the registry agent.", deleted)
     return deleted
+
+
+@shared_task(name="a2a.tasks.versions_prune")
+def versions_prune_job() -> int:
+    """Remove card versions beyond CARD_VERSIONS_KEEP (as `manage.py versions_prune`)."""
+    deleted = versions_prune()
+    logger.info("Removed %d card versions beyond the retention.", deleted)
+    return deleted
+
+
+@shared_task(name="a2a.tasks.agents_refresh")
+def agents_refresh_job() -> dict[str, int]:
+    """Refresh the due cards registered by domain or URL (as `manage.py agents_refresh --due`)."""
+    counts = agents_refresh(due_only=True)
+    logger.info("Refreshed the due cards: %s.", counts)
+    return counts

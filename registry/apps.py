@@ -48,6 +48,9 @@ class RegistryConfig(AppConfig):
             settings.LIVENESS_SWEEP_INTERVAL_SECONDS,
         )
         extensions.register_schedule(
+            "ownership-expire", "registry.agents.tasks.ownership_expire", 3600
+        )
+        extensions.register_schedule(
             "endpoints-probe",
             "registry.liveness.tasks.endpoints_probe",
             settings.PROBE_SWEEP_SECONDS,

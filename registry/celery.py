@@ -17,7 +17,7 @@ app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The core's own jobs live in its rooms (the apps' in ``<app>/tasks.py``).
-app.autodiscover_tasks(["registry.liveness"])
+app.autodiscover_tasks(["registry.liveness", "registry.agents"])
 
 
 @app.on_after_finalize.connect

@@ -9,7 +9,9 @@ from registry.agents.models import (
     AgentSearchText,
     Capability,
     CapabilityTag,
+    DomainClaim,
     Endpoint,
+    OwnershipTransfer,
     Tombstone,
 )
 from registry.discovery.models import AgentFacet, AgentListing, AgentSearchVector, DataGeneration
@@ -26,7 +28,9 @@ __all__ = [
     "Capability",
     "CapabilityTag",
     "DataGeneration",
+    "DomainClaim",
     "Endpoint",
+    "OwnershipTransfer",
     "ProbeResult",
     "Tombstone",
 ]

@@ -270,8 +270,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-# One handler on the root logger (registry.logs.logging_config); LOG_FORMAT=json writes
-# one JSON object per line.
+# One handler on the root logger (registry.logs); LOG_FORMAT=json: one JSON object a line.
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
 if LOG_FORMAT not in {"plain", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
@@ -298,12 +297,12 @@ if REGISTRY_HTTPS and TRUSTED_PROXY_COUNT:
 # /healthz and /readyz answer load balancers over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
-# Outbound HTTP (registry/outbound/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
-# guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
+# Outbound HTTP (outbound/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address guard,
+# FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
 FETCH_CONNECT_TIMEOUT = env_int("FETCH_CONNECT_TIMEOUT", 5)
 FETCH_READ_TIMEOUT = env_int("FETCH_READ_TIMEOUT", 10)
-# One deadline over each whole fetch (DNS, connect, TLS, headers, body), and one budget
-# over all the fetches of one incoming request: well under the web workers' timeout (30 s).
+# One deadline over each whole fetch (DNS, connect, TLS, headers, body), one budget over all
+# the fetches of an incoming request: well under the web workers' timeout (30 s).
 FETCH_TOTAL_TIMEOUT = env_int("FETCH_TOTAL_TIMEOUT", 10)
 FETCH_REQUEST_BUDGET = env_int("FETCH_REQUEST_BUDGET", 20)
 FETCH_MAX_BYTES = env_int("FETCH_MAX_BYTES", 1024 * 1024)
@@ -312,9 +311,8 @@ FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")
 FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
 FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
-# Facet counts are exact for up to this many matching agents; beyond, they are estimated
-# from a uniform sample of as many, whose work does not grow with the registry
-# (registry/discovery/facets.py; the README says how far off, measured).
+# Facet counts are exact for up to this many matching agents; beyond, estimated from a
+# uniform sample of as many (registry/discovery/facets.py; README: how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
@@ -379,14 +377,18 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
-# Each web process keeps the most recently fetched cards, up to this many MiB, answered on
-# the lean lane without a database read (PostgreSQL only: a committed change reaches every
-# process's cache by a LISTEN/NOTIFY notice, registry.fastpath.notices). The cards are kept in two
-# unlinked files per process under CARD_CACHE_DIR (default: the system's temporary
-# directory), so in the kernel's page cache, not in the worker's memory: the worker keeps
-# an index of about 40 bytes per card (registry.fastpath.spool). 0: no cache.
+# Each web process keeps the latest cards fetched, up to this many MiB (0: none), for the lean
+# lane (PostgreSQL: changes reach it by LISTEN/NOTIFY), in unlinked files under CARD_CACHE_DIR
+# (default: the temporary directory), indexed in about 40 bytes per card (fastpath.spool).
 CARD_CACHE_MB = env_int("CARD_CACHE_MB", 512)
 CARD_CACHE_DIR = os.environ.get("CARD_CACHE_DIR", "") or None
+# Each agent's newest CARD_VERSIONS_KEEP card versions are kept (0: all; a daily prune job).
+CARD_VERSIONS_KEEP = max(0, env_int("CARD_VERSIONS_KEEP", 0))
+# Cards registered by domain/URL are fetched again this often (or after the source's max-age).
+AGENT_REFRESH_INTERVAL_SECONDS = env_int("AGENT_REFRESH_INTERVAL_SECONDS", 86400)
+# Ownership transfers and domain claims expire this long after they were made, unanswered.
+TRANSFER_EXPIRY_SECONDS = env_int("TRANSFER_EXPIRY_SECONDS", 7 * 86400)
+DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
 
