@@ -190,6 +190,8 @@ def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
         agent = selectors.agent_get(agent_id)
     except ProblemError:
         return None
+    if agent.status == Agent.Status.RETIRED:
+        return None  # gone for the public (its API answers 410)
     row = agents_shown([agent], context)[0]
     panels = []
     for panel in sorted(extensions.agent_panels.read(), key=lambda p: (p.order, p.name)):
