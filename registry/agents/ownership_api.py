@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from registry.access.api import HasApiKey
 from registry.access.auth import principal_may_change
+from registry.access.throttles import fetch_rate_check
 from registry.agents import claims, ownership, selectors
 from registry.agents.models import DomainClaim, OwnershipTransfer
 from registry.http.params import params_check, parse_uuid
@@ -220,5 +221,6 @@ class ClaimVerifyView(APIView):
         """Check the token (well-known file, then DNS TXT); on success the claim's owner
         gets every agent and entity registered from the domain."""
         claim = _claim(request, claim_id)
+        fetch_rate_check(request)  # the registry fetches: the key's own, stricter limit
         claim, moved = claims.claim_verify(claim=claim)
         return Response({**claim_json(claim, token=False), "agentsMoved": moved})
