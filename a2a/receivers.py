@@ -9,6 +9,7 @@ import hashlib
 import json
 
 from django.conf import settings
+from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils.http import http_date
@@ -205,9 +206,11 @@ def on_agent_status_changed(sender, agent: Agent, status: str, **kwargs) -> None
 
 @receiver(domain_claimed, dispatch_uid="a2a-domain-claimed")
 def on_domain_claimed(sender, domain: str, owner: str, **kwargs) -> int:
-    """Every agent whose card the claimed domain served goes to the domain's owner."""
+    """Every agent whose card the claimed domain served (or was fetched from it) goes to the
+    domain's owner."""
     moved = 0
-    taken = CardProvenance.objects.filter(verified_domain=domain).exclude(agent__owner=owner)
+    served = Q(verified_domain=domain) | Q(source_url__startswith=f"https://{domain}/")
+    taken = CardProvenance.objects.filter(served).exclude(agent__owner=owner)
     taken = taken.exclude(agent__status=Agent.Status.RETIRED)
     for agent in Agent.objects.filter(pk__in=taken.values("agent_id")).order_by("pk"):
         agent_owner_move(agent=agent, owner=owner, reason="domain-claim")

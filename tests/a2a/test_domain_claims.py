@@ -106,3 +106,15 @@ def test_a_bad_domain_is_a_400_naming_it(bob, value):
     assert answer.status_code == 400
     assert [e["path"] for e in answer.json()["errors"]] == ["domain"]
     assert not DomainClaim.objects.exists()
+
+
+def test_an_agent_fetched_from_the_domain_moves_even_once_its_card_was_edited(
+    https_server, alice, bob, domain, squatted
+):
+    # A native edit of the card unverifies it; it still came from the domain.
+    alice.patch(f"/agents/{squatted}", {"description": "Edited here."}, format="json")
+    assert alice.get(f"/agents/{squatted}").json()["trust"]["verified"] is False
+    claim = bob.post("/claims", {"domain": domain}, format="json").json()
+    https_server.route(CLAIM_PATH, 200, {}, claim["token"].encode())
+    assert bob.post(f"/claims/{claim['id']}/verify").json()["agentsMoved"] == 1
+    assert bob.get(f"/agents/{squatted}").json()["owner"] == "bob"
