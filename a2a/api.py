@@ -1,37 +1,28 @@
 """The A2A-facing API: register by card, serve cards, the registry's own card."""
 
-import re
-import uuid
-
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.http import http_date
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from a2a import services
-from a2a.models import CardDocument
-from a2a.selectors import card_cache, card_read
+from a2a.card_serving import card_etag, card_serve
+from a2a.refresh import agent_refresh
+from a2a.versions import dry_run_parse, version_dry_run
 from registry.access.auth import Principal, owner_choose, principal_may_change
 from registry.access.idempotency import idempotent
-from registry.access.throttles import fetch_rate_check, read_limited
+from registry.access.throttles import fetch_rate_check
 from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
-from registry.agents.models import Agent
+from registry.agents.lifecycle import agent_writable
 from registry.agents.serializers import AgentSerializer
-from registry.fastpath.lean import LeanAnswer
 from registry.http.jsonutil import Problem
-from registry.http.problems import ProblemError, problem_response
-
-CARD_CONTENT_TYPE = "application/json"
-CARD_CACHE_CONTROL = "public, max-age=60"
-_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_CARD_HEADERS = (("Content-Type", CARD_CONTENT_TYPE), ("Cache-Control", CARD_CACHE_CONTROL))
+from registry.http.problems import ProblemError
 
 
 class CardRegistrationSerializer(serializers.Serializer):
@@ -199,76 +190,6 @@ class A2AAgentVerifyView(APIView):
         return registration_response(request, registration, 200)
 
 
-def card_response(body: bytes, sha256: str, updated_at) -> HttpResponse:
-    response = HttpResponse(body, content_type=CARD_CONTENT_TYPE)
-    response["ETag"] = f'"{sha256}"'
-    response["Last-Modified"] = http_date(updated_at.timestamp())
-    response["Cache-Control"] = CARD_CACHE_CONTROL
-    return response
-
-
-def card_lean(agent_id: str, environ) -> LeanAnswer | None:
-    """GET /a2a/agents/<id> on the lean lane (registry.fastpath.lean): the stored bytes, with their
-    validators, from the process's card cache or one primary-key read. Anything else (not
-    a UUID, no card) goes on to ``card_serve``, whose 404 problems tell the cases apart."""
-    if _CANONICAL_UUID.fullmatch(agent_id):  # the usual spelling: the key as it is
-        key = agent_id
-    else:
-        try:
-            key = str(uuid.UUID(agent_id))
-        except ValueError:
-            return None
-    stored = card_cache.get(key, lambda: _card_stored(uuid.UUID(key)))
-    if stored is None:
-        return None
-    etag, last_modified, body = stored.split(b"\n", 2)
-    return LeanAnswer(
-        body, list(_CARD_HEADERS), etag=etag.decode(), last_modified=last_modified.decode()
-    )
-
-
-def _card_stored(pk: uuid.UUID) -> bytes | None:
-    """What the card cache keeps of a card: its ETag, its Last-Modified date and its
-    bytes, a line each (neither validator holds a line break)."""
-    entry = card_read(pk)
-    if entry is None:
-        return None
-    body, sha256, updated_at = entry
-    return b'"%s"\n%s\n%s' % (sha256.encode(), http_date(updated_at.timestamp()).encode(), body)
-
-
-def card_etag(agent: Agent) -> str | None:
-    """The ETag of the agent's served card (its SHA-256), as it is now; None without one."""
-    sha256 = CardDocument.objects.filter(agent=agent).values_list("sha256", flat=True).first()
-    return f'"{sha256}"' if sha256 is not None else None
-
-
-def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
-    """GET /a2a/agents/<id> as a Django view: what the lean lane (``card_lean``) leaves to
-    it — the 404 problems, refusals (429, redirects, preconditions) — and requests that
-    do not pass through the lane (the test client). A plain view: no DRF request wrapping
-    or authentication (card reads are public), the same per-IP read limit."""
-    limited = read_limited(request)
-    if limited is not None:
-        return limited
-    try:
-        pk = uuid.UUID(agent_id)
-    except ValueError:
-        return problem_response(
-            404, "not-found", f"There is no agent '{agent_id}' (ids are UUIDs)."
-        )
-    entry = card_read(pk)
-    if entry is not None:
-        return card_response(*entry)
-    if Agent.objects.filter(pk=pk).exists():
-        return problem_response(
-            404,
-            "no-a2a-endpoint",
-            f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card.",
-        )
-    return problem_response(404, "not-found", f"There is no agent {agent_id}.")
-
-
 class A2AAgentCardView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
 
@@ -283,17 +204,35 @@ class A2AAgentCardView(APIView):
     def get(self, request: Request, agent_id: str) -> HttpResponse:
         return card_serve(request._request, agent_id)  # dispatch serves GET; this documents it
 
-    @extend_schema(request=CardReplaceSerializer, responses=AgentSerializer)
+    @extend_schema(
+        request=CardReplaceSerializer,
+        parameters=[
+            OpenApiParameter(
+                "dryRun",
+                bool,
+                description="true: answer the would-be version and its change summary "
+                "(or the refusal), storing nothing.",
+            )
+        ],
+        responses=AgentSerializer,
+    )
     def put(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
+        agent_writable(agent)
+        dry_run = dry_run_parse(request.query_params.get("dryRun"))
         card = card_from_body(request.data)
-        registration = services.agent_replace_card(
-            agent=agent,
-            card=card,
-            precondition=if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag),
-        )
-        return registration_response(request, registration, 200)
+
+        def replace() -> services.CardRegistration:
+            return services.agent_replace_card(
+                agent=agent,
+                card=card,
+                precondition=if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag),
+            )
+
+        if dry_run:
+            return Response(version_dry_run(agent, replace))
+        return registration_response(request, replace(), 200)
 
 
 BEARER_SCHEME = "apiKey"
@@ -374,3 +313,23 @@ def registry_card_view(request) -> JsonResponse:
     )
     response["Cache-Control"] = "public, max-age=300"
     return response
+
+
+class AgentRefreshView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(
+        request=None,
+        parameters=[
+            OpenApiParameter("dryRun", bool, description="true: answer what would be stored.")
+        ],
+        responses={200: OpenApiResponse(description="Whether the card changed; its new version.")},
+    )
+    def post(self, request: Request, agent_id: str) -> Response:
+        """Fetch the card again from where the agent was registered (domain or URL) and
+        store it as a new version when it changed; the answer has the change summary."""
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        dry_run = dry_run_parse(request.query_params.get("dryRun"))
+        fetch_rate_check(request)
+        return Response(agent_refresh(agent=agent, dry_run=dry_run))

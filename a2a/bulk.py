@@ -6,12 +6,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from a2a.mapping import card_facts, card_to_agent_input
-from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.models import AgentIdentity, CardDocument, CardProvenance, CardVersion
 from a2a.provenance import card_signature_check, trust_facts
 from a2a.services import CARD_SOURCE, WRITER
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.validation import card_validate
+from a2a.versions import version_rows
 from registry.agents import services as core
 from registry.discovery.facts import facts_rows
 from registry.discovery.models import AgentFacet
@@ -64,7 +65,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         agents = core.agents_bulk_create(
             owner=owner, items=[data for _, _, data, _ in fresh], source=CARD_SOURCE, writer=WRITER
         )
-        documents, provenances, identities, facts = [], [], [], []
+        documents, versions, provenances, identities, facts = [], [], [], [], []
         now = timezone.now()
         for agent, (card, report, _, preferred), signature in zip(
             agents, fresh, signatures, strict=True
@@ -81,6 +82,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
                     signed=report.signed,
                 )
             )
+            versions.append(version_rows(agent, body, change="import", at=now))
             provenance = CardProvenance(
                 agent=agent,
                 discovery_path="import",
@@ -96,6 +98,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             )
         for model, rows in (
             (CardDocument, documents),
+            (CardVersion, versions),
             (CardProvenance, provenances),
             (AgentIdentity, identities),
             (AgentFacet, facts),

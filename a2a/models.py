@@ -27,6 +27,9 @@ class CardDocument(models.Model):
     naming = models.CharField(max_length=12, default="camelCase")
     signed = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
+    # Headers served with the card, tab-separated "Name: value": a deprecated agent's
+    # Deprecation, Sunset and successor Link (a2a.receivers keeps them).
+    lifecycle_headers = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         verbose_name = "A2A card"
@@ -59,6 +62,12 @@ class CardProvenance(models.Model):
     signature_detail = models.TextField(blank=True)
     signature_kid = models.CharField(max_length=200, blank=True)
     signature_checked_at = models.DateTimeField(null=True, blank=True)
+    # The refresh from source_url (a2a.refresh): the validator of the last fetch, when it
+    # was fetched, when it is due again (Cache-Control honoured) and what went wrong.
+    refresh_etag = models.CharField(max_length=200, blank=True, default="", db_default="")
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+    next_refresh_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    refresh_problem = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         verbose_name = "card provenance"
@@ -144,3 +153,34 @@ class RelayTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} ({self.state})"
+
+
+class CardVersion(models.Model):
+    """One immutable version of an agent's card: the exact bytes served then, numbered from
+    1 (the registration) without gaps (``a2a.versions``: the next number is taken under the
+    agent's row lock, and the constraint holds it)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="card_versions")
+    seq = models.PositiveIntegerField()
+    card_version = models.CharField(max_length=100, blank=True)
+    body = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+    # Who stored it: the API key (its owner and prefix), a command or a job.
+    actor = models.CharField(max_length=200, blank=True)
+    key_prefix = models.CharField(max_length=20, blank=True)
+    change = models.CharField(max_length=20, help_text="register, replace, update, refresh …")
+    # What changed since the version before (a2a.card_diff); null for the first.
+    summary = models.JSONField(null=True, blank=True)
+    breaking = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "seq"], name="card_version_seq"),
+        ]
+        indexes = [
+            models.Index(fields=["agent", "card_version", "-seq"], name="card_version_named"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} v{self.seq} ({self.card_version or 'no version'})"

@@ -3,6 +3,7 @@ card's skills, interfaces, security schemes and trust, and the card itself."""
 
 import json
 
+from a2a.models import CardVersion
 from a2a.selectors import card_read
 from registry.agents.models import Agent
 
@@ -86,7 +87,28 @@ def card_panel(agent: Agent) -> dict | None:
         "card_updated": updated_at,
         "spec_version": card.get("protocolVersion") or "",
         "provenance": provenance,
+        "versions": _versions(agent),
     }
+
+
+def _versions(agent: Agent, shown: int = 10) -> list[dict]:
+    """The card's newest versions, each with what changed since the one before."""
+    rows = CardVersion.objects.filter(agent=agent).order_by("-seq")[:shown]
+    return [
+        {
+            "seq": row.seq,
+            "version": row.card_version,
+            "created": row.created_at,
+            "change": row.change,
+            "breaking": row.breaking,
+            "changes": (row.summary or {}).get("changes", []),
+            "card_path": f"/a2a/agents/{agent.pk}?version={row.seq}",
+            "diff_path": f"/agents/{agent.pk}/versions/{row.seq - 1}/diff/{row.seq}"
+            if row.seq > 1
+            else None,
+        }
+        for row in rows
+    ]
 
 
 def verified_badge(agent: Agent) -> str | None:

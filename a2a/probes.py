@@ -144,7 +144,7 @@ def _reimport(agent_id, provenance: CardProvenance, document: CardDocument, resu
     token = audit_actor.set(("system:probe", ""))
     try:
         agent = Agent.objects.get(pk=agent_id)
-        agent_replace_card(agent=agent, card=card, source=source)
+        agent_replace_card(agent=agent, card=card, source=source, change="refresh")
     except ProblemError as exc:
         return f"not re-imported: {exc.detail}"
     except Agent.DoesNotExist:

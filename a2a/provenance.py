@@ -4,8 +4,10 @@ registration and again later (keys rotate and are revoked)."""
 
 import json
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -68,6 +70,12 @@ def provenance_save(agent: Agent, source: CardSource, signature: SignatureResult
             "signature_detail": signature.detail[:2000],
             "signature_kid": (signature.kid or "")[:200],
             "signature_checked_at": now,
+            # A card fetched from its source is refreshed from there (a2a.refresh).
+            "next_refresh_at": (
+                now + timedelta(seconds=settings.AGENT_REFRESH_INTERVAL_SECONDS)
+                if source.source_url
+                else None
+            ),
         },
     )
     trust_facts_save(agent, provenance)

@@ -9,22 +9,26 @@ import hashlib
 import json
 
 from django.conf import settings
+from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+from django.utils.http import http_date
 
 from a2a.mapping import card_generate, overlay_problems
-from a2a.models import AgentIdentity, CardDocument, CardProvenance
+from a2a.models import AgentIdentity, CardDocument, CardProvenance, CardVersion
 from a2a.provenance import trust_facts_save
 from a2a.selectors import CARDS_CHANNEL, card_cache
 from a2a.services import WRITER, card_facts_save, document_save
 from a2a.signals import StoredCard, cards_stored_send
 from a2a.validation import card_validate
+from a2a.versions import version_record
 from registry.agents.models import Agent
+from registry.agents.ownership import agent_owner_move
 from registry.agents.selectors import agent_queryset
 from registry.fastpath.notices import announce
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
-from registry.signals import agent_changed
+from registry.signals import agent_changed, agent_status_changed, domain_claimed
 
 # Changes of a native write that touch what a card says.
 CARD_PARTS = {"name", "description", "version", "capabilities", "endpoints:A2A"}
@@ -63,6 +67,7 @@ def _card_managed_update(agent: Agent, document: CardDocument, changed: set[str]
             errors,
         )
     document.body = canonical_dumps(card)
+    version_record(agent, document.body, change="update")
     document.sha256 = hashlib.sha256(document.body).hexdigest()
     document.save(update_fields=["body", "sha256", "updated_at"])
     # The domain served the card as it was, not as it is now.
@@ -138,6 +143,8 @@ def on_agent_changed(
 ) -> None:
     if created and "endpoints:A2A" not in changed:
         return  # a new agent without A2A interfaces has no card to generate or to remove
+    if agent.status == Agent.Status.RETIRED:
+        return  # its card is gone for good (410)
     if "owner" in changed:
         _identity_move(agent)
     if writer == WRITER or not changed & CARD_PARTS:
@@ -157,3 +164,55 @@ def on_card_document_changed(sender, instance: CardDocument, **kwargs) -> None:
     key = str(instance.agent_id)
     announce(CARDS_CHANNEL, [key])
     card_cache.forget([key])
+
+
+@receiver(post_delete, sender=CardVersion, dispatch_uid="a2a-card-cache-version-delete")
+def on_card_version_deleted(sender, instance: CardVersion, **kwargs) -> None:
+    """A pruned version leaves every process's card cache too."""
+    key = f"{instance.agent_id}@{instance.seq}"
+    announce(CARDS_CHANNEL, [key])
+    card_cache.forget([key])
+
+
+def lifecycle_headers(agent: Agent) -> str:
+    """A deprecated agent's card headers: Deprecation (RFC 9745), Sunset (RFC 8594) and
+    the successor's card as a Link, tab-separated (a2a.card_serving reads them)."""
+    if agent.status != Agent.Status.DEPRECATED:
+        return ""
+    headers = [f"Deprecation: @{int(agent.status_changed_at.timestamp())}"]
+    if agent.sunset_at is not None:
+        headers.append(f"Sunset: {http_date(agent.sunset_at.timestamp())}")
+    if agent.successor is not None:
+        successor = f"{settings.REGISTRY_BASE_URL}/a2a/agents/{agent.successor}"
+        headers.append(f'Link: <{successor}>; rel="successor-version"')
+    return "\t".join(headers)
+
+
+@receiver(agent_status_changed, dispatch_uid="a2a-card-lifecycle")
+def on_agent_status_changed(sender, agent: Agent, status: str, **kwargs) -> None:
+    """A retired agent's card is no longer served (410; its versions stay) and its card
+    identity is free for a new registration; a deprecated one's carries the headers."""
+    if status == Agent.Status.RETIRED:
+        CardDocument.objects.filter(agent=agent).delete()
+        AgentIdentity.objects.filter(agent=agent).delete()
+        card_facts_save(agent, None)
+        cards_stored_send([StoredCard(agent, None)])
+        return
+    document = CardDocument.objects.filter(agent=agent).first()
+    if document is not None:
+        document.lifecycle_headers = lifecycle_headers(agent)
+        document.save(update_fields=["lifecycle_headers", "updated_at"])
+
+
+@receiver(domain_claimed, dispatch_uid="a2a-domain-claimed")
+def on_domain_claimed(sender, domain: str, owner: str, **kwargs) -> int:
+    """Every agent whose card the claimed domain served (or was fetched from it) goes to the
+    domain's owner."""
+    moved = 0
+    served = Q(verified_domain=domain) | Q(source_url__startswith=f"https://{domain}/")
+    taken = CardProvenance.objects.filter(served).exclude(agent__owner=owner)
+    taken = taken.exclude(agent__status=Agent.Status.RETIRED)
+    for agent in Agent.objects.filter(pk__in=taken.values("agent_id")).order_by("pk"):
+        agent_owner_move(agent=agent, owner=owner, reason="domain-claim")
+        moved += 1
+    return moved

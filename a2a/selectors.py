@@ -20,7 +20,7 @@ from registry.discovery.models import DataGeneration
 from registry.fastpath.notices import NoticedCache
 from registry.fastpath.prepared import postgres_timestamp, prepared_cursor, prepared_row
 
-_CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at")
+_CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at", "lifecycle_headers")
 # The lean lane's card answers, per process (registry.fastpath.notices): every card write
 # announces its agent's id on this channel (a2a.receivers).
 CARDS_CHANNEL = "registry_cards"
@@ -47,24 +47,31 @@ def _card_read_postgres_sql() -> str:
 
 
 def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
-    """(body, sha256, updated_at) of an agent's card: one primary-key read, no ORM work
-    (on PostgreSQL a statement prepared once per connection, through libpq itself)."""
+    """(body, sha256, updated_at) of an agent's card (``card_read_served``)."""
+    entry = card_read_served(pk)
+    return entry[:3] if entry is not None else None
+
+
+def card_read_served(pk: uuid.UUID) -> tuple[bytes, str, Any, str] | None:
+    """(body, sha256, updated_at, lifecycle headers) of an agent's card: one primary-key
+    read, no ORM work (on PostgreSQL a statement prepared once per connection, through
+    libpq itself). The headers (tab-separated ``Name: value``) are a deprecated agent's."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor == "postgresql":
         row = prepared_row(db, "registry_card_read", _card_read_postgres_sql(), [pk.bytes])
         if row is None:
             return None
-        body, sha256, updated_at = row
-        return bytes(body), sha256.decode(), postgres_timestamp(updated_at)
+        body, sha256, updated_at, headers = row
+        return bytes(body), sha256.decode(), postgres_timestamp(updated_at), headers.decode()
     with _card_cursor(db) as cursor:
         cursor.execute(_card_read_sql(), [CardDocument._meta.pk.get_db_prep_value(pk, db)])
         row = cursor.fetchone()
     if row is None:
         return None
-    body, sha256, updated_at = row
+    body, sha256, updated_at, headers = row
     if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
         updated_at = timezone.make_aware(updated_at, UTC)
-    return bytes(body), sha256, updated_at
+    return bytes(body), sha256, updated_at, headers
 
 
 @functools.cache

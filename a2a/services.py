@@ -29,7 +29,9 @@ from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.txt_records import DiscoveryError
 from a2a.validation import card_validate
+from a2a.versions import version_record
 from registry.agents import services as core
+from registry.agents.claims import domain_claim_check
 from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
@@ -85,8 +87,17 @@ def _owner_changed(agent: Agent) -> ProblemError:
 
 
 def document_save(
-    agent: Agent, body: bytes, *, origin: str, spec_version: str, naming: str, signed: bool
+    agent: Agent,
+    body: bytes,
+    *,
+    origin: str,
+    spec_version: str,
+    naming: str,
+    signed: bool,
+    change: str = "update",
 ) -> CardDocument:
+    """Store the agent's card document, and its next version when the bytes changed."""
+    version_record(agent, body, change=change)
     card_facts_save(agent, json.loads(body))
     document, _ = CardDocument.objects.update_or_create(
         agent=agent,
@@ -103,7 +114,7 @@ def document_save(
 
 
 def _submitted_save(
-    agent: Agent, card: dict, report: CardReport, body: bytes | None = None
+    agent: Agent, card: dict, report: CardReport, body: bytes | None = None, *, change: str
 ) -> CardDocument:
     """Store a submitted card: the bytes received when there are any, else the object as sent."""
     return document_save(
@@ -113,6 +124,7 @@ def _submitted_save(
         spec_version=report.spec_version or "",
         naming=report.naming,
         signed=report.signed,
+        change=change,
     )
 
 
@@ -159,7 +171,8 @@ def agent_register_card(
                     if agent.owner != owner:
                         raise _owner_changed(agent)
                     _agent_card_apply(agent=agent, data=data)
-                _submitted_save(agent, card, report, source.body)
+                change = "register" if identity is None else "reregister"
+                _submitted_save(agent, card, report, source.body, change=change)
                 provenance_save(agent, source, signature)
                 cards_stored_send([StoredCard(agent, card, created=identity is None)])
             return CardRegistration(agent, report, identity is None, source, signature)
@@ -178,6 +191,7 @@ def agent_register_from_domain(
     except DiscoveryError as exc:
         raise discovery_problem(exc, "domain" if domain is not None else "url") from None
     host = url_authority(resolved.source_url) or ""
+    domain_claim_check(domain=host, owner=owner)
     _origin_policy_apply(resolved, host)
     source = CardSource(
         body=resolved.body,
@@ -287,6 +301,7 @@ def agent_replace_card(
     card: dict,
     source: CardSource | None = None,
     precondition: Precondition | None = None,
+    change: str = "replace",
 ) -> CardRegistration:
     """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
 
@@ -315,7 +330,7 @@ def agent_replace_card(
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
-        _submitted_save(agent, card, report, source.body)
+        _submitted_save(agent, card, report, source.body, change=change)
         provenance_save(agent, source, signature)
         cards_stored_send([StoredCard(agent, card)])
     return CardRegistration(agent, report, False, source, signature)

@@ -169,7 +169,7 @@ def discover(params: dict[str, str]) -> Answer:
     """Find agents with GET /discover/agents's filters, sorts and pages."""
 
     def find():
-        agents = discovery.agents_filter(params, selectors.agent_queryset())
+        agents = discovery.agents_filter(params, selectors.agent_discoverable_queryset())
         page, sort, _ = discovery.discover(agents, params, full_rows=None)
         return page, sort
 

@@ -4,8 +4,10 @@ from celery import shared_task
 from celery.utils.log import get_task_logger
 
 from a2a.provenance import signatures_recheck as signatures_recheck_all
+from a2a.refresh import agents_refresh
 from a2a.relay_store import relay_tasks_expire as relay_tasks_expire_all
 from a2a.services import agent_tasks_expire
+from a2a.versions import versions_prune
 
 logger = get_task_logger(__name__)
 
@@ -32,3 +34,19 @@ def relay_tasks_expire() -> int:
     deleted = relay_tasks_expire_all()
     logger.info("Removed %d relayed tasks.", deleted)
     return deleted
+
+
+@shared_task(name="a2a.tasks.versions_prune")
+def versions_prune_job() -> int:
+    """Remove card versions beyond CARD_VERSIONS_KEEP (as `manage.py versions_prune`)."""
+    deleted = versions_prune()
+    logger.info("Removed %d card versions beyond the retention.", deleted)
+    return deleted
+
+
+@shared_task(name="a2a.tasks.agents_refresh")
+def agents_refresh_job() -> dict[str, int]:
+    """Refresh the due cards registered by domain or URL (as `manage.py agents_refresh --due`)."""
+    counts = agents_refresh(due_only=True)
+    logger.info("Refreshed the due cards: %s.", counts)
+    return counts

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
-from a2a import agent, api, relay
+from a2a import agent, api, relay, versions_api
 
 urlpatterns = [
     path("a2a/agents", api.A2AAgentListView.as_view(), name="a2a-agents"),
@@ -15,6 +15,22 @@ urlpatterns = [
     ),
     path("a2a/jsonrpc", agent.protocol_view, name="a2a-jsonrpc"),
     re_path(r"^a2a/rest/(?P<path>.+)$", agent.protocol_view, name="a2a-rest"),
+    path(
+        "agents/<str:agent_id>/versions",
+        versions_api.AgentVersionListView.as_view(),
+        name="agent-versions",
+    ),
+    path(
+        "agents/<str:agent_id>/versions/<str:seq>",
+        versions_api.AgentVersionDetailView.as_view(),
+        name="agent-version",
+    ),
+    path(
+        "agents/<str:agent_id>/versions/<str:a>/diff/<str:b>",
+        versions_api.AgentVersionDiffView.as_view(),
+        name="agent-version-diff",
+    ),
+    path("agents/<str:agent_id>/refresh", api.AgentRefreshView.as_view(), name="agent-refresh"),
     path(".well-known/agent-card.json", api.registry_card_view, name="registry-card"),
     path(".well-known/agent.json", api.registry_card_view, name="registry-card-legacy"),
 ]

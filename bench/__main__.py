@@ -207,6 +207,12 @@ def throughput_block(
     # state.
     warm = CARD_WARM_FETCHES * WORKERS * len(card_paths)
     rows["card"] = throughput("card", card_paths, args, port, generator, tmp, warm_requests=warm)
+    # The same cards pinned to their first version (a2a.card_serving: immutable, cached as
+    # the latest are), warmed the same way.
+    pinned = [f"{path}?version=1" for path in card_paths]
+    rows["card pinned"] = throughput(
+        "card-pinned", pinned, args, port, generator, tmp, warm_requests=warm
+    )
     for kind in THROUGHPUT_DISCOVERY:
         paths = discover.query_paths(kind, args.requests, args.seed)
         rows[f"discover {kind}"] = throughput(f"discover-{kind}", paths, args, port, generator, tmp)

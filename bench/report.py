@@ -12,6 +12,8 @@ DISCOVERY_P95_RATIO_MAX = 3.0
 # "Minutes, not hours": 100,000 agents within the hour, at the rate measured.
 LOAD_100K_SECONDS_MAX = 3600.0
 HEARTBEAT_TO_CARD_MIN = 0.5
+# A pinned card version (?version=<n>) against the latest card.
+PINNED_TO_CARD_MIN = 0.9
 LIVE_ONLY_P95_RATIO_MAX = 1.5
 A2A_TO_DISCOVER_MIN = 0.5
 PAGE_P95_MS_MAX = 100.0
@@ -100,6 +102,14 @@ def throughput_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 HEALTHZ_TO_BARE_MIN,
             )
         )
+        if "card pinned" in rows:
+            targets.append(
+                _at_least(
+                    f"pinned card version fetch >= {PINNED_TO_CARD_MIN} x card fetch at N={n}",
+                    _ratio(_rate(rows["card pinned"]), card),
+                    PINNED_TO_CARD_MIN,
+                )
+            )
         for name in sorted(k for k in rows if k.startswith("discover ")):
             targets.append(
                 _at_least(
@@ -253,6 +263,7 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
         "bare": "bare WSGI application (the limit)",
         "healthz": "GET /healthz",
         "card": "GET /a2a/agents/<id>",
+        "card pinned": "GET /a2a/agents/<id>?version=1",
         "discover text": "GET /discover/agents?q=<word>",
         "discover filter": "GET /discover/agents?tag=<tag>",
         "discover facets": "GET /discover/agents?q=<word>&facets=tag,protocolBinding",

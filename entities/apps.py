@@ -8,5 +8,7 @@ class EntitiesConfig(AppConfig):
 
     def ready(self) -> None:
         from entities import extensions, receivers  # noqa: F401  (receivers: connects them)
+        # The jobs queued by name (the crawl queues enrichment): registered in every process.
+        from entities import tasks  # noqa: F401
 
         extensions.register()

@@ -22,6 +22,7 @@ from entities.enrichment import domain_enrich
 from entities.fetching import CardNotFound, card_fetch
 from entities.models import EntityCard
 from entities.services import StoredCard, card_checked, card_flag, card_store
+from registry.agents.claims import domain_claim_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import InvalidHost, domain_parse
@@ -37,6 +38,7 @@ def domain_register(*, owner: str, domain: str) -> StoredCard:
         raise ProblemError(
             400, "validation-error", f"domain {exc}.", [Problem("domain", str(exc))]
         ) from None
+    domain_claim_check(domain=parsed.authority, owner=owner)
     try:
         fetched = card_fetch(parsed)
     except CardNotFound as exc:

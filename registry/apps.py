@@ -61,6 +61,9 @@ class RegistryConfig(AppConfig):
             settings.IDEMPOTENCY_PRUNE_INTERVAL_SECONDS,
         )
         extensions.register_schedule(
+            "ownership-expire", "registry.agents.tasks.ownership_expire", 3600
+        )
+        extensions.register_schedule(
             "endpoints-probe",
             "registry.liveness.tasks.endpoints_probe",
             settings.PROBE_SWEEP_SECONDS,

@@ -17,7 +17,9 @@ app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The core's own jobs live in its rooms (the apps' in ``<app>/tasks.py``).
-app.autodiscover_tasks(["registry.liveness", "registry.access"])
+app.autodiscover_tasks(
+    ["registry.liveness", "registry.access", "registry.agents", "registry.events"]
+)
 
 
 @app.on_after_finalize.connect

@@ -9,7 +9,9 @@ from registry.agents.models import (
     AgentSearchText,
     Capability,
     CapabilityTag,
+    DomainClaim,
     Endpoint,
+    OwnershipTransfer,
     Tombstone,
 )
 from registry.discovery.models import AgentFacet, AgentListing, AgentSearchVector, DataGeneration
@@ -28,9 +30,11 @@ __all__ = [
     "CapabilityTag",
     "DataGeneration",
     "Delivery",
+    "DomainClaim",
     "Endpoint",
     "EndpointStatusSeen",
     "Event",
+    "OwnershipTransfer",
     "ProbeResult",
     "Subscription",
     "Tombstone",

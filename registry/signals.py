@@ -70,3 +70,23 @@ def writes_batched() -> Iterator[None]:
         _batch.reset(token)
     if pending:
         agents_written.send(sender=None, agent_ids=sorted(pending))
+
+
+# Sent inside the write's transaction after an agent's lifecycle status changed
+# (registry.agents.lifecycle): ``agent``, ``status`` (active, deprecated or retired, now),
+# ``previous`` (the status before), ``reason``, ``successor`` (an agent id or None) and
+# ``sunset_at`` (or None). Receivers: the A2A app's card headers and its 410; event feeds
+# ("agent.deprecated", "agent.undeprecated", "agent.retired").
+agent_status_changed = Signal()
+
+# Sent inside the write's transaction after an agent moved to another owner (an accepted
+# transfer, a verified domain claim, an admin's change): ``agent``, ``previous_owner``,
+# ``owner``, ``reason`` ("transfer", "domain-claim" or "admin"). For event feeds
+# ("agent.owner_changed").
+agent_owner_changed = Signal()
+
+# Sent inside the transaction that verifies a domain claim (registry.agents.claims):
+# ``domain`` (host[:port]), ``owner`` (the claimant's), ``claim``. Each protocol app gives
+# ``owner`` the agents it registered from ``domain`` (registry.agents.ownership
+# .agent_owner_move) and returns how many it moved.
+domain_claimed = Signal()

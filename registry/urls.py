@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from registry import extensions, health
 from registry.access import api as keys_api
 from registry.agents import api as agents_api
+from registry.agents import ownership_api
 from registry.discovery import api as discovery_api
 from registry.events import api as events_api
 from registry.events.stream import events_view
@@ -48,6 +49,40 @@ urlpatterns = [
     ),
     path(
         "agents/<str:agent_id>/liveness", liveness_api.AgentLivenessView.as_view(), name="liveness"
+    ),
+    path(
+        "agents/<str:agent_id>/deprecate",
+        agents_api.AgentDeprecateView.as_view(),
+        name="agent-deprecate",
+    ),
+    path(
+        "agents/<str:agent_id>/undeprecate",
+        agents_api.AgentUndeprecateView.as_view(),
+        name="agent-undeprecate",
+    ),
+    path(
+        "agents/<str:agent_id>/transfers",
+        ownership_api.AgentTransferListView.as_view(),
+        name="agent-transfers",
+    ),
+    path("transfers", ownership_api.TransferListView.as_view(), name="transfers"),
+    path(
+        "transfers/<str:transfer_id>", ownership_api.TransferDetailView.as_view(), name="transfer"
+    ),
+    path(
+        "transfers/<str:transfer_id>/accept",
+        ownership_api.TransferAcceptView.as_view(),
+        name="transfer-accept",
+    ),
+    path(
+        "transfers/<str:transfer_id>/cancel",
+        ownership_api.TransferCancelView.as_view(),
+        name="transfer-cancel",
+    ),
+    path("claims", ownership_api.ClaimListView.as_view(), name="claims"),
+    path("claims/<str:claim_id>", ownership_api.ClaimDetailView.as_view(), name="claim"),
+    path(
+        "claims/<str:claim_id>/verify", ownership_api.ClaimVerifyView.as_view(), name="claim-verify"
     ),
     path("api-keys", keys_api.ApiKeyListView.as_view(), name="api-keys"),
     path("api-keys/<str:key_id>", keys_api.ApiKeyDetailView.as_view(), name="api-key"),

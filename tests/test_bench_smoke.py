@@ -71,7 +71,8 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
         assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
     # Each size's throughput rows, against the bare WSGI application. Heartbeats are POSTs
     # with the owner's key: a refused one (401, 404, 429) fails the run.
-    kinds = {"bare", "healthz", "card", "discover text", "discover filter", "discover facets"}
+    kinds = {"bare", "healthz", "card", "card pinned"}
+    kinds |= {"discover text", "discover filter", "discover facets"}
     assert results["throughput"]["middle"]["agents"] == 40
     assert set(results["throughput"]["middle"]["rows"]) == kinds
     assert results["throughput"]["full"]["agents"] == 60
@@ -92,6 +93,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert sum(name.startswith("card fetch >= 0.8 x bare WSGI") for name in names) == 2
     assert sum(name.startswith("/healthz >= 0.8 x bare WSGI") for name in names) == 2
     assert sum(" >= 0.15 x card fetch" in name for name in names) == 6
+    assert sum(name.startswith("pinned card version fetch >= 0.9") for name in names) == 2
     assert sum(name.startswith("page ") for name in names) == 3
     assert any(name.startswith("heartbeat throughput") for name in names)
     assert any(name.startswith("A2A discovery message") for name in names)
@@ -105,6 +107,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"]
     assert sum(t["target"].startswith("GET /v1/") for t in results["targets"]) == 2
     assert "GET /a2a/agents/<id>" in (tmp_path / "RESULTS.md").read_text()
+    assert "GET /a2a/agents/<id>?version=1" in run.stdout
     assert "GET /healthz" in run.stdout
     assert "bare WSGI application (the limit)" in run.stdout
     assert "page /browse/agents/<id>" in run.stdout

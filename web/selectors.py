@@ -127,13 +127,13 @@ def search(query: QueryDict, context: dict) -> Search:
     params = page_params(query)
     result = Search(params=params)
     data = _discovery_params(params)
-    filterset = agent_filterset()(data=data, queryset=selectors.agent_queryset())
+    filterset = agent_filterset()(data=data, queryset=selectors.agent_discoverable_queryset())
     if not filterset.is_valid():
         errors = [f"{ALIASES_BACK.get(k, k)}: {' '.join(v)}" for k, v in filterset.errors.items()]
         raise SearchError("; ".join(errors))
     try:
         page, result.sort, _ = discovery.discover(
-            filterset.qs, data, full_rows=selectors.agent_queryset()
+            filterset.qs, data, full_rows=selectors.agent_discoverable_queryset()
         )
         source = discovery.facet_source(filterset.qs, data)
         counts, result.exact = facets.facet_counts(source, facet_list())
@@ -182,7 +182,8 @@ def home_counts() -> list[tuple[str, int, str]]:
 
 
 def recent_agents(context: dict, n: int = 6) -> list[dict]:
-    return agents_shown(list(selectors.agent_queryset().order_by("-created_at", "id")[:n]), context)
+    recent = selectors.agent_discoverable_queryset().order_by("-created_at", "id")[:n]
+    return agents_shown(list(recent), context)
 
 
 def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
@@ -192,6 +193,8 @@ def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
         agent = selectors.agent_get(agent_id)
     except ProblemError:
         return None
+    if agent.status == Agent.Status.RETIRED:
+        return None  # gone for the public (its API answers 410)
     row = agents_shown([agent], context)[0]
     panels = []
     for panel in sorted(extensions.agent_panels.read(), key=lambda p: (p.order, p.name)):

@@ -13,7 +13,7 @@ __path__ = extend_path(__path__, __name__)
 
 from django.conf import settings
 
-from a2a.api import card_lean
+from a2a.card_serving import card_lean
 from a2a.demo import card_demo_load
 from a2a.pages import card_panel, signed_badge, verified_badge
 from a2a.probes import a2a_probe
@@ -58,6 +58,8 @@ PROBLEM_TYPES = {
     "origin-mismatch": "The card's interfaces are on other hosts than the domain that served it.",
     "card-mismatch": "The card the domain serves differs from the registered card.",
     "not-verifiable": "Only agents registered by card can be verified against their domain.",
+    "not-refreshable": "The agent was not registered by domain or URL: no source to refresh from.",
+    "breaking-change": "The new card breaks the agent's backward compatibility (listed).",
     "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
     "queue-unavailable": "The queue relay's broker did not take the request (unreachable, or "
     "the agent's queue missing): nothing was sent and no task made; retry after Retry-After.",
@@ -138,3 +140,6 @@ def register() -> None:
     )
     extensions.register_schedule("agent-tasks-expire", "a2a.tasks.agent_tasks_expire", 3600)
     extensions.register_schedule("relay-tasks-expire", "a2a.tasks.relay_tasks_expire", 3600)
+    extensions.register_schedule("versions-prune", "a2a.tasks.versions_prune", 86400)
+    # Looks for due cards every 10 minutes; each is due AGENT_REFRESH_INTERVAL_SECONDS on.
+    extensions.register_schedule("agents-refresh", "a2a.tasks.agents_refresh", 600)

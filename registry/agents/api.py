@@ -2,16 +2,18 @@
 its endpoints. Thin views over the services and selectors. (Listing and registering at
 ``/agents`` is discovery's: registry.discovery.api.)"""
 
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry.access.auth import owner_choose, principal_may_change
+from registry.access.auth import Principal, owner_choose, principal_may_change
 from registry.access.idempotency import idempotent
-from registry.agents import selectors, services
+from registry.agents import lifecycle, selectors, services
 from registry.agents.concurrency import agent_etag, if_match_agent
+from registry.agents.models import Agent
 from registry.agents.serializers import (
     AgentInputSerializer,
     AgentSerializer,
@@ -25,8 +27,14 @@ from registry.http.problems import ProblemError
 
 
 def agent_response(request: Request, agent_id, status_code: int = 200, **headers) -> Response:
-    """The agent's JSON, with its ETag (registry.agents.concurrency: for If-Match on writes)."""
+    """The agent's JSON, with its ETag (registry.agents.concurrency: for If-Match on writes).
+    A retired agent's is its owner's and the admins' only; others get 410."""
     agent = selectors.agent_get(str(agent_id))
+    if agent.status == Agent.Status.RETIRED:
+        user = request.user
+        if not (isinstance(user, Principal) and user.may_change(agent.owner)):
+            when = agent.status_changed_at.isoformat().replace("+00:00", "Z")
+            raise ProblemError(410, "retired", f"Agent {agent.id} was retired on {when}.")
     body = AgentSerializer(agent, context={"request": request}).data
     liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
     headers = {"ETag": agent_etag(agent, liveness), **headers}
@@ -55,9 +63,11 @@ class AgentDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str) -> Response:
+        """Retire the agent: it leaves discovery and its card answers 410 Gone; its owner
+        still reads it (status retired) and its versions stay readable."""
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
-        services.agent_delete(
+        lifecycle.agent_retire(
             agent=agent, precondition=_if_match(request), admin=request.user.is_admin
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -65,6 +75,7 @@ class AgentDetailView(APIView):
     def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
+        lifecycle.agent_writable(agent)
         payload = AgentInputSerializer(data=request.data, partial=partial)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -91,7 +102,12 @@ class AgentDetailView(APIView):
                 "capabilities": full.capabilities,
                 "endpoints": full.endpoints,
             }
-        services.agent_update(agent=agent, owner=owner, precondition=_if_match(request), **changes)
+        with transaction.atomic():  # the setting applies to the changes after this one
+            services.agent_update(
+                agent=agent, owner=owner, precondition=_if_match(request), **changes
+            )
+            if "compatibility" in data:
+                lifecycle.agent_compatibility_set(agent=agent, compatibility=data["compatibility"])
         return agent_response(request, agent.id)
 
 
@@ -107,6 +123,7 @@ class EndpointListView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
+        lifecycle.agent_writable(agent)
         payload = EndpointInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.to_input()
@@ -135,6 +152,50 @@ class EndpointDetailView(APIView):
     def delete(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
         principal_may_change(request, agent.owner)
+        lifecycle.agent_writable(agent)
         endpoint = selectors.endpoint_get(agent, endpoint_id)
         services.endpoint_remove(endpoint=endpoint)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DeprecateSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, help_text="Why, for the agent's consumers.")
+    successor = serializers.UUIDField(
+        required=False, allow_null=True, help_text="The agent that replaces this one."
+    )
+    sunsetAt = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="When the agent will be retired."
+    )
+
+
+class AgentDeprecateView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(request=DeprecateSerializer, responses=AgentSerializer)
+    def post(self, request: Request, agent_id: str) -> Response:
+        """Deprecate the agent: it stays discoverable (status deprecated) and its card is
+        served with Deprecation, Sunset and successor Link headers."""
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        payload = DeprecateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        lifecycle.agent_deprecate(
+            agent=agent,
+            reason=data["reason"],
+            successor=data.get("successor"),
+            sunset_at=data.get("sunsetAt"),
+        )
+        return agent_response(request, agent.id)
+
+
+class AgentUndeprecateView(APIView):
+    may_conflict = True  # 409 problems (OpenAPI)
+
+    @extend_schema(request=None, responses=AgentSerializer)
+    def post(self, request: Request, agent_id: str) -> Response:
+        """The agent is active again."""
+        agent = selectors.agent_get(agent_id)
+        principal_may_change(request, agent.owner)
+        lifecycle.agent_undeprecate(agent=agent)
+        return agent_response(request, agent.id)

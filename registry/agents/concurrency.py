@@ -109,7 +109,20 @@ def _stale(what: str, where: str) -> ProblemError:
     )
 
 
+def agent_writable(agent: Agent) -> None:
+    """A retired agent takes no writes (registry.agents.lifecycle): 409 ``retired``."""
+    if agent.status == Agent.Status.RETIRED:
+        raise ProblemError(
+            409,
+            "retired",
+            f"Agent {agent.id} was retired on {agent.status_changed_at:%Y-%m-%d}: it takes no "
+            "more changes. Register a new agent instead.",
+        )
+
+
 def checked(agent: Agent, precondition: Precondition | None) -> Agent:
+    """The locked agent, if it takes writes (not retired) and meets ``precondition``."""
+    agent_writable(agent)
     if precondition is not None:
         precondition(agent)
     return agent

@@ -18,6 +18,15 @@ NATIVE_SOURCE = "native"
 
 
 class Agent(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        DEPRECATED = "deprecated", "Deprecated"
+        RETIRED = "retired", "Retired"
+
+    class Compatibility(models.TextChoices):
+        NONE = "none", "None"
+        BACKWARD = "backward", "Backward"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -26,6 +35,24 @@ class Agent(models.Model):
     source = models.CharField(max_length=40, default=NATIVE_SOURCE)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
+    # The lifecycle (registry.agents.lifecycle): a retired agent is left out of discovery
+    # and its card answers 410; its row and history stay.
+    # Database defaults too: rows written by code that predates these columns stay valid.
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.ACTIVE, db_default=Status.ACTIVE
+    )
+    status_reason = models.TextField(blank=True, default="", db_default="")
+    successor = models.UUIDField(null=True, blank=True)
+    sunset_at = models.DateTimeField(null=True, blank=True)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    # backward: a change that breaks the agent's consumers is refused (a protocol app says
+    # what breaks, e.g. a2a.card_diff), unless its major version went up.
+    compatibility = models.CharField(
+        max_length=10,
+        choices=Compatibility.choices,
+        default=Compatibility.NONE,
+        db_default=Compatibility.NONE,
+    )
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -211,3 +238,70 @@ class Tombstone(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} deleted {self.deleted_at:%Y-%m-%d %H:%M:%S}"
+
+
+class OwnershipTransfer(models.Model):
+    """An agent offered by its owner to another (registry.agents.ownership): pending until
+    the receiving owner's key accepts it, either side cancels it, or it expires."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="transfers")
+    from_owner = models.CharField(max_length=200)
+    to_owner = models.CharField(max_length=200, db_index=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent"],
+                condition=models.Q(state="pending"),
+                name="one_pending_transfer",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.from_owner} -> {self.to_owner} ({self.state})"
+
+
+class DomainClaim(models.Model):
+    """A key's claim to a domain, proven by a token the domain publishes (at
+    /.well-known/a2a-registry-claim or in DNS TXT): once verified, its owner owns every
+    agent registered from the domain (registry.agents.claims)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        VERIFIED = "verified", "Verified"
+        EXPIRED = "expired", "Expired"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    domain = models.CharField(max_length=262, db_index=True)
+    owner = models.CharField(max_length=200, db_index=True)
+    token = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    method = models.CharField(max_length=10, blank=True, help_text="well-known or dns")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["domain"],
+                condition=models.Q(state="verified"),
+                name="one_verified_claim_per_domain",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.domain} by {self.owner} ({self.state})"

@@ -16,6 +16,11 @@ def agent_queryset() -> QuerySet[Agent]:
     )
 
 
+def agent_discoverable_queryset() -> QuerySet[Agent]:
+    """What discovery finds: every agent but the retired (registry.agents.lifecycle)."""
+    return agent_queryset().exclude(status=Agent.Status.RETIRED)
+
+
 def agent_get(agent_id: str) -> Agent:
     agent = agent_queryset().filter(pk=parse_uuid(agent_id)).first()
     if agent is None:

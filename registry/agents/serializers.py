@@ -143,6 +143,11 @@ class AgentInputSerializer(serializers.Serializer):
     endpoints = EndpointInputSerializer(
         many=True, required=False, default=list, max_length=ENDPOINTS_MAX
     )
+    compatibility = serializers.ChoiceField(
+        choices=Agent.Compatibility.values,
+        required=False,
+        help_text="backward: card changes that break consumers are refused (409 breaking-change).",
+    )
 
     def validate_endpoints(self, value):
         seen: dict[str, int] = {}
@@ -281,6 +286,22 @@ class EndpointSerializer(serializers.ModelSerializer):
         return liveness_shown(endpoint_liveness(endpoint, response_now(self.context)))
 
 
+DEPRECATION_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "reason": {"type": "string"},
+        "successor": {"type": "string", "format": "uuid", "nullable": True},
+        "sunsetAt": {"type": "string", "format": "date-time", "nullable": True},
+        "since": {"type": "string", "format": "date-time"},
+    },
+}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -288,6 +309,9 @@ class AgentSerializer(serializers.ModelSerializer):
     capabilities = CapabilitySerializer(many=True)
     endpoints = EndpointSerializer(many=True)
     live = serializers.SerializerMethodField(help_text="Any endpoint of the agent is live.")
+    deprecation = serializers.SerializerMethodField(
+        help_text="A deprecated agent's reason, successor and sunset; null otherwise."
+    )
     uptime = serializers.SerializerMethodField(
         help_text="Share of successful probes over a day and a week; null without probes."
     )
@@ -307,7 +331,21 @@ class AgentSerializer(serializers.ModelSerializer):
             "endpoints",
             "live",
             "uptime",
+            "status",
+            "compatibility",
+            "deprecation",
         ]
+
+    @extend_schema_field(DEPRECATION_SCHEMA)
+    def get_deprecation(self, agent: Agent) -> dict | None:
+        if agent.status != Agent.Status.DEPRECATED:
+            return None
+        return {
+            "reason": agent.status_reason,
+            "successor": str(agent.successor) if agent.successor else None,
+            "sunsetAt": _iso(agent.sunset_at),
+            "since": _iso(agent.status_changed_at),
+        }
 
     def get_live(self, agent: Agent) -> bool:
         return agent_live(agent, response_now(self.context))

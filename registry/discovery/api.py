@@ -59,7 +59,7 @@ class DiscoverAgentsView(APIView):
         return agent_filterset(self.filters_left_out)
 
     def get_queryset(self):
-        return selectors.agent_queryset()
+        return selectors.agent_discoverable_queryset()
 
     @extend_schema(
         parameters=[

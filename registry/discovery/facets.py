@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from registry import extensions
-from registry.agents.models import CapabilityTag, Endpoint
+from registry.agents.models import Agent, CapabilityTag, Endpoint
 from registry.discovery.models import AgentFacet
 from registry.http.params import bad_parameter
 
@@ -18,7 +18,7 @@ FACET_LIMIT = 20
 # facet_counts: the probe counts the matches in the first 1/2**6 of the id space.
 PROBE_SHIFT = 6
 ENDPOINT_FACETS = {"protocol", "transport"}
-CORE_FACETS = {"tag", "live"} | ENDPOINT_FACETS
+CORE_FACETS = {"tag", "live", "status"} | ENDPOINT_FACETS
 
 
 def facet_names() -> set[str]:
@@ -84,12 +84,17 @@ def _facet_part(name: str) -> tuple[str, list]:
         table, value = CapabilityTag._meta.db_table, "t.value"
     elif name in ENDPOINT_FACETS:
         table, value = Endpoint._meta.db_table, f"t.{name}"
-    elif name == "live":
+    elif name in ("live", "status"):
         table = ""
     else:  # a fact kind
         table, value = AgentFacet._meta.db_table, "t.value"
         where, params = " WHERE t.kind = %s", [name]
-    if table:
+    if name == "status":  # the agent's own column: one value per agent
+        pairs = (
+            f"SELECT s.id AS agent_id, t.status AS v FROM facet_sample s "
+            f"JOIN {Agent._meta.db_table} t ON t.id = s.id"
+        )
+    elif table:
         pairs = (
             f"SELECT DISTINCT t.agent_id, {value} AS v FROM facet_sample s "
             f"JOIN {table} t ON t.agent_id = s.id{where}"

@@ -67,6 +67,11 @@ class AgentFilter(django_filters.FilterSet):
         method="filter_skill", help_text="Skill id (an A2A skill id, or a capability id)."
     )
     owner = django_filters.CharFilter(field_name="owner")
+    status = django_filters.ChoiceFilter(
+        field_name="status",
+        choices=[(s, s) for s in (Agent.Status.ACTIVE, Agent.Status.DEPRECATED)],
+        help_text="active or deprecated (retired agents are never discovered).",
+    )
     liveOnly = django_filters.ChoiceFilter(
         choices=BOOLEAN,
         method="filter_live_only",
@@ -83,7 +88,7 @@ class AgentFilter(django_filters.FilterSet):
 
     class Meta:
         model = Agent
-        fields = ["capability", "tag", "protocol", "transport", "q", "owner", "skill"]
+        fields = ["capability", "tag", "protocol", "transport", "q", "owner", "skill", "status"]
 
     def filter_live_only(self, queryset, name, value):
         return queryset.filter(live_agents(timezone.now())) if value == "true" else queryset

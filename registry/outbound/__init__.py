@@ -1,6 +1,6 @@
 """Outbound requests: the one safe fetcher (``fetch``: https only, pinned public addresses,
 size cap), its deadlines over DNS, connect, TLS and every read (``deadlines``), and host
-names and URLs (``hosts``).
+names and URLs (``hosts``), DNS TXT lookups (``dns``).
 
 May import: ``http`` and the contract.
 """

@@ -257,8 +257,7 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# One handler on the root logger (registry.logs.logging_config); LOG_FORMAT=json writes
-# one JSON object per line.
+# One handler on the root logger (registry.logs); LOG_FORMAT=json: one JSON object a line.
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
 if LOG_FORMAT not in {"plain", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
@@ -285,12 +284,12 @@ if REGISTRY_HTTPS and TRUSTED_PROXY_COUNT:
 # /healthz and /readyz answer load balancers over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
-# Outbound HTTP (registry/outbound/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address
-# guard and FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
+# Outbound HTTP (outbound/fetch.py). FETCH_ALLOWED_HOSTS skip the private-address guard,
+# FETCH_ALLOW_HTTP_HOSTS may use plain http: local development and tests only.
 FETCH_CONNECT_TIMEOUT = env_int("FETCH_CONNECT_TIMEOUT", 5)
 FETCH_READ_TIMEOUT = env_int("FETCH_READ_TIMEOUT", 10)
-# One deadline over each whole fetch (DNS, connect, TLS, headers, body), and one budget
-# over all the fetches of one incoming request: well under the web workers' timeout (30 s).
+# One deadline over each whole fetch (DNS, connect, TLS, headers, body), one budget over all
+# the fetches of an incoming request: well under the web workers' timeout (30 s).
 FETCH_TOTAL_TIMEOUT = env_int("FETCH_TOTAL_TIMEOUT", 10)
 FETCH_REQUEST_BUDGET = env_int("FETCH_REQUEST_BUDGET", 20)
 FETCH_MAX_BYTES = env_int("FETCH_MAX_BYTES", 1024 * 1024)
@@ -299,9 +298,8 @@ FETCH_ALLOWED_HOSTS = env_list("FETCH_ALLOWED_HOSTS")
 FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
 FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
-# Facet counts are exact for up to this many matching agents; beyond, they are estimated
-# from a uniform sample of as many, whose work does not grow with the registry
-# (registry/discovery/facets.py; the README says how far off, measured).
+# Facet counts are exact for up to this many matching agents; beyond, estimated from a
+# uniform sample of as many (registry/discovery/facets.py; README: how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
@@ -379,6 +377,9 @@ PROBE_TIMEOUT_SECONDS = env_int("PROBE_TIMEOUT_SECONDS", 5)
 # an index of about 40 bytes per card (registry.fastpath.spool). 0: no cache.
 CARD_CACHE_MB = env_int("CARD_CACHE_MB", 512)
 CARD_CACHE_DIR = os.environ.get("CARD_CACHE_DIR", "") or None
+# Ownership transfers and domain claims expire this long after they were made, unanswered.
+TRANSFER_EXPIRY_SECONDS = env_int("TRANSFER_EXPIRY_SECONDS", 7 * 86400)
+DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 
 # The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
 from registry.settings.protocols import *  # noqa: E402, F403

@@ -34,3 +34,7 @@ AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
 ENTITY_CRAWL_INTERVAL_SECONDS = env_int("ENTITY_CRAWL_INTERVAL_SECONDS", 86400)
 ENTITY_CRAWL_TICK_SECONDS = env_int("ENTITY_CRAWL_TICK_SECONDS", 600)
 ENTITY_CRAWL_BATCH = env_int("ENTITY_CRAWL_BATCH", 500)
+# Each agent's newest CARD_VERSIONS_KEEP card versions are kept (0: all; a daily prune job).
+CARD_VERSIONS_KEEP = max(0, env_int("CARD_VERSIONS_KEEP", 0))
+# Cards registered by domain/URL are fetched again this often (or after the source's max-age).
+AGENT_REFRESH_INTERVAL_SECONDS = env_int("AGENT_REFRESH_INTERVAL_SECONDS", 86400)

@@ -82,9 +82,28 @@ def test_card_writes_through_the_api_reach_the_cache(cached, app, agent_id, alic
     assert name_of(call(app, "GET", path)[2]) == "Weather Agent"
     assert alice.put(path, {"card": make_card(name="Renamed")}, format="json").status_code == 200
     assert name_of(call(app, "GET", path)[2]) == "Renamed"
-    assert alice.delete(f"/agents/{agent_id}").status_code == 204
-    assert call(app, "GET", path)[0] == 404
+    assert alice.delete(f"/agents/{agent_id}").status_code == 204  # retired
+    assert call(app, "GET", path)[0] == 410
     assert cached.spool.get(str(agent_id)) is None
+
+
+def test_deprecation_headers_and_pinned_versions_go_through_the_cache(
+    cached, app, agent_id, alice, make_card, django_assert_num_queries
+):
+    path = f"/a2a/agents/{agent_id}"
+    assert "Deprecation" not in call(app, "GET", path)[1]
+    body = {"reason": "old", "sunsetAt": "2030-01-31T00:00:00Z"}
+    assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
+    headers = call(app, "GET", path)[1]
+    assert headers["Sunset"] == "Thu, 31 Jan 2030 00:00:00 GMT"
+    with django_assert_num_queries(0):
+        assert call(app, "GET", path)[1] == headers
+    assert alice.put(path, {"card": make_card(name="Two")}, format="json").status_code == 200
+    first = call(app, "GET", f"{path}?version=1")
+    with django_assert_num_queries(0):
+        assert call(app, "GET", f"{path}?version=1") == first
+    assert name_of(first[2]) == "Weather Agent" and name_of(call(app, "GET", path)[2]) == "Two"
+    assert cached.spool.get(f"{agent_id}@1") is not None
 
 
 def test_without_a_listener_every_fetch_reads_the_database(

@@ -108,9 +108,9 @@ def test_the_read_limit_counts_each_request_once(lane, card_path, settings):
 
 
 def test_a_database_error_hands_the_request_to_the_view(lane, card_path, anon, monkeypatch):
-    import a2a.api
+    import a2a.card_serving
 
-    real = a2a.api.card_read
+    real = a2a.card_serving.card_read_served
     calls = []
 
     def broken_once(pk):
@@ -119,7 +119,7 @@ def test_a_database_error_hands_the_request_to_the_view(lane, card_path, anon, m
             raise DatabaseError("connection lost")
         return real(pk)
 
-    monkeypatch.setattr(a2a.api, "card_read", broken_once)
+    monkeypatch.setattr(a2a.card_serving, "card_read_served", broken_once)
     app, django = lane
     status, _, body = call(app, "GET", card_path)
     assert (status, body) == (200, anon.get(card_path).content)

@@ -1,5 +1,5 @@
 """Writes that race (security review, item 4): row locks keep the agent, its served card
-and the change feed in agreement, a deleted agent stays deleted, and If-Match turns a
+and the change feed in agreement, a retired agent stays retired, and If-Match turns a
 write based on a stale read into a 412 that changes nothing."""
 
 import json
@@ -111,7 +111,8 @@ def test_racing_put_patch_delete_and_verify_leave_agent_card_and_feed_in_agreeme
             listed = agent_id in {a["id"] for a in feed.json()["results"]}
             buried = agent_id in {t["id"] for t in feed.json().get("deleted", [])}
             if round_ % 2:
-                assert shown.status_code == served.status_code == 404, f"round {round_}: back"
+                assert shown.json()["status"] == "retired", f"round {round_}: back"
+                assert served.status_code == 410, f"round {round_}: its card is back"
                 assert buried and not listed, f"round {round_}: the feed disagrees"
             else:
                 assert listed and not buried, f"round {round_}: the feed disagrees"
@@ -121,4 +122,5 @@ def test_racing_put_patch_delete_and_verify_leave_agent_card_and_feed_in_agreeme
                     agent_now["description"],
                 ), f"round {round_}: the agent JSON and the served card disagree"
     assert not failures, failures
-    assert set(Agent.objects.values_list("id", flat=True)) == {uuid.UUID(i) for i in kept}
+    active = Agent.objects.exclude(status=Agent.Status.RETIRED).values_list("id", flat=True)
+    assert set(active) == {uuid.UUID(i) for i in kept}

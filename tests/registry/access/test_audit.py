@@ -30,14 +30,15 @@ def test_every_api_write_is_logged_with_its_actor(alice, native_payload, make_ca
         "endpoint.remove",
         "agent.create",
         "agent.replace-card",
-        "agent.delete",
+        "agent.retire",
     ]
     assert {e.actor for e in entries} == {"alice"}
     update = entries[1]
     assert update.before["name"] == "Summarizer"
     assert update.after["name"] == "Renamed"
-    assert entries[-1].before["name"] == "Renamed"
-    assert entries[-1].after is None
+    assert entries[-1].object_repr == "Renamed"
+    assert entries[-1].before == {"status": "active"}
+    assert entries[-1].after["status"] == "retired"
     assert str(entries[-1].agent_id) == agent["id"]
 
 

@@ -79,10 +79,11 @@ def test_patch_changes_only_what_it_names(alice, native_payload):
     assert body["capabilities"] == created["capabilities"]
 
 
-def test_delete_removes_the_agent(alice, anon, native_payload):
+def test_delete_retires_the_agent_so_others_get_410(alice, anon, native_payload):
     created = alice.post("/agents", native_payload(), format="json").json()
     assert alice.delete(f"/agents/{created['id']}").status_code == 204
-    assert anon.get(f"/agents/{created['id']}").status_code == 404
+    assert anon.get(f"/agents/{created['id']}").status_code == 410
+    assert alice.get(f"/agents/{created['id']}").json()["status"] == "retired"
 
 
 def test_add_and_remove_an_endpoint(alice, native_payload):
