@@ -7,8 +7,11 @@ class EntitiesConfig(AppConfig):
     verbose_name = "Entity cards (A2E, EDP)"
 
     def ready(self) -> None:
-        from entities import extensions, receivers  # noqa: F401  (receivers: connects them)
         # The jobs queued by name (the crawl queues enrichment): registered in every process.
-        from entities import tasks  # noqa: F401
+        from entities import (  # noqa: F401  (receivers: connects them)
+            extensions,
+            receivers,
+            tasks,
+        )
 
         extensions.register()
