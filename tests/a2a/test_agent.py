@@ -4,6 +4,7 @@ its two bindings."""
 
 import asyncio
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -522,7 +523,8 @@ def test_a_problem_in_a_data_part_has_integer_numbers_on_the_wire(registry_url, 
     asyncio.run(run())
     sent, fetched = bodies[-2:]
     for body in (sent, fetched):
-        assert b'"status":400,' in body and b"400.0" not in body
+        # (a Struct's members come in any order)
+        assert re.search(rb'"status":400[,}]', body) and b"400.0" not in body
         found = json.loads(body)
         task = found.get("result", found)
         task = task.get("task", task)
