@@ -59,7 +59,8 @@ def expectations(block: str) -> list[tuple[set[int] | None, str]]:
         if re.search(r"(^|\$\(|\| )curl ", stripped) and not stripped.startswith("#"):
             wanted.append((None, ""))
         elif stripped.startswith("# -> ") and wanted and not wanted[-1][1]:
-            codes = {int(code) for code in re.findall(r"\b([1-5]\d\d)\b", stripped)}
+            # A status is a number alone, not a piece of an address or a version (127.0.0.1).
+            codes = {int(code) for code in re.findall(r"(?<![\d.])([1-5]\d\d)(?![\d.])", stripped)}
             wanted[-1] = (codes or None, stripped[5:])
     return wanted
 
