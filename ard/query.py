@@ -207,7 +207,8 @@ def order_parse(raw: str | None) -> str:
         return "name"
     parts = raw.split()
     if (
-        parts[0] not in ORDERS
+        not parts  # white space alone
+        or parts[0] not in ORDERS
         or len(parts) > 2
         or (len(parts) == 2 and parts[1].upper() not in ("ASC", "DESC"))
     ):

@@ -23,13 +23,14 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
-        from registry.signals import agent_changed, agents_written
+        from registry.signals import agent_changed, agent_status_changed, agents_written
 
         # Discovery's stored listings follow every write (registry.signals), then the
         # outbox writes each change's events with the fresh listings (registry.events).
         agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
+        agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables

@@ -40,8 +40,8 @@ DESCRIPTIONS = {
     "extension attribute changed: the parts a write changed (comma-separated).",
     AGENT_DELETED: "The agent was deleted; data: its tombstone {id, deletedAt}.",
     AGENT_OWNER_CHANGED: "The agent moved to another owner; data: its listing.",
-    AGENT_DEPRECATED: "The agent was deprecated (emitted once agent lifecycles exist).",
-    AGENT_RETIRED: "The agent was retired (emitted once agent lifecycles exist).",
+    AGENT_DEPRECATED: "The agent was deprecated (its reason, successor and sunset in data).",
+    AGENT_RETIRED: "The agent was retired (DELETE): out of discovery, its card 410 Gone.",
     LIVENESS_CHANGED: "An endpoint's liveness status changed (never per heartbeat); data: "
     "the agent's listing, extension attributes endpointid and liveness: the new status.",
     ENTITY_CREATED: "An entity card listed a new entity; data: the entity's JSON.",

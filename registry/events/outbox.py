@@ -62,6 +62,17 @@ def event_add(agent_id: uuid.UUID, type: str, **extensions: str) -> None:
     entry["types"].append((type, extensions))
 
 
+# Lifecycle statuses that are events of their own (registry.agents.lifecycle).
+_STATUS_EVENTS = {"deprecated": envelope.AGENT_DEPRECATED, "retired": envelope.AGENT_RETIRED}
+
+
+def on_agent_status_changed(sender, agent, status, **kwargs) -> None:
+    """A deprecation or retirement is its own event (receiver of agent_status_changed; the
+    lifecycle write's ``agents_written`` writes it with the agent's listing)."""
+    if status in _STATUS_EVENTS:
+        event_add(agent.pk, _STATUS_EVENTS[status])
+
+
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """Write the events of the agents a write changed (receiver of agents_written, after
     discovery's: the listings are current)."""

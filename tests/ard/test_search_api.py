@@ -180,6 +180,7 @@ def test_list_with_the_appendix_a_filter_order_and_pages(anon, three):
     for bad in (
         {"filter": "name ~ x"},
         {"orderBy": "score"},
+        {"orderBy": "\t"},
         {"pageSize": "0"},
         {"pageToken": "x"},
         {"what": "1"},

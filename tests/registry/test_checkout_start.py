@@ -101,7 +101,8 @@ def test_a_make_run_start_is_clean_and_writes_only_under_var(tmp_path):
         run([sys.executable, "-m", "registry.devenv", "127.0.0.1", str(port)], env).returncode == 0
     )
     env.pop("DATABASE_URL")
-    env.update(PORT=str(port), REGISTRY_VAR_DIR=str(tmp_path / "var"))
+    # Every server of the Procfile on a port of its own (the event stream's too).
+    env.update(PORT=str(port), EVENTS_PORT=str(free_port()), REGISTRY_VAR_DIR=str(tmp_path / "var"))
     assert run([sys.executable, "manage.py", "migrate", "--noinput"], env).returncode == 0
     log = tmp_path / "honcho.log"
     with log.open("w") as out:

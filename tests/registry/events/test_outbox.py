@@ -62,13 +62,13 @@ def test_an_owner_change_is_agent_owner_changed(alice, admin_client, native_payl
 
 
 @pytest.mark.django_db
-def test_a_deletion_is_agent_deleted_with_its_tombstone(alice, native_payload):
+def test_a_deletion_retires_the_agent_an_agent_retired_event(alice, native_payload):
+    # DELETE retires (the lifecycle): the event says so, with the agent as it now stands.
     agent_id = alice.post("/agents", native_payload(), format="json").json()["id"]
     assert alice.delete(f"/agents/{agent_id}").status_code == 204
     last = events()[-1]
-    assert last["type"] == "org.a2a-registry.agent.deleted"
-    assert last["data"]["id"] == agent_id
-    assert "deletedAt" in last["data"]
+    assert last["type"] == "org.a2a-registry.agent.retired"
+    assert last["subject"] == agent_id
 
 
 @pytest.mark.django_db
