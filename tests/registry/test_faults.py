@@ -30,6 +30,9 @@ from registry.access.keys import api_key_create
 from registry.fastpath.lean import LeanApplication
 from tests.registry.fastpath.test_lean import Recorder, call
 
+# Every face under a fault, the A2A and MCP ones too: with those apps installed.
+pytestmark = pytest.mark.apps("a2a", "mcp_face")
+
 
 def free_port() -> int:
     with socket.socket() as sock:
