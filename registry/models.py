@@ -1,7 +1,7 @@
 """Django's entry to the app's models: it imports ``registry.models`` when the app loads,
 and this module imports the models of each room so that they are registered (app label
 ``registry``, table names unchanged). Code imports a model from the room that owns it,
-never from here (tests/test_layers.py checks it)."""
+never from here (tests/test_rooms.py checks it)."""
 
 from registry.access.models import ApiKey, AuditEntry
 from registry.agents.models import (
