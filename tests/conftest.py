@@ -1,6 +1,7 @@
 """Shared fixtures: API clients with keys, and builders for valid cards and payloads."""
 
 import copy
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,13 @@ def _installed() -> set[str]:
     from django.conf import settings
 
     return set(settings.REGISTRY_PROTOCOL_APPS)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def pytest_ignore_collect(collection_path, config):

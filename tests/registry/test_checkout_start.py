@@ -14,18 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # The test run's own settings stay out: the started processes read only the file.
 OURS = {"SECRET_KEY", "REGISTRY_BASE_URL", "DEBUG", "DATABASE_URL", "CELERY_TASK_ALWAYS_EAGER"}
 OURS |= {"DJANGO_SETTINGS_MODULE", "REGISTRY_ENV_FILE", "REGISTRY_VAR_DIR", "CELERY_BROKER_URL"}
 OURS |= {"REGISTRY_PROTOCOL_APPS"}  # a checkout runs with every app
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def checkout_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ import asyncio
 import logging
 import os
 import signal
-import socket
 import socketserver
 import subprocess
 import threading
@@ -28,16 +27,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from registry.access.keys import api_key_create
 from registry.fastpath.lean import LeanApplication
+from tests.conftest import free_port
 from tests.registry.fastpath.test_lean import Recorder, call
 
 # Every face under a fault, the A2A and MCP ones too: with those apps installed.
 pytestmark = pytest.mark.apps("a2a", "mcp_face")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
