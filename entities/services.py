@@ -29,6 +29,7 @@ from entities.text import entity_terms
 from entities.validation import CardReport, EntityData
 from registry.agents import services as core
 from registry.agents.models import Agent, Endpoint
+from registry.agents.removal import agent_delete
 from registry.discovery.facts import facts_rows
 from registry.discovery.models import AgentFacet
 from registry.events.envelope import ENTITY_CREATED, ENTITY_FLAGGED, ENTITY_UPDATED
@@ -253,7 +254,7 @@ def card_store(
             new_ids.add(entity.pk)
         stored.append(entity)
     for leftover in existing.values():
-        core.agent_delete(agent=Agent.objects.get(pk=leftover.pk))
+        agent_delete(agent=Agent.objects.get(pk=leftover.pk))
     domain_verify(domain, frozenset(e.pk for e in stored))
     fresh = [Entity.objects.get(pk=e.pk) for e in stored]
     for entity, old in zip(fresh, stored, strict=True):
@@ -375,7 +376,7 @@ def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None 
                 entities = list(Entity.objects.filter(domain=claim.domain, card__isnull=False))
             if _covered(claim, entities):
                 if entity is not None:
-                    core.agent_delete(agent=Agent.objects.get(pk=entity.pk))
+                    agent_delete(agent=Agent.objects.get(pk=entity.pk))
                 continue
         mcps = _claim_mcps(claim)
         is_new = entity is None
@@ -395,4 +396,4 @@ def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None 
 def claim_entities_remove(claims: list[ProviderClaim]) -> None:
     keys = [f"provider:{c.provider_id_text}/{c.entity_id}" for c in claims]
     for entity in Entity.objects.filter(key__in=keys):
-        core.agent_delete(agent=Agent.objects.get(pk=entity.pk))
+        agent_delete(agent=Agent.objects.get(pk=entity.pk))

@@ -24,7 +24,8 @@ from django.dispatch import Signal
 
 agent_changed = Signal()
 
-# Sent inside ``agent_delete``'s transaction before the agent goes, with ``agent`` and
+# Sent before an agent goes (deleted or retired), inside that write's transaction, by
+# ``registry.agents.removal.agent_removal_check`` alone, with ``agent`` and
 # ``admin`` (the deleter is an admin: an admin key, the Django admin, a command; an agent
 # key is not). A receiver may raise ProblemError to refuse; nothing is then deleted.
 agent_deleting = Signal()

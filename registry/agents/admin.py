@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 
 from registry.access.admin import as_admin_user
-from registry.agents import services
+from registry.agents import removal, services
 from registry.agents.models import Agent, Capability, Endpoint
 from registry.http.problems import ProblemError
 
@@ -73,12 +73,12 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
 
     def delete_model(self, request, obj):
         as_admin_user(request)
-        services.agent_delete(agent=obj)
+        removal.agent_delete(agent=obj)
 
     def delete_queryset(self, request, queryset):
         as_admin_user(request)
         for agent in queryset:
-            services.agent_delete(agent=agent)
+            removal.agent_delete(agent=agent)
 
 
 @admin.register(Endpoint)

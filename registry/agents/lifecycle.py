@@ -14,10 +14,10 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from registry import signals
 from registry.access.audit import audit_record
 from registry.agents.concurrency import Precondition, agent_lock, agent_writable, checked
 from registry.agents.models import Agent, AgentSearchText, Tombstone
+from registry.agents.removal import agent_removal_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.signals import agent_status_changed, agents_written_send
@@ -129,7 +129,7 @@ def agent_retire(
     if agent.status == Agent.Status.RETIRED:
         return agent
     checked(agent, precondition)
-    signals.agent_deleting.send(sender=Agent, agent=agent, admin=admin)  # an app may refuse
+    agent_removal_check(agent=agent, admin=admin)
     AgentSearchText.objects.filter(agent=agent).delete()  # text search finds it no more
     Tombstone.objects.update_or_create(
         agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}

@@ -1,4 +1,5 @@
-"""Every write to the registry goes through these functions (API, admin, commands)."""
+"""Every write to the registry goes through these functions (API, admin, commands); removing
+an agent is in ``removal``, its lifecycle in ``lifecycle``."""
 
 import uuid
 from collections.abc import Iterable
@@ -6,9 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from registry import signals
 from registry.access.audit import audit_entry, audit_record
 from registry.access.models import AuditEntry
 from registry.agents.concurrency import Precondition, agent_lock, checked
@@ -19,7 +18,6 @@ from registry.agents.models import (
     Capability,
     CapabilityTag,
     Endpoint,
-    Tombstone,
     liveness_grace,
 )
 from registry.agents.text import search_keys_build, search_text_build
@@ -296,19 +294,6 @@ def agent_update(
         after=agent_summary(fresh),
     )
     return agent
-
-
-@transaction.atomic
-def agent_delete(*, agent: Agent, precondition: Precondition | None = None, admin=True) -> None:
-    agent = checked(agent_lock(agent), precondition)
-    signals.agent_deleting.send(sender=Agent, agent=agent, admin=admin)  # an app may refuse
-    before, agent_id = agent_summary(agent), agent.id
-    agent.delete()
-    Tombstone.objects.update_or_create(
-        agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}
-    )
-    audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
-    agents_written_send([agent_id])  # gone: what discovery finds changed
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from django.db.models import DateTimeField, F, Q, QuerySet, Value
 from django.utils import timezone
 
 from registry.access.audit import audit_actor
-from registry.agents import services
+from registry.agents import removal, services
 from registry.agents.liveness_state import HEARTBEAT
 from registry.agents.models import Agent, Endpoint
 from registry.http.problems import ProblemError
@@ -59,7 +59,7 @@ def endpoints_expire(*, now: datetime | None = None) -> tuple[int, int]:
                         continue
                     remaining = set(agent.endpoints.values_list("pk", flat=True))
                     if remaining <= gone:
-                        services.agent_delete(agent=agent)
+                        removal.agent_delete(agent=agent)
                         agents += 1
                     else:
                         for endpoint in agent.endpoints.filter(pk__in=gone):
