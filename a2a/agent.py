@@ -52,7 +52,7 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 from a2a.utils.error_handlers import build_rest_error_payload
-from a2a.utils.errors import InternalError, UnsupportedOperationError
+from a2a.utils.errors import InternalError, InvalidParamsError, UnsupportedOperationError
 from registry.access.auth import bearer_key
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
@@ -65,6 +65,8 @@ STATES = {
     "auth-required": TaskState.TASK_STATE_AUTH_REQUIRED,
 }
 REGISTRATION_KEYS = {"card", "domain", "url"}
+# The call state's entry of a message answered before its task started.
+ANSWERED = "registry.answered"
 logger = logging.getLogger(__name__)
 
 
@@ -122,17 +124,10 @@ class RegistryAgentExecutor(AgentExecutor):
     final status (completed, rejected or auth-required) whose message is the summary."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        headers = context.call_context.state.get("headers") or {}
-        key = bearer_key(headers.get("authorization", ""))
-        try:
-            skill, answer = await sync_to_async(answer_for)(context.message, key)
-        except Exception:
-            # Never a database's (or any other) internal message on the wire: it goes to
-            # the log, the client gets JSON-RPC's internal error without it.
-            logger.exception("The registry agent failed to answer a message")
-            raise InternalError(message="The registry failed to answer; see its log.") from None
-        if skills.unavailable(answer):  # no task can be stored either: a JSON-RPC error
-            raise InternalError(message=answer.text, data={"problem": answer.data["problem"]})
+        answered = context.call_context.state.pop(ANSWERED, None)
+        if answered is None:
+            answered = await answer_checked(context.message, context.call_context.state)
+        skill, answer = answered
         task = context.current_task
         if task is None and skill == skills.DISCOVERY and answer.state == "completed":
             # A2A lets an agent answer message/send with a Message: found agents are an
@@ -171,6 +166,36 @@ class RegistryAgentExecutor(AgentExecutor):
         raise UnsupportedOperationError(message="The registry's tasks finish at once.")
 
 
+async def answer_checked(message: Message, state: dict) -> tuple[str, skills.Answer]:
+    """The skill's answer to a message, or the JSON-RPC error it is: internal (the
+    database does not answer, or the registry failed), invalid params (a search's bad
+    input: -32602, 400 on HTTP+JSON), each with the problem document in its data."""
+    key = bearer_key((state.get("headers") or {}).get("authorization", ""))
+    try:
+        skill, answer = await sync_to_async(answer_for)(message, key)
+    except Exception:
+        # Never a database's (or any other) internal message on the wire: it goes to
+        # the log, the client gets JSON-RPC's internal error without it.
+        logger.exception("The registry agent failed to answer a message")
+        raise InternalError(message="The registry failed to answer; see its log.") from None
+    if skills.unavailable(answer):  # no task can be stored either: a JSON-RPC error
+        raise InternalError(message=answer.text, data={"problem": answer.data["problem"]})
+    if skill == skills.DISCOVERY and skills.invalid_input(answer):
+        raise InvalidParamsError(message=answer.text, data={"problem": answer.data["problem"]})
+    return skill, answer
+
+
+class RegistryRequestHandler(DefaultRequestHandler):
+    """The SDK's request handler; a new message (no task named) is answered before the SDK
+    starts a task for it, so that an error answer (bad search input, an outage) is only
+    the error, with no failed task stored. The executor then sends the answer."""
+
+    async def on_message_send(self, params, context):
+        if not params.message.task_id:
+            context.state[ANSWERED] = await answer_checked(params.message, context.state)
+        return await super().on_message_send(params, context)
+
+
 class RegistryRequestContextBuilder(SimpleRequestContextBuilder):
     """The SDK's request contexts; a task id made for a message that names none is
     recorded as not stored yet (``DatabaseTaskStore.known_absent``), so starting the
@@ -196,7 +221,7 @@ def protocol_app() -> Starlette:
     application. Made for each request (about a millisecond): the handler keeps its
     running tasks in memory, bound to the request's event loop, and tasks live in the
     database (a follow-up message finds its task there)."""
-    handler = DefaultRequestHandler(
+    handler = RegistryRequestHandler(
         agent_executor=RegistryAgentExecutor(),
         task_store=DatabaseTaskStore(),
         agent_card=registry_agent_card(settings.REGISTRY_BASE_URL),

@@ -158,6 +158,12 @@ def unavailable(answer: Answer) -> bool:
     return answer.data.get("problem", {}).get("status") == 503
 
 
+def invalid_input(answer: Answer) -> bool:
+    """Whether an answer refuses the request's own input (a 400 problem: a bad filter, a
+    search word too long), not the caller (a key) nor the registry's state."""
+    return answer.state == "rejected" and answer.data.get("problem", {}).get("status") == 400
+
+
 @dataclass
 class _Read:
     agents: list[dict[str, Any]]

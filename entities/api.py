@@ -4,7 +4,7 @@ the EDP resolution API (``/v1/resolve``, ``/v1/resolve/domain/<domain>``, ``/v1/
 import math
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +19,14 @@ from entities.api_schema import (
     RESOLVE_RESPONSE,
 )
 from entities.crawl import domain_register
+from entities.models import ProviderJob
+from entities.provider_jobs import (
+    job_document,
+    job_url,
+    provider_job_queue,
+    registration_answer,
+    registration_is_large,
+)
 from entities.providers import provider_register
 from entities.selectors import entity_document, result_items
 from entities.validation import card_validate
@@ -216,30 +224,45 @@ class ValidateView(APIView):
 class ProviderRegisterView(APIView):
     @extend_schema(
         request={"application/json": OpenApiTypes.OBJECT},
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiTypes.OBJECT,
+            200: OpenApiTypes.OBJECT,
+            202: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="More than PROVIDER_REGISTER_NOW (20) entities: checked, then "
+                "queued as a job; Location is its status URL (GET it: state, counts, "
+                "problems, and the answer when it succeeded).",
+            ),
+        },
         description="Register an EDP provider and the entities it serves (EDP §3); "
-        "registering again updates it (only with the key that registered it).",
+        "registering again updates it (only with the key that registered it). Up to "
+        "PROVIDER_REGISTER_NOW (20) entities are registered at once (201 or 200); more, up "
+        "to PROVIDER_REGISTER_MAX (1,000), are accepted as a job (202 with Location); more "
+        "still is a 400 invalid-registration naming entities, with maxEntities.",
     )
     @idempotent
     def post(self, request: Request) -> Response:
+        if registration_is_large(request.data):
+            job = provider_job_queue(principal=request.user, payload=request.data)
+            return Response(job_document(job), status=202, headers={"Location": job_url(job)})
         registered = provider_register(principal=request.user, payload=request.data)
-        provider = registered.provider
-        body = {
-            "provider": {
-                "id": provider.provider_id,
-                "name": provider.name,
-                "endpoint": provider.endpoint,
-                "capabilities": provider.capabilities,
-                "public_key": bool(provider.public_key),
-            },
-            "entities": [
-                {"entity_id": c.entity_id, "name": c.name, "domain": c.domain or None}
-                for c in provider.claims.all()
-            ],
-        }
-        if registered.warnings:
-            body["warnings"] = [w.as_dict() for w in registered.warnings]
+        body = registration_answer(registered)
         return Response(body, status=201 if registered.created else 200)
+
+
+class ProviderJobView(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        description="A queued provider registration: state (queued, running, succeeded, "
+        "failed), counts (entities listed, registered, problems), problems (the warnings, or "
+        "what refused it, each with its path), result (what POST answers at once) or "
+        "problem. Only its owner (or an admin key) reads it; anyone else gets a 404.",
+    )
+    def get(self, request: Request, job_id: str) -> Response:
+        job = ProviderJob.objects.filter(pk=parse_uuid(job_id, "provider registration job")).first()
+        if job is None or not request.user.may_change(job.owner):
+            raise ProblemError(404, "not-found", f"There is no provider registration job {job_id}.")
+        return Response(job_document(job))
 
 
 # The parameters /v1/resolve and /v1/nearby share: which results, how many.

@@ -4,6 +4,8 @@ Each entity is also a core ``Agent`` (source ``entity-card`` or ``edp-provider``
 servers are its ``MCP`` endpoints; what only entities have lives here, one row per agent.
 """
 
+import uuid
+
 from django.db import models
 
 from registry.agents.models import Agent
@@ -217,3 +219,34 @@ class McpServerCard(models.Model):
 
     def __str__(self) -> str:
         return self.url
+
+
+class ProviderJob(models.Model):
+    """A provider registration too large to register within its request, run by a worker:
+    its state, the registration it was given, and what came of it."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    key = models.ForeignKey("registry.ApiKey", null=True, on_delete=models.SET_NULL)
+    owner = models.CharField(max_length=200, db_index=True)
+    provider_id = models.CharField(max_length=50)
+    payload = models.JSONField()
+    entities = models.PositiveIntegerField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    # The registration's answer (as POST answers at once) or the problem that refused it.
+    result = models.JSONField(null=True, blank=True)
+    problem = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id} ({self.state})"

@@ -2,7 +2,9 @@
 guide): the provider and the entities it claims, each claim kept in step with the cards."""
 
 from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from entities.models import Provider, ProviderClaim
@@ -37,19 +39,28 @@ def _claim_fields(item: dict) -> dict:
     }
 
 
-@transaction.atomic
-def provider_register(*, principal: Principal, payload: dict) -> Registered:
-    """Register or update a provider and its claims; only its owner's key (or an admin key)
-    may update it. A public key that is no P-256 PEM is kept with a warning: the provider's
-    signed JWTs then never verify."""
+def registration_checked(payload: Any, *, most: int) -> None:
+    """A 400 naming every problem of a registration, and the most entities it may list."""
     problems = registration_validate(payload)
+    entities = payload.get("entities") if isinstance(payload, dict) else None
+    if isinstance(entities, list) and len(entities) > most:
+        problems.append(Problem("entities", f"may list at most {most} items"))
     if problems:
         raise ProblemError(
             400,
             "invalid-registration",
             f"The provider registration is invalid: {problems[0].path} {problems[0].message}.",
             problems,
+            maxEntities=most,
         )
+
+
+@transaction.atomic
+def provider_register(*, principal: Principal, payload: dict) -> Registered:
+    """Register or update a provider and its claims; only its owner's key (or an admin key)
+    may update it. A public key that is no P-256 PEM is kept with a warning: the provider's
+    signed JWTs then never verify."""
+    registration_checked(payload, most=settings.PROVIDER_REGISTER_MAX)
     data = payload["provider"]
     provider = Provider.objects.select_for_update().filter(provider_id=data["id"]).first()
     created = provider is None

@@ -6,6 +6,7 @@ from celery.utils.log import get_task_logger
 
 from entities.crawl import entities_crawl
 from entities.enrichment import domain_enrich
+from entities.provider_jobs import provider_job_run
 
 logger = get_task_logger(__name__)
 
@@ -22,6 +23,14 @@ def entities_crawl_task() -> int:
         counts.flagged,
     )
     return counts.checked
+
+
+@shared_task(name="entities.tasks.provider_job")
+def provider_job_task(job_id: str) -> str | None:
+    """Run a queued provider registration (POST /v1/provider/register with many entities);
+    its state afterwards."""
+    job = provider_job_run(job_id)
+    return job.state if job is not None else None
 
 
 @shared_task(name="entities.tasks.entity_enrich")

@@ -7,6 +7,11 @@ urlpatterns = [
     path("entities/validate", api.ValidateView.as_view(), name="entities-validate"),
     path("entities/<str:entity_id>", api.EntityDetailView.as_view(), name="entity"),
     path("v1/provider/register", api.ProviderRegisterView.as_view(), name="entities-provider"),
+    path(
+        "v1/provider/register/jobs/<str:job_id>",
+        api.ProviderJobView.as_view(),
+        name="entities-provider-job",
+    ),
     path("v1/resolve", api.ResolveView.as_view(), name="entities-resolve"),
     path(
         "v1/resolve/domain/<str:domain>",

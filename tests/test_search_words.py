@@ -52,7 +52,9 @@ def test_the_browse_page_answers_400_saying_so(client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a2a_rejects_the_search_with_the_problem_over_raw_json_rpc(registry_url):
+def test_a2a_answers_invalid_params_with_the_problem_over_raw_json_rpc(registry_url):
+    from a2a.models import AgentTask
+
     for part in ({"data": {"q": LONG}}, {"text": f"find {LONG}"}):
         message = {"role": "ROLE_USER", "messageId": "m", "parts": [part]}
         body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
@@ -61,9 +63,24 @@ def test_a2a_rejects_the_search_with_the_problem_over_raw_json_rpc(registry_url)
                 f"{registry_url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"}
             )
         assert "tsquery" not in answered.text and "SELECT" not in answered.text
-        task = answered.json()["result"]["task"]
-        assert task["status"]["state"] == "TASK_STATE_REJECTED"
-        assert_q_problem(task["artifacts"][0]["parts"][0]["data"]["problem"])
+        error = answered.json()["error"]
+        assert error["code"] == -32602
+        (info,) = error["data"]  # a2a-sdk's google.rpc.ErrorInfo, the problem its metadata
+        assert_q_problem(info["metadata"]["problem"])
+    assert not AgentTask.objects.exists()  # an error, no task
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_a2a_sdks_client_gets_invalid_params_with_the_problem(registry_url, binding):
+    from a2a.helpers.proto_helpers import new_data_part
+    from a2a.utils.errors import InvalidParamsError
+    from tests.a2a.test_agent import converse
+
+    with pytest.raises(InvalidParamsError) as refused:
+        converse(registry_url, binding, [new_data_part({"q": LONG})])
+    assert_q_problem(refused.value.data["problem"])
+    assert "tsquery" not in refused.value.message
 
 
 @pytest.mark.apps("mcp_face")

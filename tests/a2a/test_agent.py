@@ -23,6 +23,7 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import InvalidParamsError
 from registry.access.models import ApiKey
 from registry.agents.models import Agent
 
@@ -170,13 +171,19 @@ def test_discovery_that_finds_nothing_says_so(registered, registry_url):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_discovery_with_a_bad_filter_is_rejected_with_the_problem(registered, registry_url):
-    task, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"protocol": "SMTP"})])
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_discovery_with_a_bad_filter_is_invalid_params_with_the_problem(
+    registered, registry_url, binding
+):
+    with pytest.raises(InvalidParamsError) as refused:
+        converse(registry_url, binding, [new_data_part({"protocol": "SMTP"})])
 
-    assert task.status.state == TaskState.TASK_STATE_REJECTED
-    data, _ = answer(task)
-    assert data["problem"]["status"] == 400
-    assert [e["path"] for e in data["problem"]["errors"]] == ["protocol"]
+    problem = refused.value.data["problem"]
+    assert problem["status"] == 400 and problem["type"] == "/problems/validation-error"
+    assert [e["path"] for e in problem["errors"]] == ["protocol"]
+    from a2a.models import AgentTask
+
+    assert not AgentTask.objects.exists()  # no task is made for a refused search
 
 
 @pytest.mark.django_db(transaction=True)
@@ -324,7 +331,6 @@ def test_bad_json_rpc_gets_json_rpc_errors(registry_url, body, code):
         ([{"text": ""}], None),  # no words: the most recent agents, in a message
         ([{"data": [1, 2]}], None),  # not an object: no filters
         ([{"url": "https://files.example/q.txt"}], None),
-        ([{"data": {"q": {"nested": 1}}}], "TASK_STATE_REJECTED"),
         ([{"data": {"card": "not a card"}}], "TASK_STATE_AUTH_REQUIRED"),
     ],
 )
@@ -337,6 +343,18 @@ def test_odd_messages_get_answers_not_errors(registry_url, parts, state):
         assert "agents" in answered["result"]["message"]["parts"][1]["data"]
     else:
         assert answered["result"]["task"]["status"]["state"] == state
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_of_the_wrong_shape_is_a_json_rpc_invalid_params_error(registry_url):
+    message = {"role": "ROLE_USER", "messageId": "m", "parts": [{"data": {"q": {"nested": 1}}}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    error = rpc(registry_url, json.dumps(body)).json()["error"]
+    assert error["code"] == -32602
+    (info,) = error["data"]  # a2a-sdk's google.rpc.ErrorInfo, the problem as its metadata
+    assert info["metadata"]["problem"]["errors"] == [
+        {"path": "q", "message": "must be a string, a number or a boolean"}
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -499,7 +517,7 @@ def test_a_question_to_a_task_is_answered_in_that_task(registered, make_card, re
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_a_problem_in_a_data_part_has_integer_numbers_on_the_wire(registry_url, binding):
     # a2a-sdk's own client, its answers read as they cross the wire: the problem document
-    # is the HTTP API's, "status": 400, not the 400.0 of protobuf's doubles.
+    # is the HTTP API's, "status": 401, not the 401.0 of protobuf's doubles.
     bodies = []
 
     async def keep(response):
@@ -515,7 +533,7 @@ def test_a_problem_in_a_data_part_has_integer_numbers_on_the_wire(registry_url, 
             message = Message(
                 role=Role.ROLE_USER,
                 message_id=str(uuid.uuid4()),
-                parts=[new_data_part({"protocol": "SMTP"})],
+                parts=[new_data_part({"card": "not a card"})],  # no key: auth-required
             )
             [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
             await client.get_task(GetTaskRequest(id=event.task.id))
@@ -524,21 +542,21 @@ def test_a_problem_in_a_data_part_has_integer_numbers_on_the_wire(registry_url, 
     sent, fetched = bodies[-2:]
     for body in (sent, fetched):
         # (a Struct's members come in any order)
-        assert re.search(rb'"status":400[,}]', body) and b"400.0" not in body
+        assert re.search(rb'"status":401[,}]', body) and b"401.0" not in body
         found = json.loads(body)
         task = found.get("result", found)
         task = task.get("task", task)
         problem = task["artifacts"][0]["parts"][0]["data"]["problem"]
-        assert problem["status"] == 400 and isinstance(problem["status"], int)
+        assert problem["status"] == 401 and isinstance(problem["status"], int)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_problem_in_a_data_part_is_the_http_apis_document_over_raw_json_rpc(registry_url):
+def test_a_refused_searchs_problem_is_the_http_apis_document_over_raw_json_rpc(registry_url):
     message = {"role": "ROLE_USER", "messageId": "m", "parts": [{"data": {"limit": 1000}}]}
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
-    answered = rpc(registry_url, json.dumps(body))
-    task = answered.json()["result"]["task"]
-    problem = task["artifacts"][0]["parts"][0]["data"]["problem"]
+    error = rpc(registry_url, json.dumps(body)).json()["error"]
+    assert error["code"] == -32602
+    problem = error["data"][0]["metadata"]["problem"]
     with httpx.Client() as http:
         over_http = http.get(f"{registry_url}/discover/agents?limit=1000").json()
     assert problem == over_http

@@ -4,8 +4,8 @@ the MCP discover_agents tool (the mcp SDK's client), answered with ARD entries."
 import pytest
 
 from a2a.helpers.proto_helpers import new_data_part
-from a2a.types.a2a_pb2 import TaskState
-from tests.a2a.test_agent import answer, converse, reply
+from a2a.utils.errors import InvalidParamsError
+from tests.a2a.test_agent import converse, reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,13 +36,13 @@ def test_the_a2a_discovery_skill_answers_an_ard_query_with_entries(weather, regi
     assert "Weather Agent" in text
 
 
-def test_a_bad_ard_query_is_refused_naming_the_path(weather, registry_url):
+def test_a_bad_ard_query_is_invalid_params_naming_the_path(weather, registry_url):
     bad = {"query": {"text": "weather", "filter": {"nope": "x"}}}
-    answered, _, _ = converse(registry_url, "JSONRPC", [new_data_part(bad)])
-    assert answered.status.state == TaskState.TASK_STATE_REJECTED
-    data, _ = answer(answered)
-    assert data["problem"]["errors"][0]["path"] == "query.filter.nope"
-    assert data["problem"]["errorCode"] == "INVALID_ARGUMENT"
+    with pytest.raises(InvalidParamsError) as refused:
+        converse(registry_url, "JSONRPC", [new_data_part(bad)])
+    problem = refused.value.data["problem"]
+    assert problem["errors"][0]["path"] == "query.filter.nope"
+    assert problem["errorCode"] == "INVALID_ARGUMENT"
 
 
 @pytest.mark.apps("mcp_face")
