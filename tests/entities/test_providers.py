@@ -204,8 +204,10 @@ def test_only_es256_is_accepted(network, https_server, at, alice, anon):
     assert "only ES256" in result["reason"]
 
 
-def test_a_registration_lists_at_most_100_entities_so_no_request_holds_a_worker_long(alice):
-    # 1,000 entities held a worker for 25 s; 100 take a few seconds at the most.
+def test_a_registration_lists_at_most_the_cap_of_entities(alice, settings):
+    # Past PROVIDER_REGISTER_NOW a registration is a job (tests/entities/test_provider_jobs.py);
+    # past PROVIDER_REGISTER_MAX it is refused at once, naming the cap.
+    settings.PROVIDER_REGISTER_MAX = 100
     payload = registration()
     template = payload["entities"][0]
     payload["entities"] = [
@@ -216,6 +218,5 @@ def test_a_registration_lists_at_most_100_entities_so_no_request_holds_a_worker_
     problem = response.json()
     assert problem["type"] == "/problems/invalid-registration"
     assert problem["errors"] == [{"path": "entities", "message": "may list at most 100 items"}]
+    assert problem["maxEntities"] == 100
     assert not Entity.objects.exists()
-    payload["entities"] = payload["entities"][:100]
-    assert alice.post("/v1/provider/register", payload, format="json").status_code == 201
