@@ -1,6 +1,6 @@
-"""Bulk storage of entity cards (demo data, imports, benchmarks): the same rows as one by
-one, with bulk inserts, the core's agents through
-``registry.agents.services.agents_bulk_create``."""
+"""Bulk storage of entity cards (demo data, imports, benchmarks) and of a provider
+registration's new claims: the same rows as one by one, with bulk inserts, the core's
+agents through ``registry.agents.services.agents_bulk_create``."""
 
 import hashlib
 
@@ -8,16 +8,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from entities import verification
-from entities.models import Entity, EntityCard, EntitySource, Provider
+from entities.models import Entity, EntityCard, EntitySource, Provider, ProviderClaim
 from entities.services import (
     CARD_SOURCE,
+    CLAIM_FORMAT,
+    CLAIM_SOURCE,
     WRITER,
     agent_input,
+    claim_mcps,
     crawl_due_at,
     entity_fill,
     entity_index_rows,
+    entity_tools,
     terms_insert,
 )
+from entities.sources import claim_key, claim_values, facts_apply
 from entities.validation import card_validate
 from registry.agents import services as core
 from registry.discovery.models import AgentFacet
@@ -98,6 +103,53 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
             facts += entity_facts
         Entity.objects.bulk_create(entities, batch_size=1000)
         for entity, source in zip(entities, sources, strict=True):
+            source.entity = entity
+        EntitySource.objects.bulk_create(sources, batch_size=1000)
+        terms_insert(terms)
+        AgentFacet.objects.bulk_create(facts, batch_size=2000)
+        agents_written_send([agent.pk for agent in agents])  # with their entity member
+    return len(entities)
+
+
+def claims_bulk_store(*, owner: str, claims: list[ProviderClaim]) -> int:
+    """The entities of new claims (``claims_with_ids``) that no card of their domain lists
+    and that have no entity yet: what ``claims_sync`` writes for each, in bulk inserts.
+    Returns the number of entities created."""
+    now = timezone.now()
+    tools_of: dict[str, list[str]] = {}  # a provider's claims share its MCP endpoint
+    with transaction.atomic(), writes_batched():
+        entities, inputs, sources = [], [], []
+        for claim in claims:
+            mcps = claim_mcps(claim)
+            entity = Entity(key=f"provider:{claim.provider_id_text}/{claim.entity_id}")
+            entity.domain, entity.path, entity.format = claim.domain, "", CLAIM_FORMAT
+            entity.mcps, entity.verification_level, entity.flagged = mcps, 0, False
+            source = EntitySource(
+                kind=EntitySource.Kind.CLAIM,
+                key=claim_key(claim),
+                url=claim.provider.endpoint[:2048],
+                values=claim_values(claim),
+                level=0,
+                read_at=now,
+            )
+            facts_apply(entity, [source])
+            endpoint = mcps[0]["endpoint"]
+            if endpoint not in tools_of:
+                tools_of[endpoint] = entity_tools(mcps)
+            entities.append((entity, tools_of[endpoint]))
+            inputs.append(agent_input(entity, mcps, tools_of[endpoint]))
+            sources.append(source)
+        agents = core.agents_bulk_create(
+            owner=owner, items=inputs, source=CLAIM_SOURCE, writer=WRITER
+        )
+        terms, facts = [], []
+        for (entity, tools), agent in zip(entities, agents, strict=True):
+            entity.agent = agent
+            entity_terms, entity_facts = entity_index_rows(entity, tools)
+            terms += entity_terms
+            facts += entity_facts
+        Entity.objects.bulk_create([e for e, _ in entities], batch_size=1000)
+        for (entity, _), source in zip(entities, sources, strict=True):
             source.entity = entity
         EntitySource.objects.bulk_create(sources, batch_size=1000)
         terms_insert(terms)

@@ -7,7 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from entities.models import Provider, ProviderClaim
+from entities.bulk import claims_bulk_store
+from entities.models import Entity, Provider, ProviderClaim
 from entities.services import claim_entities_remove, claims_sync, claims_with_ids, domain_verify
 from entities.signatures import public_key_problem
 from entities.validation import registration_validate
@@ -15,6 +16,8 @@ from registry.access.auth import Principal
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import domain_parse
+
+CLAIM_FIELDS = ("name", "domain", "category", "city", "country", "lat", "lng", "capabilities")
 
 
 @dataclass
@@ -73,6 +76,7 @@ def provider_register(*, principal: Principal, payload: dict) -> Registered:
             [Problem("provider.id", "is registered by another owner")],
         )
     provider = provider or Provider(provider_id=data["id"], owner=principal.owner)
+    serving = (provider.endpoint, provider.capabilities)
     provider.name, provider.endpoint = data["name"], data["endpoint"]
     provider.public_key = data.get("public_key", "")
     provider.capabilities = list(data.get("capabilities") or [])
@@ -87,13 +91,46 @@ def provider_register(*, principal: Principal, payload: dict) -> Registered:
     removed = [c for c in old if c.entity_id not in wanted]
     claim_entities_remove(removed)
     ProviderClaim.objects.filter(pk__in=[c.pk for c in removed]).delete()
+    kept = {c.entity_id for c in old} - {c.entity_id for c in removed}
+    # A claim the same as before, of a provider serving as before: its entity stays as it is.
+    same = serving == (provider.endpoint, provider.capabilities)
+    unchanged = {
+        c.entity_id
+        for c in old
+        if same and c.entity_id in wanted and _fields_of(c) == wanted[c.entity_id]
+    }
     domains = {c.domain for c in old}
     for entity_id, fields in wanted.items():
-        ProviderClaim.objects.update_or_create(
-            provider=provider, entity_id=entity_id, defaults=fields
-        )
+        if entity_id in kept and entity_id not in unchanged:
+            ProviderClaim.objects.filter(provider=provider, entity_id=entity_id).update(**fields)
         domains.add(fields["domain"])
-    for domain in sorted(domains - {""}):
+    new = [ProviderClaim(provider=provider, entity_id=e, **f) for e, f in wanted.items()]
+    ProviderClaim.objects.bulk_create([c for c in new if c.entity_id not in kept], batch_size=1000)
+    # A domain some card describes: its levels and its claims recomputed together. Any other
+    # claim is an entity of its own: new ones written in bulk, known ones one by one.
+    carded = set(
+        Entity.objects.filter(domain__in=domains - {""}, card__isnull=False)
+        .values_list("domain", flat=True)
+        .distinct()
+    )
+    for domain in sorted(carded):
         domain_verify(domain)
-    claims_sync(claims_with_ids(provider.claims.filter(domain="").select_related("provider")))
+    rest = claims_with_ids(
+        provider.claims.exclude(domain__in=carded).select_related("provider").order_by("pk")
+    )
+    known = set(
+        Entity.objects.filter(key__in=[_entity_key(c) for c in rest]).values_list("key", flat=True)
+    )
+    claims_sync([c for c in rest if _entity_key(c) in known and c.entity_id not in unchanged])
+    fresh = [c for c in rest if _entity_key(c) not in known]
+    if fresh:
+        claims_bulk_store(owner=provider.owner, claims=fresh)
     return Registered(provider, created, warnings)
+
+
+def _fields_of(claim: ProviderClaim) -> dict:
+    return {name: getattr(claim, name) for name in CLAIM_FIELDS}
+
+
+def _entity_key(claim: ProviderClaim) -> str:
+    return f"provider:{claim.provider_id_text}/{claim.entity_id}"

@@ -347,7 +347,7 @@ def _covered(claim: ProviderClaim, entities: list[Entity]) -> bool:
     return False
 
 
-def _claim_mcps(claim: ProviderClaim) -> list[dict]:
+def claim_mcps(claim: ProviderClaim) -> list[dict]:
     capabilities = list(claim.capabilities or claim.provider.capabilities or [])
     return [
         {
@@ -378,7 +378,7 @@ def claims_sync(claims: list[ProviderClaim], card_entities: list[Entity] | None 
                 if entity is not None:
                     agent_delete(agent=Agent.objects.get(pk=entity.pk))
                 continue
-        mcps = _claim_mcps(claim)
+        mcps = claim_mcps(claim)
         is_new = entity is None
         entity = entity or Entity(key=key)
         entity.domain, entity.path, entity.format = claim.domain, "", CLAIM_FORMAT

@@ -220,3 +220,56 @@ def test_a_registration_lists_at_most_the_cap_of_entities(alice, settings):
     assert problem["errors"] == [{"path": "entities", "message": "may list at most 100 items"}]
     assert problem["maxEntities"] == 100
     assert not Entity.objects.exists()
+
+
+def claim_documents(anon) -> dict:
+    """Each claim entity's public JSON and its core agent's, by its provider's entity id."""
+    found = {}
+    for entity in Entity.objects.filter(key__startswith="provider:"):
+        document = anon.get(f"/entities/{entity.pk}").json()
+        agent = anon.get(f"/agents/{entity.pk}").json()
+        found[entity.key.rpartition("/")[2]] = (document, agent)
+    return found
+
+
+def test_new_claims_written_in_bulk_read_as_claims_written_one_by_one(alice, anon):
+    payload = registration()
+    # First: each claim is new, written in bulk.
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 201
+    bulk = claim_documents(anon)
+    # Then each is changed and back again: written one by one (claims_sync).
+    for entity in payload["entities"]:
+        entity["name"] += " (renamed)"
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 200
+    renamed = claim_documents(anon)
+    assert {k: d["name"] for k, (d, _) in renamed.items()} == {
+        k: d["name"] + " (renamed)" for k, (d, _) in bulk.items()
+    }
+    assert {k: a["name"] for k, (_, a) in renamed.items()} == {
+        k: d["name"] for k, (d, _) in renamed.items()
+    }
+    for entity in payload["entities"]:
+        entity["name"] = entity["name"].removesuffix(" (renamed)")
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 200
+    one_by_one = claim_documents(anon)
+
+    def stable(document: dict) -> dict:
+        return {k: v for k, v in document.items() if k not in ("updated_at", "updatedAt")}
+
+    assert set(one_by_one) == set(bulk) and len(bulk) >= 2
+    for key, (document, agent) in bulk.items():
+        assert stable(one_by_one[key][0]) == stable(document)
+        assert one_by_one[key][1]["endpoints"] == agent["endpoints"]
+        assert one_by_one[key][1]["capabilities"] == agent["capabilities"]
+
+
+def test_a_provider_serving_elsewhere_moves_every_claim_entitys_endpoint(alice, anon):
+    payload = registration()
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 201
+    payload["provider"]["endpoint"] = "https://mcp.elsewhere.example"
+    assert alice.post("/v1/provider/register", payload, format="json").status_code == 200
+    found = claim_documents(anon)
+    assert found and all(
+        [e["address"] for e in agent["endpoints"]] == ["https://mcp.elsewhere.example"]
+        for _, agent in found.values()
+    )
