@@ -59,8 +59,10 @@ def expectations(block: str) -> list[tuple[set[int] | None, str]]:
         if re.search(r"(^|\$\(|\| )curl ", stripped) and not stripped.startswith("#"):
             wanted.append((None, ""))
         elif stripped.startswith("# -> ") and wanted and not wanted[-1][1]:
-            # A status is a number alone, not a piece of an address or a version (127.0.0.1).
-            codes = {int(code) for code in re.findall(r"(?<![\d.])([1-5]\d\d)(?![\d.])", stripped)}
+            # A status is a number alone, not a piece of an address, a version or a name
+            # (127.0.0.1, sha256, "score":100).
+            found = re.findall(r"(?<![\w.:-])([1-5]\d\d)(?![\w.])", stripped)
+            codes = {int(code) for code in found}
             wanted[-1] = (codes or None, stripped[5:])
     return wanted
 
