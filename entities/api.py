@@ -229,14 +229,14 @@ class ProviderRegisterView(APIView):
             200: OpenApiTypes.OBJECT,
             202: OpenApiResponse(
                 OpenApiTypes.OBJECT,
-                description="More than PROVIDER_REGISTER_NOW (20) entities: checked, then "
+                description="More than PROVIDER_REGISTER_NOW (10) entities: checked, then "
                 "queued as a job; Location is its status URL (GET it: state, counts, "
                 "problems, and the answer when it succeeded).",
             ),
         },
         description="Register an EDP provider and the entities it serves (EDP §3); "
         "registering again updates it (only with the key that registered it). Up to "
-        "PROVIDER_REGISTER_NOW (20) entities are registered at once (201 or 200); more, up "
+        "PROVIDER_REGISTER_NOW (10) entities are registered at once (201 or 200); more, up "
         "to PROVIDER_REGISTER_MAX (1,000), are accepted as a job (202 with Location); more "
         "still is a 400 invalid-registration naming entities, with maxEntities.",
     )

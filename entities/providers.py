@@ -16,6 +16,7 @@ from registry.access.auth import Principal
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import domain_parse
+from registry.signals import writes_batched
 
 CLAIM_FIELDS = ("name", "domain", "category", "city", "country", "lat", "lng", "capabilities")
 
@@ -59,6 +60,7 @@ def registration_checked(payload: Any, *, most: int) -> None:
 
 
 @transaction.atomic
+@writes_batched()  # what reads derive from the agents (listings) rebuilt once, for them all
 def provider_register(*, principal: Principal, payload: dict) -> Registered:
     """Register or update a provider and its claims; only its owner's key (or an admin key)
     may update it. A public key that is no P-256 PEM is kept with a warning: the provider's

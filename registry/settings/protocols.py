@@ -37,7 +37,7 @@ ENTITY_CRAWL_BATCH = env_int("ENTITY_CRAWL_BATCH", 500)
 # EDP provider registrations (POST /v1/provider/register): up to PROVIDER_REGISTER_NOW
 # entities are registered within the request; more, up to PROVIDER_REGISTER_MAX, are a job
 # (202 and a status URL) that a worker runs, so no request holds a web worker for long.
-PROVIDER_REGISTER_NOW = env_int("PROVIDER_REGISTER_NOW", 20)
+PROVIDER_REGISTER_NOW = env_int("PROVIDER_REGISTER_NOW", 10)
 PROVIDER_REGISTER_MAX = env_int("PROVIDER_REGISTER_MAX", 1000)
 # Each agent's newest CARD_VERSIONS_KEEP card versions are kept (0: all; a daily prune job).
 CARD_VERSIONS_KEEP = max(0, env_int("CARD_VERSIONS_KEEP", 0))
