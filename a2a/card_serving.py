@@ -1,6 +1,7 @@
 """Serving cards: ``GET /a2a/agents/<id>`` on the lean lane (``card_lean``) and as a Django
 view (``card_serve``), the latest card or a pinned version (``?version=``)."""
 
+import hashlib
 import re
 import uuid
 from urllib.parse import parse_qs
@@ -28,9 +29,18 @@ def lifecycle_header_list(headers: str) -> list[tuple[str, str]]:
     return [tuple(line.split(": ", 1)) for line in headers.split("\t")] if headers else []
 
 
+def card_served_etag(sha256: str, headers: str = "") -> str:
+    """The quoted ETag of a card as served: its SHA-256, and while the agent is deprecated a
+    digest of the lifecycle headers too, so that deprecating or undeprecating it (the same
+    bytes, other headers) makes caches fetch it again."""
+    if not headers:
+        return f'"{sha256}"'
+    return f'"{sha256}.{hashlib.sha256(headers.encode()).hexdigest()[:16]}"'
+
+
 def card_response(body: bytes, sha256: str, updated_at, headers: str = "") -> HttpResponse:
     response = HttpResponse(body, content_type=CARD_CONTENT_TYPE)
-    response["ETag"] = f'"{sha256}"'
+    response["ETag"] = card_served_etag(sha256, headers)
     response["Last-Modified"] = http_date(updated_at.timestamp())
     response["Cache-Control"] = CARD_CACHE_CONTROL
     for name, value in lifecycle_header_list(headers):
@@ -87,8 +97,8 @@ def _card_stored(pk: uuid.UUID) -> bytes | None:
         return None
     body, sha256, updated_at, headers = entry
     last_modified = http_date(updated_at.timestamp())
-    return b'"%s"\n%s\n%s\n%s' % (
-        sha256.encode(),
+    return b"%s\n%s\n%s\n%s" % (
+        card_served_etag(sha256, headers).encode(),
         last_modified.encode(),
         headers.encode(),
         body,
@@ -105,9 +115,10 @@ def _version_stored(pk: uuid.UUID, spec: str) -> bytes | None:
 
 
 def card_etag(agent: Agent) -> str | None:
-    """The ETag of the agent's served card (its SHA-256), as it is now; None without one."""
-    sha256 = CardDocument.objects.filter(agent=agent).values_list("sha256", flat=True).first()
-    return f'"{sha256}"' if sha256 is not None else None
+    """The ETag of the agent's served card, as it is now; None without one."""
+    row = CardDocument.objects.filter(agent=agent).values_list("sha256", "lifecycle_headers")
+    found = row.first()
+    return card_served_etag(*found) if found is not None else None
 
 
 def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:

@@ -238,3 +238,42 @@ def test_a_retired_agents_card_is_gone_and_its_versions_stay(alice, anon):
     assert refused.status_code == 409
     again = alice.post("/a2a/agents", {"card": card(version="3")}, format="json")
     assert again.status_code == 201 and again.json()["id"] != agent_id  # a new agent
+
+
+def test_deprecating_and_undeprecating_change_the_cards_etag(alice, anon):
+    agent_id = alice.post("/a2a/agents", {"card": card()}, format="json").json()["id"]
+    path = f"/a2a/agents/{agent_id}"
+    lane = LeanApplication(Recorder())
+
+    def etag_and_status(tag: str) -> tuple[str, int, int]:
+        view = anon.get(path, HTTP_IF_NONE_MATCH=tag)
+        status, headers, _ = call(lane, "GET", path, HTTP_IF_NONE_MATCH=tag)
+        assert headers["ETag"] == view["ETag"]
+        return view["ETag"], view.status_code, status
+
+    active = anon.get(path)["ETag"]
+    assert etag_and_status(active) == (active, 304, 304)
+
+    body = {"reason": "Use the new one.", "sunsetAt": "2030-01-31T00:00:00Z"}
+    assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
+    deprecated, view_status, lane_status = etag_and_status(active)
+    assert deprecated != active and (view_status, lane_status) == (200, 200)
+    assert anon.get(path, HTTP_IF_NONE_MATCH=active)["Sunset"] == "Thu, 31 Jan 2030 00:00:00 GMT"
+    assert etag_and_status(deprecated) == (deprecated, 304, 304)
+
+    body["sunsetAt"] = "2031-01-31T00:00:00Z"  # other headers, the same card: another tag
+    assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
+    later, view_status, _ = etag_and_status(deprecated)
+    assert later not in (active, deprecated) and view_status == 200
+
+    # The card's ETag as served is the one a card write's If-Match takes.
+    stale = alice.put(path, {"card": card()}, format="json", HTTP_IF_MATCH=deprecated)
+    assert stale.status_code == 412
+    again = alice.put(path, {"card": card(version="1.0.1")}, format="json", HTTP_IF_MATCH=later)
+    assert again.status_code == 200, again.content
+
+    replaced = anon.get(path)["ETag"]
+    assert alice.post(f"/agents/{agent_id}/undeprecate").status_code == 200
+    undeprecated, view_status, lane_status = etag_and_status(replaced)
+    assert undeprecated != replaced and (view_status, lane_status) == (200, 200)
+    assert "Deprecation" not in anon.get(path)
