@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.http import http_date
 
 from a2a.models import CardDocument
-from a2a.selectors import card_cache, card_read_served
-from a2a.versions_api import IMMUTABLE, version_read, version_serve
+from a2a.selectors import card_cache, card_read_served, card_version_read
+from a2a.versions_api import IMMUTABLE, version_serve
 from registry.access.throttles import read_limited
 from registry.agents.models import Agent
 from registry.fastpath.lean import LeanAnswer
@@ -50,6 +50,10 @@ def card_response(body: bytes, sha256: str, updated_at, headers: str = "") -> Ht
 
 def version_asked(query: str) -> str | None:
     """The ``version`` parameter of a card URL's query string (None: the latest card)."""
+    if query.startswith("version="):
+        spec = query[8:]
+        if spec.isascii() and spec.isdigit():  # the usual spelling, nothing to decode
+            return spec
     values = parse_qs(query).get("version")
     return values[-1] if values else None
 
@@ -71,8 +75,9 @@ def card_lean(agent_id: str, environ) -> LeanAnswer | None:
     if spec is not None:
         if not (spec.isascii() and spec.isdigit()):
             return None  # a card version string: the view looks it up
-        pk = uuid.UUID(key)
-        stored = card_cache.get(f"{key}@{int(spec)}", lambda: _version_stored(pk, spec))
+        stored = card_cache.get(
+            f"{key}@{int(spec)}", lambda: _version_stored(uuid.UUID(key), int(spec))
+        )
         if stored is None:
             return None
         etag, last_modified, body = stored.split(b"\n", 2)
@@ -105,8 +110,8 @@ def _card_stored(pk: uuid.UUID) -> bytes | None:
     )
 
 
-def _version_stored(pk: uuid.UUID, spec: str) -> bytes | None:
-    entry = version_read(pk, spec)
+def _version_stored(pk: uuid.UUID, seq: int) -> bytes | None:
+    entry = card_version_read(pk, seq)
     if entry is None:
         return None
     body, sha256, created_at = entry
