@@ -113,6 +113,56 @@ def test_security_modes_and_extensions_follow_their_rules():
     ]
 
 
+def test_a_skills_own_changes_follow_their_rules():
+    schemes = {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}
+    before = card(
+        securitySchemes=schemes,
+        skills=[skill("forecast", inputModes=["text/plain", "application/json"])],
+    )
+    reworded = card(
+        securitySchemes=schemes,
+        skills=[
+            skill(
+                "forecast",
+                description="Forecasts, reworded.",
+                tags=["weather"],
+                inputModes=["text/plain", "application/json"],
+            )
+        ],
+    )
+    assert rules(card_summary(before, reworded)) == [("skill-described", False)]
+    narrowed = card(
+        securitySchemes=schemes, skills=[skill("forecast", inputModes=["application/json"])]
+    )
+    assert rules(card_summary(before, narrowed)) == [("skill-modes-narrowed", True)]
+    assert rules(card_summary(narrowed, before)) == [("skill-modes-widened", False)]
+    secured = card(
+        securitySchemes=schemes,
+        skills=[
+            skill(
+                "forecast",
+                inputModes=["text/plain", "application/json"],
+                securityRequirements=[{"schemes": {"key": {"list": []}}}],
+            )
+        ],
+    )
+    summary = card_summary(before, secured)
+    assert rules(summary) == [("skill-security-added", True)] and summary["breaking"]
+    assert summary["changes"][0]["path"] == "skills[forecast].securityRequirements"
+
+
+def test_an_interfaces_protocol_version_and_a_new_capability_follow_their_rules():
+    iface = {"url": "https://a.example.com/rpc", "protocolBinding": "JSONRPC"}
+    old = card(supportedInterfaces=[{**iface, "protocolVersion": "0.3"}])
+    new = card(supportedInterfaces=[{**iface, "protocolVersion": "1.0"}])
+    summary = card_summary(old, new)
+    assert rules(summary) == [("interface-version-changed", True)]
+    assert summary["changes"][0]["detail"] == "0.3 -> 1.0"
+    pushed = card(capabilities={"pushNotifications": True})
+    summary = card_summary(card(capabilities={}), pushed)
+    assert rules(summary) == [("capability-added", False)] and not summary["breaking"]
+
+
 def test_the_diff_endpoint_gives_a_json_patch_and_the_summary(alice, anon):
     agent_id = alice.post("/a2a/agents", {"card": card(version="1.0.0")}, format="json").json()[
         "id"
