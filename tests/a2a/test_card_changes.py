@@ -308,6 +308,7 @@ def test_deprecating_and_undeprecating_change_the_cards_etag(alice, anon):
     assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
     deprecated, view_status, lane_status = etag_and_status(active)
     assert deprecated != active and (view_status, lane_status) == (200, 200)
+    assert CardVersion.objects.filter(agent_id=agent_id).count() == 1  # the card is the same
     assert anon.get(path, HTTP_IF_NONE_MATCH=active)["Sunset"] == "Thu, 31 Jan 2030 00:00:00 GMT"
     assert etag_and_status(deprecated) == (deprecated, 304, 304)
 
