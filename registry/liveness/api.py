@@ -101,6 +101,7 @@ class EndpointHeartbeatView(APIView):
     either model. The hottest write: no audit entry, no card rebuilt, updatedAt untouched."""
 
     throttle_classes = [HeartbeatThrottle]
+    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
@@ -119,6 +120,7 @@ class AgentHeartbeatView(APIView):
     """A heartbeat of every endpoint of the agent."""
 
     throttle_classes = [HeartbeatThrottle]
+    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
