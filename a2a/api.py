@@ -192,6 +192,7 @@ class A2AAgentVerifyView(APIView):
 
 class A2AAgentCardView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    gone_methods = ("GET",)  # a retired agent's card: 410 (OpenAPI)
 
     def dispatch(self, request, *args, **kwargs):
         if request.method in ("GET", "HEAD"):

@@ -1,6 +1,7 @@
 """Serving cards: ``GET /a2a/agents/<id>`` on the lean lane (``card_lean``) and as a Django
 view (``card_serve``), the latest card or a pinned version (``?version=``)."""
 
+import hashlib
 import re
 import uuid
 from urllib.parse import parse_qs
@@ -9,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.http import http_date
 
 from a2a.models import CardDocument
-from a2a.selectors import card_cache, card_read_served
-from a2a.versions_api import IMMUTABLE, version_read, version_serve
+from a2a.selectors import card_cache, card_read_served, card_version_read
+from a2a.versions_api import IMMUTABLE, version_serve
 from registry.access.throttles import read_limited
 from registry.agents.models import Agent
 from registry.fastpath.lean import LeanAnswer
@@ -28,9 +29,18 @@ def lifecycle_header_list(headers: str) -> list[tuple[str, str]]:
     return [tuple(line.split(": ", 1)) for line in headers.split("\t")] if headers else []
 
 
+def card_served_etag(sha256: str, headers: str = "") -> str:
+    """The quoted ETag of a card as served: its SHA-256, and while the agent is deprecated a
+    digest of the lifecycle headers too, so that deprecating or undeprecating it (the same
+    bytes, other headers) makes caches fetch it again."""
+    if not headers:
+        return f'"{sha256}"'
+    return f'"{sha256}.{hashlib.sha256(headers.encode()).hexdigest()[:16]}"'
+
+
 def card_response(body: bytes, sha256: str, updated_at, headers: str = "") -> HttpResponse:
     response = HttpResponse(body, content_type=CARD_CONTENT_TYPE)
-    response["ETag"] = f'"{sha256}"'
+    response["ETag"] = card_served_etag(sha256, headers)
     response["Last-Modified"] = http_date(updated_at.timestamp())
     response["Cache-Control"] = CARD_CACHE_CONTROL
     for name, value in lifecycle_header_list(headers):
@@ -40,6 +50,10 @@ def card_response(body: bytes, sha256: str, updated_at, headers: str = "") -> Ht
 
 def version_asked(query: str) -> str | None:
     """The ``version`` parameter of a card URL's query string (None: the latest card)."""
+    if query.startswith("version="):
+        spec = query[8:]
+        if spec.isascii() and spec.isdigit():  # the usual spelling, nothing to decode
+            return spec
     values = parse_qs(query).get("version")
     return values[-1] if values else None
 
@@ -61,8 +75,9 @@ def card_lean(agent_id: str, environ) -> LeanAnswer | None:
     if spec is not None:
         if not (spec.isascii() and spec.isdigit()):
             return None  # a card version string: the view looks it up
-        pk = uuid.UUID(key)
-        stored = card_cache.get(f"{key}@{int(spec)}", lambda: _version_stored(pk, spec))
+        stored = card_cache.get(
+            f"{key}@{int(spec)}", lambda: _version_stored(uuid.UUID(key), int(spec))
+        )
         if stored is None:
             return None
         etag, last_modified, body = stored.split(b"\n", 2)
@@ -87,16 +102,16 @@ def _card_stored(pk: uuid.UUID) -> bytes | None:
         return None
     body, sha256, updated_at, headers = entry
     last_modified = http_date(updated_at.timestamp())
-    return b'"%s"\n%s\n%s\n%s' % (
-        sha256.encode(),
+    return b"%s\n%s\n%s\n%s" % (
+        card_served_etag(sha256, headers).encode(),
         last_modified.encode(),
         headers.encode(),
         body,
     )
 
 
-def _version_stored(pk: uuid.UUID, spec: str) -> bytes | None:
-    entry = version_read(pk, spec)
+def _version_stored(pk: uuid.UUID, seq: int) -> bytes | None:
+    entry = card_version_read(pk, seq)
     if entry is None:
         return None
     body, sha256, created_at = entry
@@ -105,9 +120,10 @@ def _version_stored(pk: uuid.UUID, spec: str) -> bytes | None:
 
 
 def card_etag(agent: Agent) -> str | None:
-    """The ETag of the agent's served card (its SHA-256), as it is now; None without one."""
-    sha256 = CardDocument.objects.filter(agent=agent).values_list("sha256", flat=True).first()
-    return f'"{sha256}"' if sha256 is not None else None
+    """The ETag of the agent's served card, as it is now; None without one."""
+    row = CardDocument.objects.filter(agent=agent).values_list("sha256", "lifecycle_headers")
+    found = row.first()
+    return card_served_etag(*found) if found is not None else None
 
 
 def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:

@@ -12,7 +12,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
-from a2a.models import CardDocument
+from a2a.models import CardDocument, CardVersion
 from registry.agents.models import Agent, Capability, Endpoint
 from registry.agents.serializers import registry_url
 from registry.discovery.generation import generation_read
@@ -72,6 +72,51 @@ def card_read_served(pk: uuid.UUID) -> tuple[bytes, str, Any, str] | None:
     if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
         updated_at = timezone.make_aware(updated_at, UTC)
     return bytes(body), sha256, updated_at, headers
+
+
+_VERSION_READ = CardVersion.objects.values_list("body", "sha256", "created_at")
+# The largest version number a PostgreSQL integer holds: beyond it there is no such version.
+_SEQ_MAX = 2**31 - 1
+
+
+@functools.cache
+def _version_read_sql() -> str:
+    """The pinned version's read, compiled by the ORM once per process: agent, then number."""
+    query = _VERSION_READ.filter(agent_id=uuid.UUID(int=0), seq=1).query
+    sql, params = query.sql_with_params()
+    assert len(params) == 2 and params[1] == 1, params
+    return sql
+
+
+@functools.cache
+def _version_read_postgres_sql() -> str:
+    return _version_read_sql().replace("%s", "$1", 1).replace("%s", "$2", 1)
+
+
+def card_version_read(pk: uuid.UUID, seq: int) -> tuple[bytes, str, Any] | None:
+    """(body, sha256, created_at) of version ``seq`` of an agent's card: as ``card_read_served``
+    reads the latest (one indexed read, no ORM work; on PostgreSQL prepared once per
+    connection and run through libpq), so that a pinned version costs what the latest does."""
+    if not 1 <= seq <= _SEQ_MAX:
+        return None
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor == "postgresql":
+        params = [pk.bytes, seq.to_bytes(4, "big", signed=True)]
+        row = prepared_row(db, "registry_card_version_read", _version_read_postgres_sql(), params)
+        if row is None:
+            return None
+        body, sha256, created_at = row
+        return bytes(body), sha256.decode(), postgres_timestamp(created_at)
+    agent = CardVersion._meta.get_field("agent").get_db_prep_value(pk, db)
+    with _card_cursor(db) as cursor:
+        cursor.execute(_version_read_sql(), [agent, seq])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    body, sha256, created_at = row
+    if timezone.is_naive(created_at):  # SQLite stores UTC, without the zone
+        created_at = timezone.make_aware(created_at, UTC)
+    return bytes(body), sha256, created_at
 
 
 @functools.cache

@@ -260,6 +260,9 @@ def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration
             f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
             [Problem(key, "differs from the served card") for key in differing],
         )
+    # Verifying is registering from the domain: a domain another owner proved is theirs
+    # vouches for none of this owner's cards.
+    domain_claim_check(domain=url_authority(resolved.source_url) or "", owner=agent.owner)
     _origin_policy_apply(resolved, url_authority(resolved.source_url) or "")
     signature = card_signature_check(stored, url_authority(resolved.source_url))
     source = CardSource(

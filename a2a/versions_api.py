@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from a2a.card_diff import card_patch, card_summary
 from a2a.models import CardVersion
+from a2a.selectors import card_version_read
 from registry.agents import selectors
 from registry.agents.models import Agent
 from registry.agents.serializers import registry_url
@@ -126,11 +127,9 @@ class AgentVersionDiffView(APIView):
 def version_read(pk: uuid.UUID, spec: str) -> tuple[bytes, str, Any] | None:
     """(body, sha256, created_at) of a version: an all-digit ``spec`` is its number, anything
     else the card's ``version`` string (its newest version of that string)."""
-    rows = CardVersion.objects.filter(agent_id=pk)
     if spec.isascii() and spec.isdigit():
-        rows = rows.filter(seq=int(spec))
-    else:
-        rows = rows.filter(card_version=spec).order_by("-seq")
+        return card_version_read(pk, int(spec))
+    rows = CardVersion.objects.filter(agent_id=pk, card_version=spec).order_by("-seq")
     return rows.values_list("body", "sha256", "created_at").first()
 
 

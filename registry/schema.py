@@ -18,6 +18,7 @@ PROBLEM_RESPONSES = {
     404: "There is no such resource (also for an id that is not a UUID).",
     409: "The request conflicts with the resource's state (or, with an Idempotency-Key, "
     "the first request with that key is still in flight: idempotency-in-progress).",
+    410: "The agent was retired (retired): retiredAt says when.",
     413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
     422: "The Idempotency-Key was used before with another request (idempotency-key-reused).",
     429: "Too many requests: retry after Retry-After seconds.",
@@ -77,6 +78,8 @@ class RegistryAutoSchema(AutoSchema):
             statuses.add(404)
         if self._needs_key():
             statuses |= {401, 403}
+        if self.method in getattr(self.view, "gone_methods", ()):
+            statuses.add(410)
         if self.method in WRITES and getattr(self.view, "may_conflict", False):
             statuses.add(409)
         if self._idempotent():

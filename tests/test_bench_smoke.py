@@ -113,3 +113,35 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert "page /browse/agents/<id>" in run.stdout
     assert "POST /agents/<id>/endpoints/<eid>/heartbeat" in run.stdout
     assert "GET /v1/nearby (1 km)" in run.stdout
+
+
+def test_the_pinned_card_program_runs_and_reports_both_kinds(tmp_path):
+    out = tmp_path / "pinned.json"
+    leaked = ("DATABASE_URL", "REDIS_URL", "REGISTRY_BASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in leaked}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.pinned",
+            "--agents=30",
+            "--rounds=1",
+            "--duration=1",
+            "--connections=4",
+            "--generator=python",
+            f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
+            f"--out={out}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(out.read_text())
+    [round_] = results["rounds"]
+    assert round_["card"] > 0 and round_["card-pinned"] > 0
+    assert set(results["lane"]) == {"cached", "database"}
+    assert all(figures["pinned_us"] > 0 for figures in results["lane"].values())
+    assert "pinned / latest card fetch at N=30" in run.stdout

@@ -48,6 +48,7 @@ def owner_for(request: Request, requested: str | None) -> str:
 
 class AgentDetailView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    gone_methods = ("GET",)  # a retired agent, to others than its owner: 410 (OpenAPI)
 
     @extend_schema(responses=AgentSerializer)
     def get(self, request: Request, agent_id: str) -> Response:

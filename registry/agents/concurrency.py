@@ -12,7 +12,7 @@ the agent's ETag (``GET /agents/<id>``): ``"<version>.<liveness>"``, where the v
 changes with every write and the liveness part with every sign of life. A write checks
 the version part only, under the lock, so heartbeats in between do not make a tag stale;
 a stale one is a 412 and changes nothing. ``If-Match`` on card writes takes the card's
-ETag (``GET /a2a/agents/<id>``, its SHA-256).
+ETag as served (``GET /a2a/agents/<id>``).
 """
 
 import hashlib

@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from registry.agents.liveness_state import DOWN, LIVE, STALE, UNKNOWN
-from registry.agents.models import Endpoint
+from registry.agents.models import Agent, Endpoint
 from registry.events import envelope
 from registry.events.models import EndpointStatusSeen
 from registry.events.outbox import agent_events_write
@@ -38,6 +38,7 @@ def liveness_changes_write() -> int:
             now_status=_status_now(now), seen_status=Coalesce(Subquery(seen), Value(UNKNOWN))
         )
         .exclude(now_status=F("seen_status"))
+        .exclude(agent__status=Agent.Status.RETIRED)  # in the feed as deleted: no more news
         .values_list("id", "agent_id", "now_status")
     )
     if not changed:

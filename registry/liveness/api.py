@@ -45,6 +45,18 @@ class AgentHeartbeatSerializer(serializers.Serializer):
 PROBE_FIELDS = ("last_probe_at", "last_probe_ok", "last_probe_category")
 
 
+def _retired(agent: Agent) -> ProblemError:
+    """A retired agent's heartbeat: refused, and the agent stays retired (nothing changes)."""
+    when = agent.status_changed_at.isoformat().replace("+00:00", "Z")
+    return ProblemError(
+        410,
+        "retired",
+        f"Agent {agent.pk} was retired on {when}: it takes no heartbeats. Register a new "
+        "agent instead.",
+        retiredAt=when,
+    )
+
+
 def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> list[dict]:
     """Record a heartbeat of one endpoint of the agent, or of all of them: the owner's (or
     an admin's) key; one read (owner, graces), one UPDATE. Their liveness now."""
@@ -54,7 +66,13 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
         rows = rows.filter(pk=parse_uuid(endpoint_id, "endpoint"))
     found = list(
         rows.select_related("agent").only(
-            "pk", "agent_id", "liveness_grace", *PROBE_FIELDS, "agent__owner"
+            "pk",
+            "agent_id",
+            "liveness_grace",
+            *PROBE_FIELDS,
+            "agent__owner",
+            "agent__status",
+            "agent__status_changed_at",
         )
     )
     if not found:
@@ -62,8 +80,10 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
             raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
         which = f" {endpoint_id}" if endpoint_id is not None else "s"
         raise ProblemError(404, "not-found", f"Agent {agent_id} has no endpoint{which}.")
-    owner = found[0].agent.owner
-    principal_may_change(request, owner)
+    agent = found[0].agent
+    principal_may_change(request, agent.owner)
+    if agent.status == Agent.Status.RETIRED:
+        raise _retired(agent)
     now = timezone.now()
     endpoints_heartbeat(Endpoint.objects.filter(pk__in=[e.pk for e in found]), now)
     answers = []
@@ -81,6 +101,7 @@ class EndpointHeartbeatView(APIView):
     either model. The hottest write: no audit entry, no card rebuilt, updatedAt untouched."""
 
     throttle_classes = [HeartbeatThrottle]
+    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
@@ -99,6 +120,7 @@ class AgentHeartbeatView(APIView):
     """A heartbeat of every endpoint of the agent."""
 
     throttle_classes = [HeartbeatThrottle]
+    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":

@@ -17,7 +17,8 @@ both count the key's heartbeat limit once per request (``registry.access.throttl
 else falls through to the API view (``registry.liveness.api``), which answers the same way and
 explains every refusal (401, 403, 404, 429): another database, a malformed key header or
 path, a key over its limit, or a statement that changed nothing (a refused heartbeat
-changes nothing, so the view may look again). The heartbeat takes no request body: the
+changes nothing, so the view may look again; a retired agent's heartbeats change nothing,
+and the view answers them 410 Gone). The heartbeat takes no request body: the
 lane, as the view, never reads one.
 """
 
@@ -68,6 +69,7 @@ def _statement() -> str:
             WHERE e.agent_id = $3
               AND ($4::uuid IS NULL OR e.id = $4::uuid)
               AND a.id = e.agent_id
+              AND a.status <> '{Agent.Status.RETIRED.value}'
               AND (k.owner = a.owner OR k.scope = '{ApiKey.Scope.ADMIN.value}')
             RETURNING e.id, e.alive_until, e.last_probe_at, e.last_probe_ok,
                 e.last_probe_category

@@ -22,7 +22,7 @@ from django.db.models import Avg, Case, FloatField, Q, When
 from django.utils import timezone
 
 from registry import extensions
-from registry.agents.models import HEARTBEAT_GRACE_FACTOR, Endpoint
+from registry.agents.models import HEARTBEAT_GRACE_FACTOR, Agent, Endpoint
 from registry.liveness.models import ProbeResult
 from registry.outbound.fetch import FetchError, fetch
 
@@ -175,6 +175,7 @@ def endpoints_probe_due(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     due = (
         Endpoint.objects.filter(probeable())
+        .exclude(agent__status=Agent.Status.RETIRED)  # a retired agent is not watched
         .filter(Q(next_probe_at__isnull=True) | Q(next_probe_at__lte=now))
         .order_by("next_probe_at", "pk")[: settings.PROBE_BATCH]
     )

@@ -35,8 +35,10 @@ def endpoints_expire(*, now: datetime | None = None) -> tuple[int, int]:
     Returns (endpoints removed, agents removed)."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.EPHEMERAL_RETENTION_SECONDS)
-    candidates = Endpoint.objects.filter(liveness_model=Endpoint.Liveness.EPHEMERAL).filter(
-        Q(alive_until__lt=cutoff) | Q(alive_until__isnull=True, created_at__lt=cutoff)
+    candidates = (
+        Endpoint.objects.filter(liveness_model=Endpoint.Liveness.EPHEMERAL)
+        .filter(Q(alive_until__lt=cutoff) | Q(alive_until__isnull=True, created_at__lt=cutoff))
+        .exclude(agent__status=Agent.Status.RETIRED)  # kept as retired: its history stays
     )
     expired: dict = {}
     for endpoint in candidates.only(

@@ -113,6 +113,56 @@ def test_security_modes_and_extensions_follow_their_rules():
     ]
 
 
+def test_a_skills_own_changes_follow_their_rules():
+    schemes = {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}
+    before = card(
+        securitySchemes=schemes,
+        skills=[skill("forecast", inputModes=["text/plain", "application/json"])],
+    )
+    reworded = card(
+        securitySchemes=schemes,
+        skills=[
+            skill(
+                "forecast",
+                description="Forecasts, reworded.",
+                tags=["weather"],
+                inputModes=["text/plain", "application/json"],
+            )
+        ],
+    )
+    assert rules(card_summary(before, reworded)) == [("skill-described", False)]
+    narrowed = card(
+        securitySchemes=schemes, skills=[skill("forecast", inputModes=["application/json"])]
+    )
+    assert rules(card_summary(before, narrowed)) == [("skill-modes-narrowed", True)]
+    assert rules(card_summary(narrowed, before)) == [("skill-modes-widened", False)]
+    secured = card(
+        securitySchemes=schemes,
+        skills=[
+            skill(
+                "forecast",
+                inputModes=["text/plain", "application/json"],
+                securityRequirements=[{"schemes": {"key": {"list": []}}}],
+            )
+        ],
+    )
+    summary = card_summary(before, secured)
+    assert rules(summary) == [("skill-security-added", True)] and summary["breaking"]
+    assert summary["changes"][0]["path"] == "skills[forecast].securityRequirements"
+
+
+def test_an_interfaces_protocol_version_and_a_new_capability_follow_their_rules():
+    iface = {"url": "https://a.example.com/rpc", "protocolBinding": "JSONRPC"}
+    old = card(supportedInterfaces=[{**iface, "protocolVersion": "0.3"}])
+    new = card(supportedInterfaces=[{**iface, "protocolVersion": "1.0"}])
+    summary = card_summary(old, new)
+    assert rules(summary) == [("interface-version-changed", True)]
+    assert summary["changes"][0]["detail"] == "0.3 -> 1.0"
+    pushed = card(capabilities={"pushNotifications": True})
+    summary = card_summary(card(capabilities={}), pushed)
+    assert rules(summary) == [("capability-added", False)] and not summary["breaking"]
+
+
 def test_the_diff_endpoint_gives_a_json_patch_and_the_summary(alice, anon):
     agent_id = alice.post("/a2a/agents", {"card": card(version="1.0.0")}, format="json").json()[
         "id"
@@ -238,3 +288,43 @@ def test_a_retired_agents_card_is_gone_and_its_versions_stay(alice, anon):
     assert refused.status_code == 409
     again = alice.post("/a2a/agents", {"card": card(version="3")}, format="json")
     assert again.status_code == 201 and again.json()["id"] != agent_id  # a new agent
+
+
+def test_deprecating_and_undeprecating_change_the_cards_etag(alice, anon):
+    agent_id = alice.post("/a2a/agents", {"card": card()}, format="json").json()["id"]
+    path = f"/a2a/agents/{agent_id}"
+    lane = LeanApplication(Recorder())
+
+    def etag_and_status(tag: str) -> tuple[str, int, int]:
+        view = anon.get(path, HTTP_IF_NONE_MATCH=tag)
+        status, headers, _ = call(lane, "GET", path, HTTP_IF_NONE_MATCH=tag)
+        assert headers["ETag"] == view["ETag"]
+        return view["ETag"], view.status_code, status
+
+    active = anon.get(path)["ETag"]
+    assert etag_and_status(active) == (active, 304, 304)
+
+    body = {"reason": "Use the new one.", "sunsetAt": "2030-01-31T00:00:00Z"}
+    assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
+    deprecated, view_status, lane_status = etag_and_status(active)
+    assert deprecated != active and (view_status, lane_status) == (200, 200)
+    assert CardVersion.objects.filter(agent_id=agent_id).count() == 1  # the card is the same
+    assert anon.get(path, HTTP_IF_NONE_MATCH=active)["Sunset"] == "Thu, 31 Jan 2030 00:00:00 GMT"
+    assert etag_and_status(deprecated) == (deprecated, 304, 304)
+
+    body["sunsetAt"] = "2031-01-31T00:00:00Z"  # other headers, the same card: another tag
+    assert alice.post(f"/agents/{agent_id}/deprecate", body, format="json").status_code == 200
+    later, view_status, _ = etag_and_status(deprecated)
+    assert later not in (active, deprecated) and view_status == 200
+
+    # The card's ETag as served is the one a card write's If-Match takes.
+    stale = alice.put(path, {"card": card()}, format="json", HTTP_IF_MATCH=deprecated)
+    assert stale.status_code == 412
+    again = alice.put(path, {"card": card(version="1.0.1")}, format="json", HTTP_IF_MATCH=later)
+    assert again.status_code == 200, again.content
+
+    replaced = anon.get(path)["ETag"]
+    assert alice.post(f"/agents/{agent_id}/undeprecate").status_code == 200
+    undeprecated, view_status, lane_status = etag_and_status(replaced)
+    assert undeprecated != replaced and (view_status, lane_status) == (200, 200)
+    assert "Deprecation" not in anon.get(path)

@@ -48,6 +48,43 @@ def test_the_card_read_is_one_query(lane, card_path, django_assert_num_queries):
         assert call(app, "GET", card_path)[0] == 200
 
 
+def test_a_pinned_version_read_is_one_query_as_the_latest_is(
+    lane, card_path, django_assert_num_queries
+):
+    app, django = lane
+    with django_assert_num_queries(1):
+        status, headers, _ = call(app, "GET", f"{card_path}?version=1")
+    assert (status, django.paths) == (200, [])
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+
+
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [
+        ("version=1", 200),
+        ("version=01", 200),
+        ("version=%31", 200),
+        ("other=x&version=1", 200),
+        ("version=2&version=1", 200),
+        ("version=1&version=2", 404),
+        ("version=0", 404),
+        ("version=2", 404),
+        ("version=99999999999999999999", 404),
+    ],
+)
+def test_every_spelling_of_a_pinned_version_gets_the_views_answer(
+    lane, card_path, anon, query, status
+):
+    app, _ = lane
+    path = f"{card_path}?{query}"
+    got, headers, body = call(app, "GET", path)
+    expected = anon.get(path)
+    assert (got, body) == (expected.status_code, expected.content)
+    assert got == status
+    if status == 200:
+        assert headers["ETag"] == expected["ETag"]
+
+
 def test_conditional_gets_answer_304_as_the_view_does(lane, card_path, anon):
     app, django = lane
     expected = anon.get(card_path)

@@ -118,3 +118,20 @@ def test_an_agent_fetched_from_the_domain_moves_even_once_its_card_was_edited(
     https_server.route(CLAIM_PATH, 200, {}, claim["token"].encode())
     assert bob.post(f"/claims/{claim['id']}/verify").json()["agentsMoved"] == 1
     assert bob.get(f"/agents/{squatted}").json()["owner"] == "bob"
+
+
+def test_after_a_claim_another_owner_cannot_verify_a_posted_card_against_the_domain(
+    https_server, alice, bob, domain
+):
+    claim = bob.post("/claims", {"domain": domain}, format="json").json()
+    https_server.route(CLAIM_PATH, 200, {}, claim["token"].encode())
+    assert bob.post(f"/claims/{claim['id']}/verify").status_code == 200
+
+    # Posting the domain's card directly is allowed (unverified, not "from" the domain) …
+    posted = alice.post("/a2a/agents", {"card": card_on(https_server)}, format="json")
+    assert posted.status_code == 201, posted.content
+    agent_id = posted.json()["id"]
+    # … but the domain does not vouch for it: verifying it there is the owner's alone.
+    refused = alice.post(f"/a2a/agents/{agent_id}/verify", {"domain": domain}, format="json")
+    assert refused.status_code == 409 and refused.json()["type"].endswith("/domain-claimed")
+    assert alice.get(f"/agents/{agent_id}").json()["trust"]["verified"] is False

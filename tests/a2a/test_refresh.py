@@ -122,3 +122,29 @@ def test_agents_refresh_command_refreshes_all_or_the_due(https_server, registere
 def test_the_refresh_and_prune_jobs_are_scheduled():
     tasks = {schedule.task for schedule in extensions.schedules.read()}
     assert {"a2a.tasks.agents_refresh", "a2a.tasks.versions_prune"} <= tasks
+
+
+def test_a_refreshed_card_is_signature_checked_against_the_serving_domain(
+    https_server, alice, anon, registered
+):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from tests.a2a.test_signatures import jwk, sign
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    https_server.route(
+        "/.well-known/jwks.json",
+        200,
+        {"Content-Type": "application/jwk-set+json"},
+        json.dumps({"keys": [jwk(key, "key-1")]}).encode(),
+    )
+    signed = sign(card_on(https_server, version="1.1.0"), key)
+    body = publish(https_server, signed)
+    assert alice.post(f"/agents/{registered}/refresh").json()["changed"] is True
+    assert alice.get(f"/agents/{registered}").json()["trust"]["signature"] == "verified"
+    assert anon.get(f"/a2a/agents/{registered}?version=2").content == body  # byte-exact
+
+    tampered = {**signed, "version": "1.2.0"}  # the signature no longer covers the card
+    publish(https_server, tampered)
+    assert alice.post(f"/agents/{registered}/refresh").json()["changed"] is True
+    assert alice.get(f"/agents/{registered}").json()["trust"]["signature"] == "invalid"

@@ -197,7 +197,6 @@ def test_bulk_imports_store_version_one(make_card):
     assert (version.seq, version.change) == (1, "import")
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_updates_number_versions_without_gaps_or_duplicates(
     live_server, make_key, make_card

@@ -127,3 +127,22 @@ def test_readers_wait_at_a_missing_id_until_it_can_no_longer_commit():
     assert [e.id for e in events_after(1, 100)] == [2, 3]
     Event.objects.filter(id=5).update(time=now - timedelta(seconds=GAP_SECONDS + 1))
     assert [e.id for e in events_after(1, 100)] == [2, 3, 5]
+
+
+@pytest.mark.django_db
+def test_a_retired_agents_endpoints_make_no_more_liveness_events(alice, native_payload):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from registry.agents.models import Endpoint
+
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    endpoint = agent["endpoints"][0]["id"]
+    assert alice.post(f"/agents/{agent['id']}/endpoints/{endpoint}/heartbeat").status_code == 200
+    assert liveness_changes_write() == 1  # live
+    assert alice.delete(f"/agents/{agent['id']}").status_code == 204
+    ended = timezone.now() - timedelta(minutes=1)
+    Endpoint.objects.filter(agent_id=agent["id"]).update(alive_until=ended, last_alive_at=ended)
+    assert liveness_changes_write() == 0  # stale now, but the agent is gone from the feed
+    assert [e["liveness"] for e in events(type="endpoint.liveness_changed")] == ["live"]

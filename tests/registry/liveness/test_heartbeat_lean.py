@@ -2,6 +2,8 @@
 same answers as the API view, header for header, and every refusal or unusual case left
 to that view, which explains it. Elsewhere the lane leaves every heartbeat to the view."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -186,3 +188,27 @@ def test_with_ssl_redirect_plain_http_is_left_to_django(settings, alice, agent):
     assert status == 301 and headers["Location"].startswith("https://")
     assert recorder.paths == [path]
     assert not Endpoint.objects.filter(alive_until__isnull=False).exists()
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["agent", "endpoint", "renew"])
+def test_a_retired_agents_heartbeats_are_410_and_never_revive_it(
+    lane, alice, admin_client, agent, which
+):
+    app, django = lane
+    path = beat_paths(agent)[which]
+    assert call(app, "POST", path, **bearer(alice))[0] == 200
+    assert alice.delete(f"/agents/{agent['id']}").status_code == 204
+    django.paths.clear()
+    before = dict(Endpoint.objects.filter(agent_id=agent["id"]).values_list("id", "alive_until"))
+
+    for client in (alice, admin_client):  # the owner's key, and an admin's
+        status, headers, body = call(app, "POST", path, **bearer(client))
+        assert status == 410 and headers["Content-Type"] == "application/problem+json"
+        problem = json.loads(body)
+        assert problem["type"].endswith("/retired") and problem["retiredAt"].endswith("Z")
+        assert problem["retiredAt"][:19] in problem["detail"]
+    assert django.paths == [path, path]  # the lane changed nothing and left it to the view
+
+    after = dict(Endpoint.objects.filter(agent_id=agent["id"]).values_list("id", "alive_until"))
+    assert after == before
+    assert alice.get(f"/agents/{agent['id']}").json()["status"] == "retired"

@@ -223,6 +223,28 @@ def test_a_never_renewed_ephemeral_endpoint_goes_after_its_ttl_and_the_retention
     assert not Endpoint.objects.filter(pk=queue.pk).exists()
 
 
+def test_a_retired_agent_with_expired_ephemeral_endpoints_stays_retired(
+    alice, native_payload, settings, capsys, caplog
+):
+    settings.EPHEMERAL_RETENTION_SECONDS = 3600
+    gone = alice.post(
+        "/agents",
+        native_payload(name="Gone", endpoints=[endpoint("q", model="Ephemeral", seconds=60)]),
+        format="json",
+    ).json()
+    assert alice.delete(f"/agents/{gone['id']}").status_code == 204
+    Endpoint.objects.filter(agent_id=gone["id"]).update(
+        alive_until=timezone.now() - timedelta(hours=2)
+    )
+
+    call_command("endpoints_expire")
+
+    assert "Removed 0 expired endpoints and 0 agents" in capsys.readouterr().out
+    assert Agent.objects.get(pk=gone["id"]).status == Agent.Status.RETIRED
+    assert Endpoint.objects.filter(agent_id=gone["id"]).count() == 1
+    assert "kept" not in caplog.text  # not tried, so no refusal logged at every run
+
+
 def test_heartbeats_have_their_own_rate_limit_apart_from_other_writes(settings, alice, agent):
     settings.RATE_LIMIT_WRITE = "2/min"
     settings.RATE_LIMIT_HEARTBEAT = "5/min"

@@ -157,3 +157,16 @@ def test_the_history_is_newest_first_and_bounded(network, https_server, alice, a
     assert body["probes"][0]["at"] >= body["probes"][1]["at"]
     assert anon.get(f"/agents/{agent['id']}/liveness", {"limit": 501}).status_code == 400
     assert anon.get("/agents/7d0c2f52-5b7e-4a40-9d3c-5b0e7ad0b8b1/liveness").status_code == 404
+
+
+def test_the_job_leaves_a_retired_agents_endpoints_unprobed(network, https_server, alice):
+    https_server.route("/svc", 200, {}, b"ok")
+    kept = register(alice, "Kept", https_server.url("/svc"))
+    retired = register(alice, "Retired", https_server.url("/svc"))
+    assert alice.delete(f"/agents/{retired['id']}").status_code == 204
+
+    assert endpoints_probe.delay().get() == 1
+    assert ProbeResult.objects.filter(agent_id=kept["id"]).count() == 1
+    assert not ProbeResult.objects.filter(agent_id=retired["id"]).exists()
+    gone = Endpoint.objects.get(agent_id=retired["id"])
+    assert (gone.alive_until, gone.last_probe_at) == (None, None)
