@@ -12,12 +12,19 @@ server when ``EVENTS_STREAM_URL`` is set (``make run``, ``make serve``).
 """
 
 import json
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db.models import Q
 from django.http import HttpResponse, QueryDict, StreamingHttpResponse
+from django.utils import timezone
 
+from registry.access.auth import api_key_hash, raw_api_key_of
+from registry.access.counters import client_ip_of
+from registry.access.models import ApiKey
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope, outbox
 from registry.events.models import Event
@@ -69,6 +76,59 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
     return StreamQuery(since, chosen, frozenset(types))
 
 
+def stream_client(meta) -> str:
+    """Whom a stream counts against: the API key it carries when the key is valid (so
+    clients behind one address, each with its key, count apart), else its address."""
+    try:
+        raw = raw_api_key_of(meta)
+    except ValueError:
+        raw = ""
+    if raw:
+        key = (
+            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if key is not None:
+            return f"key:{key}"
+    return f"address:{client_ip_of(meta)}"
+
+
+class StreamSlots:
+    """The streams each client holds open in this process: ``EVENTS_STREAMS_PER_CLIENT`` at
+    most (0: no limit), so one client cannot take every connection the server has."""
+
+    def __init__(self):
+        self.held: Counter = Counter()
+        self.lock = threading.Lock()
+
+    def take(self, client: str) -> bool:
+        limit = settings.EVENTS_STREAMS_PER_CLIENT
+        with self.lock:
+            if limit and self.held[client] >= limit:
+                return False
+            self.held[client] += 1
+            return True
+
+    def give_back(self, client: str) -> None:
+        with self.lock:
+            self.held[client] -= 1
+            if self.held[client] <= 0:
+                del self.held[client]
+
+
+slots = StreamSlots()
+
+
+def too_many_streams() -> str:
+    """The detail of the 429 problem for a client past its streams (Retry-After: 30)."""
+    return (
+        f"This client already holds {settings.EVENTS_STREAMS_PER_CLIENT} event streams open "
+        "(EVENTS_STREAMS_PER_CLIENT): close one, or share one stream between readers."
+    )
+
+
 def events_after(after: int, limit: int = PAGE) -> list[Event]:
     return outbox.events_after(after, limit)
 
@@ -105,23 +165,26 @@ def start(query: StreamQuery) -> tuple[int, list[bytes]]:
     return query.since, []
 
 
-def _polled(query: StreamQuery):
-    cursor, first = start(query)
-    yield b"retry: 3000\n\n"
-    yield from first
-    idle_since = time.monotonic()
-    while True:
-        events = events_after(cursor)
-        if events:
-            cursor = events[-1].id
-            yield from frames(query, events)
-            idle_since = time.monotonic()
-            if len(events) == PAGE:
-                continue
-        elif time.monotonic() - idle_since >= KEEPALIVE_SECONDS:
-            yield KEEPALIVE
-            idle_since = time.monotonic()
-        time.sleep(POLL_SECONDS)
+def _polled(query: StreamQuery, client: str):
+    try:
+        cursor, first = start(query)
+        yield b"retry: 3000\n\n"
+        yield from first
+        idle_since = time.monotonic()
+        while True:
+            events = events_after(cursor)
+            if events:
+                cursor = events[-1].id
+                yield from frames(query, events)
+                idle_since = time.monotonic()
+                if len(events) == PAGE:
+                    continue
+            elif time.monotonic() - idle_since >= KEEPALIVE_SECONDS:
+                yield KEEPALIVE
+                idle_since = time.monotonic()
+            time.sleep(POLL_SECONDS)
+    finally:  # the client went away (the server closes the generator)
+        slots.give_back(client)
 
 
 def events_view(request):
@@ -138,7 +201,12 @@ def events_view(request):
         redirect = HttpResponse(status=307)  # 307: the client asks there the same way
         redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
         return redirect
-    response = StreamingHttpResponse(_polled(query), content_type="text/event-stream")
+    client = stream_client(request.META)
+    if not slots.take(client):
+        response = problem_response(429, "throttled", too_many_streams())
+        response["Retry-After"] = "30"
+        return response
+    response = StreamingHttpResponse(_polled(query, client), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response

@@ -17,8 +17,11 @@ both count the key's heartbeat limit once per request (``registry.access.throttl
 else falls through to the API view (``registry.liveness.api``), which answers the same way and
 explains every refusal (401, 403, 404, 429): another database, a malformed key header or
 path, a key over its limit, or a statement that changed nothing (a refused heartbeat
-changes nothing, so the view may look again). The heartbeat takes no request body: the
-lane, as the view, never reads one.
+changes nothing, so the view may look again). The statement keeps alive only endpoints
+that are live: one that is not (its grace ran out, never seen) is revived by the view, whose
+transaction also writes the liveness status change (``endpoints_liveness_written``), so a
+status change is never a heartbeat of the fast path. The heartbeat takes no request body:
+the lane, as the view, never reads one.
 """
 
 import functools
@@ -69,6 +72,11 @@ def _statement() -> str:
               AND ($4::uuid IS NULL OR e.id = $4::uuid)
               AND a.id = e.agent_id
               AND (k.owner = a.owner OR k.scope = '{ApiKey.Scope.ADMIN.value}')
+              AND NOT EXISTS (
+                  SELECT 1 FROM {endpoint} AS o
+                  WHERE o.agent_id = $3 AND ($4::uuid IS NULL OR o.id = $4::uuid)
+                    AND (o.alive_until IS NULL OR o.alive_until <= $2)
+              )
             RETURNING e.id, e.alive_until, e.last_probe_at, e.last_probe_ok,
                 e.last_probe_category
         ), used AS (
