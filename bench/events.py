@@ -219,7 +219,7 @@ def main(argv=None) -> int:
             from registry.events.models import Subscription
             from registry.events.subscriptions import subscription_create
 
-            subscription_create(
+            subscription_create(  # (the receiver does not check signatures)
                 owner="bench", url=f"http://127.0.0.1:{hook_port}/hook", events=[], filter={}
             )
             say("subscribed; waiting for the worker's verification")

@@ -23,6 +23,7 @@ from django.utils import timezone
 from registry.events import envelope
 from registry.events.models import Delivery, Event, Subscription
 from registry.events.outbox import events_after
+from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.outbound.fetch import FetchError, fetch
 
@@ -115,7 +116,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
         result = fetch(
             subscription.url,
             json_body=body,
-            headers=signed_headers(subscription.secret, str(event.id), body),
+            headers=signed_headers(secret_open(subscription.secret_sealed), str(event.id), body),
             accept_json=False,
             max_bytes=64 * 1024,
             timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
@@ -156,7 +157,7 @@ def subscription_deliver(subscription: Subscription) -> int:
     try:
         deliveries_queue(subscription)
         while True:
-            subscription.refresh_from_db(fields=["status", "url", "secret"])
+            subscription.refresh_from_db(fields=["status", "url", "secret_sealed"])
             if subscription.status != Subscription.Status.ACTIVE:
                 break
             delivery = (
