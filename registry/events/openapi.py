@@ -108,6 +108,15 @@ def events_schema_hook(result, generator, request, public):
                         }
                     },
                 },
+                "429": {
+                    "description": "The client (its API key when valid, else its address) "
+                    "already holds EVENTS_STREAMS_PER_CLIENT streams open; Retry-After.",
+                    "content": {
+                        "application/problem+json": {
+                            "schema": {"$ref": "#/components/schemas/Problem"}
+                        }
+                    },
+                },
             },
         }
     }
