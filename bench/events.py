@@ -9,7 +9,8 @@ over every (stream, event). It reads the stream server's resident memory before 
 the streams open. With ``--webhooks`` (a Redis broker: ``--broker``) it also starts a job
 worker as the Procfile does, subscribes a local receiver (which answers the verification)
 and reports commit-to-delivery latency the same way. With ``--liveness`` (20) endpoints'
-graces run out a quarter of a second apart, with no write: grace end to the stream's
+graces run out (each 2 s after it was registered, a quarter of a second apart), with no
+write: grace end to the stream's
 ``endpoint.liveness_changed`` (the stream server's expiry watcher), p50 and p95.
 """
 
@@ -163,9 +164,10 @@ def writes(count: int, interval: float) -> dict[str, float]:
     return committed
 
 
-def graces_end(count: int, spacing: float) -> dict[str, float]:
-    """``count`` live endpoints whose grace ends ``spacing`` seconds apart from 3 s on (no
-    write when it ends: only the stream server's watcher notices); their end times."""
+def graces_end(count: int, ends: dict) -> None:
+    """``count`` live endpoints, each with its grace ending 2 s after it was registered (no
+    write when it ends: only the stream server's watcher notices); their end times go into
+    ``ends``."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -174,7 +176,6 @@ def graces_end(count: int, spacing: float) -> dict[str, float]:
     from registry.agents.services import AgentInput, EndpointInput, agent_create
     from registry.events.liveness import liveness_changes_write
 
-    ends, first = {}, timezone.now() + timedelta(seconds=3)
     for index in range(count):
         endpoint = EndpointInput(
             name="web", transport="Http", protocol="A2A", address="https://a.example.com/"
@@ -182,21 +183,24 @@ def graces_end(count: int, spacing: float) -> dict[str, float]:
         agent = agent_create(
             owner="bench", data=AgentInput(name=f"Grace {index}", endpoints=[endpoint])
         )
-        end = first + timedelta(seconds=index * spacing)
+        end = timezone.now() + timedelta(seconds=2)
         pk = agent.endpoints.get().pk
         Endpoint.objects.filter(pk=pk).update(alive_until=end, last_alive_at=timezone.now())
         liveness_changes_write([pk])  # announced live, as a heartbeat would have
         ends[str(pk)] = end.timestamp()
-    return ends
+        time.sleep(0.25)
 
 
-async def liveness_read(port: int, ends: dict[str, float], received: dict) -> None:
+async def liveness_read(port: int, count: int, received: dict, connected) -> None:
     """One stream of endpoint.liveness_changed: when each endpoint's stale event came."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**20)
     query = b"GET /events?events=endpoint.liveness_changed HTTP/1.1\r\nHost: bench\r\n\r\n"
     writer.write(query)
     await writer.drain()
-    while len(received) < len(ends) and (line := await reader.readline()):
+    if b" 200 " not in await reader.readline():
+        raise RuntimeError("the liveness stream was refused")
+    connected.set()
+    while len(received) < count and (line := await reader.readline()):
         if line.startswith(b"data: {") and b'"liveness":"stale"' in line:
             event = json.loads(line[6:])
             received[event["endpointid"]] = time.time()
@@ -303,10 +307,24 @@ def main(argv=None) -> int:
             results["webhooks_expected"] = args.writes
         if args.liveness:
             say(f"{args.liveness} graces running out")
-            ends = graces_end(args.liveness, 0.25)
+            ends: dict = {}
             stale: dict = {}
-            with contextlib.suppress(TimeoutError):
-                asyncio.run(asyncio.wait_for(liveness_read(port, ends, stale), 10 + args.liveness))
+            connected = threading.Event()
+
+            def read() -> None:
+                with contextlib.suppress(TimeoutError):
+                    asyncio.run(
+                        asyncio.wait_for(
+                            liveness_read(port, args.liveness, stale, connected),
+                            30 + args.liveness,
+                        )
+                    )
+
+            reading = threading.Thread(target=read, daemon=True)
+            reading.start()
+            connected.wait(30)
+            graces_end(args.liveness, ends)
+            reading.join(30 + args.liveness)
             results["grace_end_to_event"] = percentiles(
                 [stale[pk] - ends[pk] for pk in stale if pk in ends]
             )
