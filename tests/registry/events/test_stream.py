@@ -8,6 +8,7 @@ import queue
 import socket
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import httpx
@@ -248,5 +249,30 @@ def test_a_grace_that_runs_out_reaches_the_stream_with_no_write(
         assert event.json()["liveness"] == "stale"
         assert event.json()["endpointid"] == endpoint_id
         assert event.json()["subject"] == agent["id"]
+    finally:
+        reader.close()
+
+
+def test_a_stream_that_falls_too_far_behind_gets_a_reset(stream_server, monkeypatch):
+    from registry.events import asgi
+
+    monkeypatch.setattr(asgi, "BACKLOG", 3)
+    reader = Reader(f"{stream_server}/events")
+    try:
+        deadline = time.monotonic() + 10
+        while reader.status is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # joined the hub: from now on
+        now = timezone.now()
+        Event.objects.bulk_create(  # one batch, more than the stream may hold
+            [
+                Event(type="agent.deleted", subject=uuid.uuid4(), time=now, data=b"{}")
+                for _ in "12345"
+            ]
+        )
+        [reset] = reader.take(1)
+        assert reset.event == "reset"
+        assert reset.json()["reason"] == "The stream fell too far behind."
+        assert int(reset.json()["cursor"]) == Event.objects.order_by("-id").first().id
     finally:
         reader.close()
