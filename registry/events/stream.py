@@ -165,26 +165,40 @@ def start(query: StreamQuery) -> tuple[int, list[bytes]]:
     return query.since, []
 
 
-def _polled(query: StreamQuery, client: str):
-    try:
-        cursor, first = start(query)
-        yield b"retry: 3000\n\n"
-        yield from first
-        idle_since = time.monotonic()
-        while True:
-            events = events_after(cursor)
-            if events:
-                cursor = events[-1].id
-                yield from frames(query, events)
-                idle_since = time.monotonic()
-                if len(events) == PAGE:
-                    continue
-            elif time.monotonic() - idle_since >= KEEPALIVE_SECONDS:
-                yield KEEPALIVE
-                idle_since = time.monotonic()
-            time.sleep(POLL_SECONDS)
-    finally:  # the client went away (the server closes the generator)
-        slots.give_back(client)
+def _polled(query: StreamQuery):
+    cursor, first = start(query)
+    yield b"retry: 3000\n\n"
+    yield from first
+    idle_since = time.monotonic()
+    while True:
+        events = events_after(cursor)
+        if events:
+            cursor = events[-1].id
+            yield from frames(query, events)
+            idle_since = time.monotonic()
+            if len(events) == PAGE:
+                continue
+        elif time.monotonic() - idle_since >= KEEPALIVE_SECONDS:
+            yield KEEPALIVE
+            idle_since = time.monotonic()
+        time.sleep(POLL_SECONDS)
+
+
+class _HeldStream:
+    """The stream's frames, holding the client's place until the server closes the response
+    (the client went away), whether or not a frame was ever sent."""
+
+    def __init__(self, query: StreamQuery, client: str):
+        self.frames, self.client, self.held = _polled(query), client, True
+
+    def __iter__(self):
+        return self.frames
+
+    def close(self) -> None:
+        self.frames.close()
+        if self.held:
+            self.held = False
+            slots.give_back(self.client)
 
 
 def events_view(request):
@@ -206,7 +220,7 @@ def events_view(request):
         response = problem_response(429, "throttled", too_many_streams())
         response["Retry-After"] = "30"
         return response
-    response = StreamingHttpResponse(_polled(query, client), content_type="text/event-stream")
+    response = StreamingHttpResponse(_HeldStream(query, client), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
