@@ -22,6 +22,7 @@ from a2a.card_diff import card_summary
 from a2a.models import CardVersion
 from registry.access.audit import audit_actor
 from registry.agents.models import Agent
+from registry.events.outbox import event_extend
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
@@ -66,9 +67,18 @@ def version_record(agent: Agent, body: bytes, *, change: str) -> CardVersion | N
         agent.compatibility = fresh or agent.compatibility
         compatibility_check(agent, summary)
     actor, key_prefix = audit_actor.get() or ("system", "")
+    seq = (latest.seq + 1) if latest is not None else 1
+    # The write's agent.created or agent.updated event says which version it stored.
+    attributes = {"cardversionseq": str(seq)}
+    if summary is not None:
+        attributes["cardversionbreaking"] = "true" if summary["breaking"] else "false"
+        rules = sorted({c["rule"] for c in summary["changes"]})
+        if rules:
+            attributes["cardversionchanges"] = ",".join(rules)
+    event_extend(agent.pk, **attributes)
     return CardVersion.objects.create(
         agent=agent,
-        seq=(latest.seq + 1) if latest is not None else 1,
+        seq=seq,
         card_version=str(card.get("version", ""))[:100],
         body=body,
         sha256=sha256,

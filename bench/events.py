@@ -8,7 +8,10 @@ the time each stream received its ``agent.created``: commit-to-event latency, p5
 over every (stream, event). It reads the stream server's resident memory before and with
 the streams open. With ``--webhooks`` (a Redis broker: ``--broker``) it also starts a job
 worker as the Procfile does, subscribes a local receiver (which answers the verification)
-and reports commit-to-delivery latency the same way.
+and reports commit-to-delivery latency the same way. With ``--liveness`` (20) endpoints'
+graces run out (each 2 s after it was registered, a quarter of a second apart), with no
+write: grace end to the stream's
+``endpoint.liveness_changed`` (the stream server's expiry watcher), p50 and p95.
 """
 
 import argparse
@@ -39,6 +42,12 @@ def options(argv=None) -> argparse.Namespace:
     parser.add_argument("--writes", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.2)
     parser.add_argument("--webhooks", action="store_true")
+    parser.add_argument(
+        "--liveness",
+        type=int,
+        default=20,
+        help="Endpoints whose grace runs out, to time grace end to liveness event (0: none).",
+    )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
     parser.add_argument("--out", type=Path, default=None, help="Write the results as JSON.")
     return parser.parse_args(argv)
@@ -155,6 +164,49 @@ def writes(count: int, interval: float) -> dict[str, float]:
     return committed
 
 
+def graces_end(count: int, ends: dict) -> None:
+    """``count`` live endpoints, each with its grace ending 2 s after it was registered (no
+    write when it ends: only the stream server's watcher notices); their end times go into
+    ``ends``."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from registry.agents.models import Endpoint
+    from registry.agents.services import AgentInput, EndpointInput, agent_create
+    from registry.events.liveness import liveness_changes_write
+
+    for index in range(count):
+        endpoint = EndpointInput(
+            name="web", transport="Http", protocol="A2A", address="https://a.example.com/"
+        )
+        agent = agent_create(
+            owner="bench", data=AgentInput(name=f"Grace {index}", endpoints=[endpoint])
+        )
+        end = timezone.now() + timedelta(seconds=2)
+        pk = agent.endpoints.get().pk
+        Endpoint.objects.filter(pk=pk).update(alive_until=end, last_alive_at=timezone.now())
+        liveness_changes_write([pk])  # announced live, as a heartbeat would have
+        ends[str(pk)] = end.timestamp()
+        time.sleep(0.25)
+
+
+async def liveness_read(port: int, count: int, received: dict, connected) -> None:
+    """One stream of endpoint.liveness_changed: when each endpoint's stale event came."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**20)
+    query = b"GET /events?events=endpoint.liveness_changed HTTP/1.1\r\nHost: bench\r\n\r\n"
+    writer.write(query)
+    await writer.drain()
+    if b" 200 " not in await reader.readline():
+        raise RuntimeError("the liveness stream was refused")
+    connected.set()
+    while len(received) < count and (line := await reader.readline()):
+        if line.startswith(b"data: {") and b'"liveness":"stale"' in line:
+            event = json.loads(line[6:])
+            received[event["endpointid"]] = time.time()
+    writer.close()
+
+
 def latencies(committed: dict[str, float], received: dict[str, list[float]]) -> list[float]:
     return [at - committed[s] for s, times in received.items() if s in committed for at in times]
 
@@ -169,6 +221,8 @@ def main(argv=None) -> int:
         "CELERY_BROKER_URL": args.broker if args.webhooks else "",
         "FETCH_ALLOWED_HOSTS": "127.0.0.1",
         "FETCH_ALLOW_HTTP_HOSTS": "127.0.0.1",
+        # Every stream comes from this one client: its cap must hold them all.
+        "EVENTS_STREAMS_PER_CLIENT": str(args.streams + 10),
     }
     os.environ.update({k: v for k, v in env.items() if k != "CELERY_BROKER_URL" or v})
     django_start(args.database_url)
@@ -219,7 +273,7 @@ def main(argv=None) -> int:
             from registry.events.models import Subscription
             from registry.events.subscriptions import subscription_create
 
-            subscription_create(
+            subscription_create(  # (the receiver does not check signatures)
                 owner="bench", url=f"http://127.0.0.1:{hook_port}/hook", events=[], filter={}
             )
             say("subscribed; waiting for the worker's verification")
@@ -251,6 +305,30 @@ def main(argv=None) -> int:
         if args.webhooks:
             results["commit_to_webhook"] = percentiles(latencies(committed, webhook_received))
             results["webhooks_expected"] = args.writes
+        if args.liveness:
+            say(f"{args.liveness} graces running out")
+            ends: dict = {}
+            stale: dict = {}
+            connected = threading.Event()
+
+            def read() -> None:
+                with contextlib.suppress(TimeoutError):
+                    asyncio.run(
+                        asyncio.wait_for(
+                            liveness_read(port, args.liveness, stale, connected),
+                            30 + args.liveness,
+                        )
+                    )
+
+            reading = threading.Thread(target=read, daemon=True)
+            reading.start()
+            connected.wait(30)
+            graces_end(args.liveness, ends)
+            reading.join(30 + args.liveness)
+            results["grace_end_to_event"] = percentiles(
+                [stale[pk] - ends[pk] for pk in stale if pk in ends]
+            )
+            results["graces_expected"] = args.liveness
         results["load_average"] = [round(x, 2) for x in os.getloadavg()]
     finally:
         for process in processes:

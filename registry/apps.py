@@ -20,10 +20,16 @@ class RegistryConfig(AppConfig):
         # registered in every process, not only in workers.
         from registry.events import outbox
         from registry.events import tasks as events_tasks  # noqa: F401
+        from registry.events.liveness import on_endpoints_liveness_written
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
-        from registry.signals import agent_changed, agent_status_changed, agents_written
+        from registry.signals import (
+            agent_changed,
+            agent_status_changed,
+            agents_written,
+            endpoints_liveness_written,
+        )
 
         # Discovery's stored listings follow every write (registry.signals), then the
         # outbox writes each change's events with the fresh listings (registry.events).
@@ -31,6 +37,9 @@ class RegistryConfig(AppConfig):
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
         agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")
+        endpoints_liveness_written.connect(
+            on_endpoints_liveness_written, dispatch_uid="events-liveness"
+        )
 
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables

@@ -91,3 +91,9 @@ agent_owner_changed = Signal()
 # ``owner`` the agents it registered from ``domain`` (registry.agents.ownership
 # .agent_owner_move) and returns how many it moved.
 domain_claimed = Signal()
+
+# Sent inside the transaction of a write that may have changed endpoints' liveness status
+# (registry.liveness: a heartbeat that revives an endpoint, a probe's outcome), with
+# ``endpoint_ids``. Receivers compare each status now with the one last announced (event
+# feeds: "endpoint.liveness_changed", on a change of status only).
+endpoints_liveness_written = Signal()

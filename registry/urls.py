@@ -107,6 +107,11 @@ urlpatterns = [
         events_api.RedeliverView.as_view(),
         name="subscription-redeliver",
     ),
+    path(
+        "subscriptions/<str:subscription_id>/rotate-secret",
+        events_api.SecretRotateView.as_view(),
+        name="subscription-secret-rotate",
+    ),
     *app_routes(first=False),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),

@@ -1,6 +1,7 @@
 """Webhook subscriptions over HTTP: ``/subscriptions`` (a key sees and changes its owner's
 only; an admin key all), their deliveries and redelivery from a cursor. The secret is
-shown once, in the answer that creates the subscription."""
+stored encrypted and shown once, in the answer that creates the subscription or rotates
+its secret."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -42,7 +43,8 @@ class SubscriptionSerializer(serializers.Serializer):
 
 class SubscriptionCreatedSerializer(SubscriptionSerializer):
     secret = serializers.CharField(
-        help_text="The Standard Webhooks signing secret (whsec_...): shown in this answer only."
+        help_text="The Standard Webhooks signing secret (whsec_...): shown in this answer only "
+        "(stored encrypted)."
     )
 
 
@@ -134,8 +136,8 @@ class SubscriptionListView(APIView):
     )
     def post(self, request: Request) -> Response:
         data = _valid(SubscriptionCreateSerializer, request.data)
-        subscription = subscriptions.subscription_create(owner=request.user.owner, **data)
-        body = {**SubscriptionSerializer(subscription).data, "secret": subscription.secret}
+        subscription, secret = subscriptions.subscription_create(owner=request.user.owner, **data)
+        body = {**SubscriptionSerializer(subscription).data, "secret": secret}
         headers = {"Location": f"/subscriptions/{subscription.pk}"}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)
 
@@ -158,6 +160,22 @@ class SubscriptionDetailView(APIView):
     def delete(self, request: Request, subscription_id: str) -> Response:
         subscription_get(request, subscription_id).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SecretRotateView(APIView):
+    permission_classes = [HasApiKey]
+
+    @extend_schema(
+        operation_id="subscription_secret_rotate",
+        request=None,
+        responses=SubscriptionCreatedSerializer,
+        description="A new signing secret, shown in this answer only; deliveries are signed "
+        "with it from the next one on (retries of an earlier event too).",
+    )
+    def post(self, request: Request, subscription_id: str) -> Response:
+        subscription = subscription_get(request, subscription_id)
+        subscription, secret = subscriptions.subscription_secret_rotate(subscription=subscription)
+        return Response({**SubscriptionSerializer(subscription).data, "secret": secret})
 
 
 class DeliveryListView(APIView):

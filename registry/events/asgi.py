@@ -7,12 +7,19 @@ One hub per process follows the outbox: on PostgreSQL it ``LISTEN``s on
 every client; elsewhere it polls. Clients with the same filters share one filter query per
 batch. Each client replays from its cursor first (pages read from the outbox), then takes
 the hub's batches; one that falls ``BACKLOG`` frames behind gets a ``reset`` and is closed.
+A client (an API key, else an address) holds ``EVENTS_STREAMS_PER_CLIENT`` streams at most
+(then 429).
+
+The process also watches liveness graces run out (``registry.events.liveness``): every
+``EVENTS_LIVENESS_WATCH_SECONDS`` it writes the status changes of the endpoints whose
+``alive_until`` passed, in a thread of its own (the streams' queries never wait for it).
 """
 
 import asyncio
 import contextlib
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qsl
 
 import django
@@ -21,10 +28,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 django.setup()
 
 from asgiref.sync import sync_to_async  # noqa: E402
-from django.db import DEFAULT_DB_ALIAS, connections  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections  # noqa: E402
 from django.http import QueryDict  # noqa: E402
+from django.utils import timezone  # noqa: E402
 
-from registry.events import stream  # noqa: E402
+from registry.events import liveness, stream  # noqa: E402
 from registry.events.outbox import CHANNEL, latest_cursor  # noqa: E402
 from registry.fastpath.notices import own_connection_params  # noqa: E402
 from registry.http.problems import ProblemError, problem_body  # noqa: E402
@@ -129,25 +138,66 @@ async def hub_running() -> Hub:
     return hub
 
 
-async def _send_problem(send, status: int, body: dict) -> None:
+class ExpiryWatcher:
+    """Writes the liveness changes of graces that ran out, every
+    ``EVENTS_LIVENESS_WATCH_SECONDS``: the first look compares every endpoint (what ran out
+    while no watcher ran), each later one the graces that ended since the last."""
+
+    def __init__(self):
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="liveness-watch")
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.task is None and settings.EVENTS_LIVENESS_WATCH_SECONDS > 0:
+            self.task = asyncio.create_task(self._run())
+
+    def _look(self, since):
+        close_old_connections()  # a connection the database dropped is opened again
+        now = timezone.now()
+        liveness.expiries_write(since, now)
+        return now
+
+    async def _run(self) -> None:
+        loop, since = asyncio.get_running_loop(), None
+        while True:
+            try:
+                since = await loop.run_in_executor(self.thread, self._look, since)
+            except Exception:
+                logger.exception("The liveness watcher failed to write the status changes")
+            await asyncio.sleep(settings.EVENTS_LIVENESS_WATCH_SECONDS)
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        await asyncio.get_running_loop().run_in_executor(self.thread, connections.close_all)
+        self.thread.shutdown(wait=False)
+
+
+async def _send_problem(send, status: int, body: dict, headers: dict | None = None) -> None:
     import json
 
+    extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/problem+json")],
+            "headers": [(b"content-type", b"application/problem+json"), *extra],
         }
     )
     await send({"type": "http.response.body", "body": json.dumps(body).encode()})
 
 
 async def _lifespan(receive, send) -> None:
+    watcher = ExpiryWatcher()
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            watcher.start()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            await watcher.stop()
             _hubs.pop(asyncio.get_running_loop(), None)
             await _db(connections.close_all)  # the database thread's connections
             await send({"type": "lifespan.shutdown.complete"})
@@ -173,6 +223,30 @@ async def application(scope, receive, send) -> None:
         body = problem_body(400, exc.slug, exc.problem_detail, errors=exc.errors)
         await _send_problem(send, 400, body)
         return
+    meta = _meta(scope, headers)
+    who = await _db(stream.stream_client, meta)
+    if not stream.slots.take(who):
+        body = problem_body(429, "throttled", stream.too_many_streams())
+        await _send_problem(send, 429, body, {"Retry-After": "30"})
+        return
+    try:
+        await _stream(scope, receive, send, query)
+    finally:
+        stream.slots.give_back(who)
+
+
+def _meta(scope, headers: dict) -> dict:
+    """What ``stream.stream_client`` reads of a request, as a WSGI environ says it."""
+    meta = {"REMOTE_ADDR": (scope.get("client") or ("", 0))[0]}
+    for name in (b"x-api-key", b"authorization", b"x-forwarded-for"):
+        if name in headers:
+            meta["HTTP_" + name.decode().upper().replace("-", "_")] = headers[name].decode(
+                "latin-1"
+            )
+    return meta
+
+
+async def _stream(scope, receive, send, query: stream.StreamQuery) -> None:
     hub = await hub_running()
     client = Client(query)
     await send(

@@ -6,7 +6,8 @@ A 2xx answer delivers; a 410 disables the subscription at once; anything else (a
 status, a timeout, a refused connection) is retried after ``WEBHOOK_RETRY_FIRST_SECONDS``,
 doubling each time, with jitter, until ``WEBHOOK_RETRY_MAX_SECONDS`` after the first
 attempt, when the subscription is disabled with the reason. Later events wait behind a
-retried one: the receiver sees them in order.
+retried one: the receiver sees them in order. A retry due within ``RETRY_QUEUE_AHEAD`` is
+queued as a job for its time; the sweep sends the later ones, and any a broker lost.
 """
 
 import logging
@@ -22,12 +23,16 @@ from django.utils import timezone
 from registry.events import envelope
 from registry.events.models import Delivery, Event, Subscription
 from registry.events.outbox import events_after
+from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.outbound.fetch import FetchError, fetch
 
 logger = logging.getLogger(__name__)
 
 QUEUE_CHUNK = 500
+# A retry due this soon is queued as a job for its time (not left to the sweep's next
+# period); later ones, whose sweep delay is small beside theirs, are sent by the sweep.
+RETRY_QUEUE_AHEAD = timedelta(minutes=10)
 
 
 def events_matching(subscription: Subscription, after: int, limit: int) -> tuple[list, int]:
@@ -111,7 +116,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
         result = fetch(
             subscription.url,
             json_body=body,
-            headers=signed_headers(subscription.secret, str(event.id), body),
+            headers=signed_headers(secret_open(subscription.secret_sealed), str(event.id), body),
             accept_json=False,
             max_bytes=64 * 1024,
             timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
@@ -137,6 +142,8 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
             _disable(subscription, f"Event {event.id} failed for too long: {error}")
         else:
             delivery.next_attempt_at = retry_at
+            if retry_at - now <= RETRY_QUEUE_AHEAD:
+                _queue_dispatch(countdown=(retry_at - now).total_seconds())
     delivery.save()
     return ok
 
@@ -150,7 +157,7 @@ def subscription_deliver(subscription: Subscription) -> int:
     try:
         deliveries_queue(subscription)
         while True:
-            subscription.refresh_from_db(fields=["status", "url", "secret"])
+            subscription.refresh_from_db(fields=["status", "url", "secret_sealed"])
             if subscription.status != Subscription.Status.ACTIVE:
                 break
             delivery = (
@@ -204,10 +211,11 @@ def dispatch_later() -> None:
     transaction.on_commit(lambda: _queue_dispatch(), robust=True)
 
 
-def _queue_dispatch() -> None:
+def _queue_dispatch(countdown: float | None = None) -> None:
     from celery import current_app
 
     try:
-        current_app.tasks["registry.events.tasks.webhooks_dispatch"].delay()
+        task = current_app.tasks["registry.events.tasks.webhooks_dispatch"]
+        task.apply_async(countdown=countdown)
     except Exception as exc:  # the sweep sends it
         logger.warning("Could not queue the webhook deliverer: %s", exc)

@@ -37,7 +37,9 @@ EVENT_TYPES = (
 DESCRIPTIONS = {
     AGENT_CREATED: "An agent was registered; data: its listing.",
     AGENT_UPDATED: "What the agent's listing shows changed; data: the listing as of then, "
-    "extension attribute changed: the parts a write changed (comma-separated).",
+    "extension attribute changed: the parts a write changed (comma-separated); when the "
+    "write stored a new card version: cardversionseq, cardversionbreaking and "
+    "cardversionchanges (its change rules, comma-separated).",
     AGENT_DELETED: "The agent was deleted; data: its tombstone {id, deletedAt}.",
     AGENT_OWNER_CHANGED: "The agent moved to another owner; data: its listing.",
     AGENT_DEPRECATED: "The agent was deprecated (its reason, successor and sunset in data).",

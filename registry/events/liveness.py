@@ -1,8 +1,22 @@
-"""``endpoint.liveness_changed``: an endpoint's status (live, stale, down, unknown) moves
-with time as well as with writes (a heartbeat's grace runs out with no write at all), so a
-sweep compares each endpoint's status now with the one last announced
-(``EndpointStatusSeen``) and writes an event for each change only: never one per
-heartbeat. It runs every ``EVENTS_SWEEP_SECONDS`` (``registry.events.tasks.events_sweep``)."""
+"""``endpoint.liveness_changed``: an event for each change of an endpoint's status (live,
+stale, down, unknown), never one per heartbeat. The status last announced is kept
+(``EndpointStatusSeen``); a change is the status now differing from it.
+
+Status moves with writes and with time:
+- a write that may change it (a heartbeat that revives an endpoint, a probe's outcome)
+  sends ``endpoints_liveness_written`` in its transaction, and the change's event is
+  written in that same transaction (``on_endpoints_liveness_written``);
+- a grace that runs out changes it with no write at all: the stream server's watcher
+  (``registry.events.asgi``) looks every ``EVENTS_LIVENESS_WATCH_SECONDS`` (1) for the
+  endpoints whose ``alive_until`` passed since its last look (an index range, not a scan:
+  ``expiries_write``), so the event follows the expiry within about a second, whatever the
+  scheduler's period;
+- the sweep (``registry.events.tasks.events_sweep``, every ``EVENTS_SWEEP_SECONDS``)
+  compares every endpoint, catching whatever the two others missed (the stream server was
+  down; an endpoint registered live).
+"""
+
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Case, CharField, F, OuterRef, Subquery, Value, When
@@ -14,6 +28,10 @@ from registry.agents.models import Agent, Endpoint
 from registry.events import envelope
 from registry.events.models import EndpointStatusSeen
 from registry.events.outbox import agent_events_write
+
+# The watcher looks this far back before its last look too: an expiry written by a
+# transaction that committed late is still seen (the announced status dedupes).
+WATCH_OVERLAP = timedelta(seconds=5)
 
 
 def _status_now(now) -> Case:
@@ -27,18 +45,30 @@ def _status_now(now) -> Case:
     )
 
 
-@transaction.atomic
-def liveness_changes_write() -> int:
-    """Write an event for each endpoint whose status changed since it was last announced;
-    returns how many."""
+@transaction.atomic(savepoint=False)
+def liveness_changes_write(endpoint_ids=None, *, skip_locked: bool = False) -> int:
+    """Write an event for each endpoint (of these, or every one) whose status changed since
+    it was last announced; returns how many. ``skip_locked``: leave out the endpoints a
+    write holds (the watcher: that write announces their change itself)."""
+    endpoints = Endpoint.objects.all()
+    if endpoint_ids is not None:
+        ids = sorted(set(endpoint_ids))
+        if not ids:
+            return 0
+        # Locked (in one order): two writers of the same endpoints announce a change once.
+        locked = Endpoint.objects.filter(pk__in=ids).select_for_update(skip_locked=skip_locked)
+        endpoints = endpoints.filter(
+            pk__in=list(locked.order_by("pk").values_list("pk", flat=True))
+        )
     now = timezone.now()
     seen = EndpointStatusSeen.objects.filter(endpoint=OuterRef("pk")).values("status")[:1]
     changed = list(
-        Endpoint.objects.annotate(
+        endpoints.annotate(
             now_status=_status_now(now), seen_status=Coalesce(Subquery(seen), Value(UNKNOWN))
         )
         .exclude(now_status=F("seen_status"))
         .exclude(agent__status=Agent.Status.RETIRED)  # in the feed as deleted: no more news
+        .order_by("pk")
         .values_list("id", "agent_id", "now_status")
     )
     if not changed:
@@ -55,3 +85,21 @@ def liveness_changes_write() -> int:
         extensions = {"endpointid": str(endpoint_id), "liveness": status}
         entry["types"].append((envelope.LIVENESS_CHANGED, extensions))
     return agent_events_write(changes)
+
+
+def expiries_write(since: datetime | None, now: datetime) -> int:
+    """The status changes of the endpoints whose ``alive_until`` fell in (``since``, ``now``]
+    (``since`` None: every endpoint); returns how many events were written."""
+    if since is None:
+        return liveness_changes_write()
+    expired = list(
+        Endpoint.objects.filter(
+            alive_until__gt=since - WATCH_OVERLAP, alive_until__lte=now
+        ).values_list("pk", flat=True)
+    )
+    return liveness_changes_write(expired, skip_locked=True) if expired else 0
+
+
+def on_endpoints_liveness_written(sender, endpoint_ids, **kwargs) -> None:
+    """Receiver of endpoints_liveness_written: the changes, in the write's transaction."""
+    liveness_changes_write(endpoint_ids)

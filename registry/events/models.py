@@ -45,7 +45,8 @@ class Subscription(models.Model):
     events = models.JSONField(default=list)  # event names ("agent.updated"); [] = all
     filter = models.JSONField(default=dict)  # discovery parameters
     description = models.CharField(max_length=200, blank=True, default="")
-    secret = models.CharField(max_length=100)
+    # The Standard Webhooks secret, encrypted (registry.events.sealing): shown once in clear.
+    secret_sealed = models.CharField(max_length=300)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     status_reason = models.CharField(max_length=500, blank=True, default="")
     # The last event looked at for this subscription: later ones are still to be queued.

@@ -31,6 +31,19 @@ CLOUD_EVENT = {
         "endpointid": {"type": "string", "description": "endpoint.liveness_changed."},
         "liveness": {"type": "string", "description": "endpoint.liveness_changed: status."},
         "signature": {"type": "string", "description": "card.signature_changed: status."},
+        "cardversionseq": {
+            "type": "string",
+            "description": "agent.created, agent.updated: the card version the write stored.",
+        },
+        "cardversionbreaking": {
+            "type": "string",
+            "enum": ["true", "false"],
+            "description": "agent.updated: whether that version breaks its clients.",
+        },
+        "cardversionchanges": {
+            "type": "string",
+            "description": "agent.updated: that version's change rules, comma-separated.",
+        },
         "data": {
             "description": "The agent's listing as of the change (as GET /agents/<id>), an "
             "entity's JSON (entity.*), or a tombstone {id, deletedAt} (agent.deleted).",
@@ -102,6 +115,15 @@ def events_schema_hook(result, generator, request, public):
                 "307": {"description": "Answered by the stream server (EVENTS_STREAM_URL)."},
                 "400": {
                     "description": "A bad parameter, named.",
+                    "content": {
+                        "application/problem+json": {
+                            "schema": {"$ref": "#/components/schemas/Problem"}
+                        }
+                    },
+                },
+                "429": {
+                    "description": "The client (its API key when valid, else its address) "
+                    "already holds EVENTS_STREAMS_PER_CLIENT streams open; Retry-After.",
                     "content": {
                         "application/problem+json": {
                             "schema": {"$ref": "#/components/schemas/Problem"}

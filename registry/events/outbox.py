@@ -7,7 +7,9 @@ The core's writes tell it through its signals: ``agent_changed`` says what a wri
 rebuilt), then ``agents_written`` writes each agent's events with its fresh listing as
 ``data`` (a deleted agent's: its tombstone). An app adds an event of its own to a write with
 ``event_add(agent_id, type)`` before its ``agents_written_send`` (a2a: a card's signature
-status), or writes one with ``event_record`` (entities: an entity's JSON).
+status), or writes one with ``event_record`` (entities: an entity's JSON); it adds
+attributes to the write's agent.created or agent.updated with ``event_extend`` (a2a: the
+card version stored).
 
 Once the transaction commits, the stream servers hear of it (PostgreSQL ``NOTIFY`` on
 ``registry_events``; elsewhere they poll) and the webhook deliverer is queued at once
@@ -53,6 +55,13 @@ def on_agent_changed(sender, agent, changed, created=False, **kwargs) -> None:
     entry = _pending().setdefault(agent.pk, {"created": False, "changed": set(), "types": []})
     entry["created"] = entry["created"] or created
     entry["changed"] |= set(changed)
+
+
+def event_extend(agent_id: uuid.UUID, **attributes: str) -> None:
+    """Add CloudEvents extension attributes to the agent.created or agent.updated event of
+    the current write (a2a: the card version it stored, its change summary)."""
+    entry = _pending().setdefault(agent_id, {"created": False, "changed": set(), "types": []})
+    entry.setdefault("attributes", {}).update(attributes)
 
 
 def event_add(agent_id: uuid.UUID, type: str, **extensions: str) -> None:
@@ -124,15 +133,17 @@ def agent_events_write(changes: dict) -> int:
         digest, data = _digest(bodies[pk]), listings[pk]
         types = [(t, ext) for t, ext in change["types"]]
         changed = set(change["changed"])
+        attributes = change.get("attributes", {})
         if change["created"]:
-            types.insert(0, (envelope.AGENT_CREATED, {}))
+            types.insert(0, (envelope.AGENT_CREATED, dict(attributes)))
         else:
             if "owner" in changed:
                 types.insert(0, (envelope.AGENT_OWNER_CHANGED, {}))
                 changed.discard("owner")
             if last.get(pk) != digest and (changed or app_write):
                 summary = ",".join(sorted(c for c in changed if ":" not in c))
-                types.insert(0, (envelope.AGENT_UPDATED, {"changed": summary} if summary else {}))
+                extensions = {"changed": summary} if summary else {}
+                types.insert(0, (envelope.AGENT_UPDATED, {**extensions, **attributes}))
         rows += [
             Event(type=t, subject=pk, time=now, data=data, extensions=ext, digest=digest)
             for t, ext in types

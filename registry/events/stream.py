@@ -12,12 +12,19 @@ server when ``EVENTS_STREAM_URL`` is set (``make run``, ``make serve``).
 """
 
 import json
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db.models import Q
 from django.http import HttpResponse, QueryDict, StreamingHttpResponse
+from django.utils import timezone
 
+from registry.access.auth import api_key_hash, raw_api_key_of
+from registry.access.counters import client_ip_of
+from registry.access.models import ApiKey
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope, outbox
 from registry.events.models import Event
@@ -67,6 +74,59 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
         errors = [type(e)(e.path.removeprefix("filter."), e.message) for e in exc.errors]
         raise ProblemError(400, "validation-error", exc.problem_detail, errors) from None
     return StreamQuery(since, chosen, frozenset(types))
+
+
+def stream_client(meta) -> str:
+    """Whom a stream counts against: the API key it carries when the key is valid (so
+    clients behind one address, each with its key, count apart), else its address."""
+    try:
+        raw = raw_api_key_of(meta)
+    except ValueError:
+        raw = ""
+    if raw:
+        key = (
+            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if key is not None:
+            return f"key:{key}"
+    return f"address:{client_ip_of(meta)}"
+
+
+class StreamSlots:
+    """The streams each client holds open in this process: ``EVENTS_STREAMS_PER_CLIENT`` at
+    most (0: no limit), so one client cannot take every connection the server has."""
+
+    def __init__(self):
+        self.held: Counter = Counter()
+        self.lock = threading.Lock()
+
+    def take(self, client: str) -> bool:
+        limit = settings.EVENTS_STREAMS_PER_CLIENT
+        with self.lock:
+            if limit and self.held[client] >= limit:
+                return False
+            self.held[client] += 1
+            return True
+
+    def give_back(self, client: str) -> None:
+        with self.lock:
+            self.held[client] -= 1
+            if self.held[client] <= 0:
+                del self.held[client]
+
+
+slots = StreamSlots()
+
+
+def too_many_streams() -> str:
+    """The detail of the 429 problem for a client past its streams (Retry-After: 30)."""
+    return (
+        f"This client already holds {settings.EVENTS_STREAMS_PER_CLIENT} event streams open "
+        "(EVENTS_STREAMS_PER_CLIENT): close one, or share one stream between readers."
+    )
 
 
 def events_after(after: int, limit: int = PAGE) -> list[Event]:
@@ -124,6 +184,23 @@ def _polled(query: StreamQuery):
         time.sleep(POLL_SECONDS)
 
 
+class _HeldStream:
+    """The stream's frames, holding the client's place until the server closes the response
+    (the client went away), whether or not a frame was ever sent."""
+
+    def __init__(self, query: StreamQuery, client: str):
+        self.frames, self.client, self.held = _polled(query), client, True
+
+    def __iter__(self):
+        return self.frames
+
+    def close(self) -> None:
+        self.frames.close()
+        if self.held:
+            self.held = False
+            slots.give_back(self.client)
+
+
 def events_view(request):
     """``GET /events`` in the web process: the async server's address when there is one,
     else the stream itself (one thread per stream: the development server)."""
@@ -138,7 +215,12 @@ def events_view(request):
         redirect = HttpResponse(status=307)  # 307: the client asks there the same way
         redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
         return redirect
-    response = StreamingHttpResponse(_polled(query), content_type="text/event-stream")
+    client = stream_client(request.META)
+    if not slots.take(client):
+        response = problem_response(429, "throttled", too_many_streams())
+        response["Retry-After"] = "30"
+        return response
+    response = StreamingHttpResponse(_HeldStream(query, client), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response

@@ -27,6 +27,7 @@ from registry.discovery.discover import agents_filter
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope
 from registry.events.models import Event, Subscription
+from registry.events.sealing import secret_open, secret_seal
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch, url_check
@@ -120,23 +121,36 @@ def _verify_later(subscription: Subscription) -> None:
 @transaction.atomic
 def subscription_create(
     *, owner: str, url: str, events: list, filter: dict, description: str = ""
-) -> Subscription:
+) -> tuple[Subscription, str]:
+    """The new subscription, pending its verification, and its secret (in clear: stored
+    sealed, shown this once)."""
     if Subscription.objects.filter(owner=owner).count() >= MAX_PER_OWNER:
         raise ProblemError(
             400,
             "validation-error",
             f"An owner may have {MAX_PER_OWNER} subscriptions at most.",
         )
+    secret = secret_generate()
     subscription = Subscription.objects.create(
         owner=owner,
         url=url_validate(url),
         events=events_validate(events),
         filter=filter_validate(filter),
         description=description,
-        secret=secret_generate(),
+        secret_sealed=secret_seal(secret),
     )
     _verify_later(subscription)
-    return subscription
+    return subscription, secret
+
+
+@transaction.atomic
+def subscription_secret_rotate(*, subscription: Subscription) -> tuple[Subscription, str]:
+    """A new secret for the subscription, from its next delivery on (shown this once)."""
+    subscription = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    secret = secret_generate()
+    subscription.secret_sealed = secret_seal(secret)
+    subscription.save(update_fields=["secret_sealed", "updated_at"])
+    return subscription, secret
 
 
 @transaction.atomic
@@ -176,7 +190,8 @@ def subscription_verify(subscription: Subscription) -> bool:
         time=timezone.now(),
         data=b'{"challenge":"%s"}' % challenge.encode(),
     )
-    headers = signed_headers(subscription.secret, f"verify_{uuid.uuid4().hex}", body)
+    secret = secret_open(subscription.secret_sealed)
+    headers = signed_headers(secret, f"verify_{uuid.uuid4().hex}", body)
     reason = ""
     try:
         result = fetch(

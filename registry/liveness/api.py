@@ -1,6 +1,7 @@
 """Liveness's HTTP API: heartbeats of an endpoint or of every endpoint of an agent (their
 fast path: registry.liveness.heartbeats), and an agent's probe history and uptime."""
 
+from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -23,6 +24,7 @@ from registry.http.problems import ProblemError
 from registry.liveness.heartbeats import heartbeat_fast
 from registry.liveness.models import ProbeResult
 from registry.liveness.services import endpoints_heartbeat
+from registry.signals import endpoints_liveness_written
 
 
 @extend_schema_field(LIVENESS_SCHEMA)
@@ -59,7 +61,8 @@ def _retired(agent: Agent) -> ProblemError:
 
 def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> list[dict]:
     """Record a heartbeat of one endpoint of the agent, or of all of them: the owner's (or
-    an admin's) key; one read (owner, graces), one UPDATE. Their liveness now."""
+    an admin's) key; one read (owner, graces), one UPDATE, and in its transaction the
+    liveness status changes it made (an endpoint revived). Their liveness now."""
     agent_pk = parse_uuid(agent_id)
     rows = Endpoint.objects.filter(agent_id=agent_pk)
     if endpoint_id is not None:
@@ -85,7 +88,12 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
     if agent.status == Agent.Status.RETIRED:
         raise _retired(agent)
     now = timezone.now()
-    endpoints_heartbeat(Endpoint.objects.filter(pk__in=[e.pk for e in found]), now)
+    ids = [e.pk for e in found]
+    with transaction.atomic(
+        savepoint=False
+    ):  # a revived endpoint's event commits with its heartbeat
+        endpoints_heartbeat(Endpoint.objects.filter(pk__in=ids), now)
+        endpoints_liveness_written.send(sender=None, endpoint_ids=ids)
     answers = []
     for endpoint in found:
         endpoint.last_alive_at, endpoint.alive_until = now, now + endpoint.liveness_grace

@@ -18,8 +18,11 @@ else falls through to the API view (``registry.liveness.api``), which answers th
 explains every refusal (401, 403, 404, 429): another database, a malformed key header or
 path, a key over its limit, or a statement that changed nothing (a refused heartbeat
 changes nothing, so the view may look again; a retired agent's heartbeats change nothing,
-and the view answers them 410 Gone). The heartbeat takes no request body: the
-lane, as the view, never reads one.
+and the view answers them 410 Gone). The statement keeps alive only endpoints
+that are live: one that is not (its grace ran out, never seen) is revived by the view, whose
+transaction also writes the liveness status change (``endpoints_liveness_written``), so a
+status change is never a heartbeat of the fast path. The heartbeat takes no request body:
+the lane, as the view, never reads one.
 """
 
 import functools
@@ -71,6 +74,11 @@ def _statement() -> str:
               AND a.id = e.agent_id
               AND a.status <> '{Agent.Status.RETIRED.value}'
               AND (k.owner = a.owner OR k.scope = '{ApiKey.Scope.ADMIN.value}')
+              AND NOT EXISTS (
+                  SELECT 1 FROM {endpoint} AS o
+                  WHERE o.agent_id = $3 AND ($4::uuid IS NULL OR o.id = $4::uuid)
+                    AND (o.alive_until IS NULL OR o.alive_until <= $2)
+              )
             RETURNING e.id, e.alive_until, e.last_probe_at, e.last_probe_ok,
                 e.last_probe_category
         ), used AS (

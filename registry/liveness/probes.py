@@ -25,6 +25,7 @@ from registry import extensions
 from registry.agents.models import HEARTBEAT_GRACE_FACTOR, Agent, Endpoint
 from registry.liveness.models import ProbeResult
 from registry.outbound.fetch import FetchError, fetch
+from registry.signals import endpoints_liveness_written
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ def endpoint_probe_store(
         else:
             current.filter(checked_by=PROBE, alive_until__gt=at).update(alive_until=at)
         current.update(**fields, **_uptime(endpoint.pk, at))
+        endpoints_liveness_written.send(sender=None, endpoint_ids=[endpoint.pk])
     return result
 
 

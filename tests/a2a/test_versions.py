@@ -222,3 +222,24 @@ def test_concurrent_updates_number_versions_without_gaps_or_duplicates(
     assert len({v["sha256"] for v in items}) == 9  # every write its own version
     served = httpx.get(f"{live_server.url}/a2a/agents/{agent_id}").content
     assert hashlib.sha256(served).hexdigest() == items[0]["sha256"]
+
+
+def test_each_card_versions_event_says_its_number_and_change_summary(alice, make_card):
+    from registry.events.envelope import event_bytes
+    from registry.events.models import Event
+
+    agent_id = register(alice, make_card(version="1.0.0"))
+    assert put(alice, agent_id, make_card(version="1.1.0", name="Weather 2")).status_code == 200
+    events = [
+        json.loads(event_bytes(e))
+        for e in Event.objects.filter(subject=agent_id, type__startswith="agent.").order_by("id")
+    ]
+    created, updated = events[0], events[-1]
+    assert created["type"].endswith("agent.created") and created["cardversionseq"] == "1"
+    assert "cardversionchanges" not in created
+    assert updated["type"].endswith("agent.updated")
+    assert updated["cardversionseq"] == "2"
+    assert updated["cardversionbreaking"] == "false"
+    assert "version-changed" in updated["cardversionchanges"].split(",")
+    versions = alice.get(f"/agents/{agent_id}/versions").json()["items"]
+    assert [v["seq"] for v in versions] == [2, 1]

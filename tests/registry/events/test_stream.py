@@ -2,16 +2,22 @@
 discovery filters; a reset when the cursor is older than the outbox keeps. Against the
 async stream server (uvicorn, as the Procfile runs it) and the web process's own view."""
 
+import contextlib
+import itertools
 import queue
 import socket
 import threading
 import time
+import uuid
+from datetime import timedelta
 
 import httpx
 import pytest
 import uvicorn
+from django.utils import timezone
 from httpx_sse import connect_sse
 
+from registry.agents.models import Endpoint
 from registry.events import stream
 from registry.events.asgi import application
 from registry.events.models import Event
@@ -168,3 +174,112 @@ def test_streams_opened_at_once_each_get_each_event_once(stream_server, alice, n
     finally:
         for reader in readers:
             reader.close()
+
+
+def test_an_idle_stream_gets_keep_alive_comments(stream_server, monkeypatch):
+    monkeypatch.setattr(stream, "KEEPALIVE_SECONDS", 0.3)
+    with (
+        httpx.Client(timeout=10) as client,
+        client.stream("GET", f"{stream_server}/events") as answer,
+    ):
+        assert answer.headers["content-type"] == "text/event-stream"
+        lines = answer.iter_lines()
+        comments = [line for line in itertools.islice(lines, 6) if line.startswith(":")]
+    assert comments[:2] == [": keep-alive", ": keep-alive"]
+
+
+def stream_status(client: httpx.Client, url: str, **headers) -> int:
+    """The status a new stream is answered with (the stream is closed again)."""
+    with client.stream("GET", url, headers=headers) as answer:
+        return answer.status_code
+
+
+@pytest.fixture
+def slots(monkeypatch):
+    """Places of their own (streams of earlier tests may not be closed yet)."""
+    monkeypatch.setattr(stream, "slots", stream.StreamSlots())
+
+
+def test_a_client_holds_a_limited_number_of_streams(stream_server, settings, alice, slots):
+    settings.EVENTS_STREAMS_PER_CLIENT = 2
+    url = f"{stream_server}/events"
+    with httpx.Client(timeout=5) as client:
+        with contextlib.ExitStack() as held:
+            opened = [held.enter_context(client.stream("GET", url)) for _ in range(2)]
+            assert [answer.status_code for answer in opened] == [200, 200]
+            refused = client.get(url)
+            assert refused.status_code == 429
+            assert refused.headers["content-type"] == "application/problem+json"
+            assert refused.headers["retry-after"] == "30"
+            assert "EVENTS_STREAMS_PER_CLIENT" in refused.json()["detail"]
+            # A valid API key counts apart from its address; an invalid one does not.
+            key = alice._credentials["HTTP_AUTHORIZATION"]
+            assert stream_status(client, url, Authorization=key) == 200
+            assert stream_status(client, url, **{"X-Api-Key": "rk_not-a-key"}) == 429
+        # Closed streams give their places back (once the server saw them close).
+        deadline = time.monotonic() + 10
+        while stream_status(client, url) == 429:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+def test_the_web_process_limits_its_streams_too(live_server, settings, slots, monkeypatch):
+    settings.EVENTS_STREAM_URL = ""
+    settings.EVENTS_STREAMS_PER_CLIENT = 1
+    monkeypatch.setattr(stream, "KEEPALIVE_SECONDS", 0.2)  # a write finds the client gone
+    url = f"{live_server.url}/events"
+    with httpx.Client(timeout=5) as client:
+        with client.stream("GET", url) as held:
+            assert held.status_code == 200
+            refused = client.get(url)
+            assert refused.status_code == 429
+            assert refused.headers["content-type"] == "application/problem+json"
+        deadline = time.monotonic() + 10
+        while stream_status(client, url) == 429:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+
+
+def test_a_grace_that_runs_out_reaches_the_stream_with_no_write(
+    settings, stream_server, alice, native_payload
+):
+    settings.EVENTS_LIVENESS_WATCH_SECONDS = 0.2
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    endpoint_id = agent["endpoints"][0]["id"]
+    assert alice.post(f"/agents/{agent['id']}/heartbeat").status_code == 200
+    reader = Reader(f"{stream_server}/events?events=endpoint.liveness_changed")
+    try:
+        Endpoint.objects.filter(pk=endpoint_id).update(
+            alive_until=timezone.now() + timedelta(seconds=1)
+        )
+        [event] = reader.take(1)
+        assert event.json()["liveness"] == "stale"
+        assert event.json()["endpointid"] == endpoint_id
+        assert event.json()["subject"] == agent["id"]
+    finally:
+        reader.close()
+
+
+def test_a_stream_that_falls_too_far_behind_gets_a_reset(stream_server, monkeypatch):
+    from registry.events import asgi
+
+    monkeypatch.setattr(asgi, "BACKLOG", 3)
+    reader = Reader(f"{stream_server}/events")
+    try:
+        deadline = time.monotonic() + 10
+        while reader.status is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # joined the hub: from now on
+        now = timezone.now()
+        Event.objects.bulk_create(  # one batch, more than the stream may hold
+            [
+                Event(type="agent.deleted", subject=uuid.uuid4(), time=now, data=b"{}")
+                for _ in "12345"
+            ]
+        )
+        [reset] = reader.take(1)
+        assert reset.event == "reset"
+        assert reset.json()["reason"] == "The stream fell too far behind."
+        assert int(reset.json()["cursor"]) == Event.objects.order_by("-id").first().id
+    finally:
+        reader.close()

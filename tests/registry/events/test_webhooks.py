@@ -191,3 +191,20 @@ def test_a_failed_handshake_is_tried_again_when_switched_on(receiver, alice, nat
     agent_id = register(alice, native_payload())
     assert [r["event"]["subject"] for r in receiver.received] == [agent_id]
     assert receiver.verifications == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_rotation_deliveries_are_signed_with_the_new_secret(
+    receiver, alice, native_payload
+):
+    created = subscribe(alice, receiver)
+    old = receiver.secret
+    rotated = alice.post(f"/subscriptions/{created['id']}/rotate-secret").json()["secret"]
+    register(alice, native_payload())  # signed with the new secret: the old one fails
+    assert receiver.bad_signatures == 1 and receiver.received == []
+    receiver.secret = rotated
+    assert rotated != old
+    Delivery.objects.update(next_attempt_at=timezone.now())
+    webhooks_deliver()
+    assert receiver.bad_signatures == 1
+    assert [r["event"]["type"] for r in receiver.received] == ["org.a2a-registry.agent.created"]

@@ -29,6 +29,14 @@ def agent(alice, native_payload) -> dict:
 
 
 @pytest.fixture
+def live_agent(alice, agent) -> dict:
+    """The agent with its endpoints live: the lane keeps live endpoints alive; reviving one
+    (a liveness status change, with its event) is the view's."""
+    assert alice.post(f"/agents/{agent['id']}/heartbeat").status_code == 200
+    return agent
+
+
+@pytest.fixture
 def lane():
     recorder = Recorder()
     return LeanApplication(recorder), recorder
@@ -60,8 +68,9 @@ def test_heartbeats_are_registered_by_the_core_as_a_post_route():
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["agent", "endpoint", "renew"])
 @pytest.mark.parametrize("secure", [False, True], ids=["http", "https"])
 def test_a_heartbeat_on_the_lane_equals_the_views_answer(
-    settings, monkeypatch, alice, agent, which, secure
+    settings, monkeypatch, alice, live_agent, which, secure
 ):
+    agent = live_agent
     settings.SECURE_HSTS_SECONDS = 600
     django = Recorder()
     app = LeanApplication(django)  # both with the settings of this test
@@ -78,12 +87,23 @@ def test_a_heartbeat_on_the_lane_equals_the_views_answer(
     assert headers["Content-Type"] == "application/json"
     assert ("Strict-Transport-Security" in headers) is secure
     live = Endpoint.objects.filter(agent_id=agent["id"], alive_until__gt=moment)
-    assert live.count() == (2 if which == 0 else 1)
+    assert live.count() == 2
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["agent", "endpoint"])
+def test_a_heartbeat_that_revives_an_endpoint_is_left_to_the_view(alice, agent, lane, which):
+    app, django = lane
+    path = beat_paths(agent)[which]
+    status, _, _ = call(app, "POST", path, **bearer(alice))
+    assert status == 200 and django.paths == [path]
+    assert call(app, "POST", path, **bearer(alice))[0] == 200
+    assert django.paths == ([path] if on_lane() else [path, path])
 
 
 @pytest.mark.postgres
-def test_the_lane_sends_one_statement(lane, alice, agent, django_assert_num_queries):
+def test_the_lane_sends_one_statement(lane, alice, live_agent, django_assert_num_queries):
     app, django = lane
+    agent = live_agent
     path = beat_paths(agent)[1]
     with django_assert_num_queries(1):
         assert call(app, "POST", path, **bearer(alice))[0] == 200
@@ -142,7 +162,8 @@ def test_over_its_limit_a_key_gets_the_views_429_and_each_heartbeat_counts_once(
     status, headers, _ = call(app, "POST", path, **bearer(alice))
     assert status == 429 and headers["Content-Type"] == "application/problem+json"
     assert int(headers["Retry-After"]) >= 1
-    assert django.paths.count(path) == (5 if on_lane() else 7)
+    # On the lane: bob's three, alice's first (it revives the endpoint) and her two 429s.
+    assert django.paths.count(path) == (6 if on_lane() else 7)
 
 
 def test_a_request_with_a_body_goes_to_the_view_which_ignores_it(lane, alice, agent):

@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_datetime
 
 from registry.access.models import ApiKey, AuditEntry
 from registry.agents.models import Agent, Endpoint, Tombstone
+from registry.events.models import Event
 
 pytestmark = pytest.mark.django_db
 
@@ -108,6 +109,9 @@ def test_a_heartbeat_is_one_update_and_touches_nothing_else(alice, agent):
     before = Agent.objects.get(pk=agent["id"]).updated_at
     entries = AuditEntry.objects.count()
     web = ids(agent)["web"]
+    # The first one revives the endpoint: a liveness status change, written with its event.
+    assert alice.post(f"/agents/{agent['id']}/endpoints/{web}/heartbeat").status_code == 200
+    events = Event.objects.count()
 
     with CaptureQueriesContext(connection) as queries:
         response = alice.post(f"/agents/{agent['id']}/endpoints/{web}/heartbeat")
@@ -123,6 +127,7 @@ def test_a_heartbeat_is_one_update_and_touches_nothing_else(alice, agent):
         assert writes[0].startswith(f'UPDATE "{Endpoint._meta.db_table}"')
     assert Agent.objects.get(pk=agent["id"]).updated_at == before
     assert AuditEntry.objects.count() == entries
+    assert Event.objects.count() == events
 
 
 @pytest.mark.parametrize(
