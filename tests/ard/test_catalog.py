@@ -113,6 +113,24 @@ def test_an_agent_with_mcp_endpoints_only_is_a_nested_catalog_of_its_servers(
     assert catalog_problems(entry["data"]) == []
 
 
+def test_a_retired_agent_leaves_the_catalog_and_the_ard_list_whatever_it_lists(
+    anon, alice, native_payload
+):
+    """Retirement (DELETE) takes an agent out, an MCP-only one too (it has no card to lose)."""
+    payload = native_payload()
+    payload["endpoints"][0].update(
+        protocol="MCP", name="orders", address="https://mcp.bakery.example/mcp"
+    )
+    agent = alice.post("/agents", payload, format="json").json()["id"]
+    assert len(agent_entries(catalog(anon))) == 1
+    assert alice.delete(f"/agents/{agent}").status_code == 204
+    assert agent_entries(catalog(anon)) == []
+    assert anon.get("/ard/agents").json()["items"] == []
+    identifier = f"urn:air:testserver:agent:{agent}"
+    assert anon.get(f"/ard/agents/{identifier.replace(':', '%3A')}").status_code == 404
+    assert CatalogEntry.objects.get(identifier=identifier).listed is False  # kept, never reused
+
+
 def test_a_big_catalog_is_split_into_nested_pages_each_with_its_digest(
     anon, alice, make_card, settings
 ):

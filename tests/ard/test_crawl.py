@@ -210,7 +210,14 @@ def test_a_recrawl_sends_the_etag_and_retires_entries_that_are_gone(site, admin_
     report = report_of(anon, response)
     assert (report["retired"], report["unchanged"]) == (1, 1)
     gone = EntryProvenance.objects.get(identifier=f"urn:air:{HOST}:a2a:tides")
-    assert anon.get(f"/agents/{gone.agent_id}").json()["provenance"]["retired"] is True
+    # Retired as DELETE retires (registry.agents.lifecycle): kept, shown to its owner and
+    # the admins with its status, 410 to others, out of discovery.
+    shown = admin_client.get(f"/agents/{gone.agent_id}").json()
+    assert (shown["status"], shown["provenance"]["retired"]) == ("retired", True)
+    assert anon.get(f"/agents/{gone.agent_id}").status_code == 410
+    assert anon.get("/discover/agents?q=tides").json()["results"] == []
+    kept = EntryProvenance.objects.get(identifier=f"urn:air:{HOST}:a2a:weather")
+    assert admin_client.get(f"/agents/{kept.agent_id}").json()["status"] == "active"
     listed = [e["identifier"] for e in agent_entries(catalog(anon))]
     assert listed == [f"urn:air:{HOST}:a2a:weather"]
     found = anon.post("/ard/search", {"query": {"text": "tides"}}, format="json").json()
