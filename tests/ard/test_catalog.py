@@ -174,3 +174,21 @@ def test_the_home_page_and_the_registrys_card_link_the_catalog(anon):
     link = '<http://testserver/.well-known/ai-catalog.json>; rel="ai-catalog"'
     assert link in anon.get("/")["Link"]
     assert link in anon.get("/.well-known/agent-card.json")["Link"]
+
+
+@pytest.mark.apps("entities")
+def test_an_entity_is_a_nested_catalog_of_its_mcp_servers(anon):
+    """An entity (entities app: A2E / EDP cards) is listed as a nested catalog whose entries
+    are its MCP servers, each of type application/mcp-server-card+json."""
+    from bench.entities import _words, entity_card
+    from entities.bulk import cards_bulk_store
+
+    domain, card = entity_card(1, 0, _words())
+    assert cards_bulk_store(owner="alice", cards=[(domain, card)]) == 1
+    [entry] = agent_entries(catalog(anon))
+    assert entry["type"] == "application/ai-catalog+json"
+    servers = entry["data"]["entries"]
+    assert servers and {s["type"] for s in servers} == {"application/mcp-server-card+json"}
+    assert all(s["identifier"].startswith(entry["identifier"] + ":mcp:") for s in servers)
+    assert all(s["url"].startswith("https://") for s in servers)
+    assert catalog_problems(entry["data"]) == []
