@@ -11,7 +11,10 @@ path (``ard.ingest``); everything else is reported.
 import hashlib
 import json
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
+
+import httpx
 
 from ard.conf import setting
 from ard.entries import A2A_CARD, CATALOG, MCP_SERVER_CARD
@@ -21,6 +24,10 @@ from registry.outbound.fetch import FetchError, fetch
 from registry.outbound.hosts import InvalidHost, domain_parse
 
 WELL_KNOWN = ("/.well-known/ard.json", "/.well-known/ai-catalog.json")
+# Where a domain without the well-known documents may point to its catalog: a Link header or
+# an HTML <link> of its home page with one of these relations, ARD's first.
+LINK_RELATIONS = ("ard", "ai-catalog")
+HOME_MAX_BYTES = 512 * 1024
 # Catalogs may be as large as the crawler caps the spec's publishers follow (10 MiB).
 CATALOG_MAX_BYTES = 11 * 1024 * 1024
 TYPE_ALIASES = {"application/mcp-server+json": MCP_SERVER_CARD}
@@ -171,18 +178,69 @@ def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
                 _walk(nested, url, depth + 1, walk)
 
 
+class _LinkTags(HTMLParser):
+    """The ``href`` of each ``<link rel=…>`` of a page, by relation (the first of each)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: dict[str, str] = {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "link":
+            return
+        values = dict(attrs)
+        href = values.get("href")
+        for relation in (values.get("rel") or "").lower().split():
+            if relation in LINK_RELATIONS and href:
+                self.found.setdefault(relation, href)
+
+
+def linked_catalogs(domain: str, walk: Walk) -> list[str]:
+    """The catalogs the domain's home page links (``rel="ard"``, ``rel="ai-catalog"``): in
+    its Link header, else in its HTML's ``<link>`` elements; absolute URLs, ARD's first."""
+    home = f"https://{domain}/"
+    try:
+        result = fetch(home, accept_json=False, max_bytes=HOME_MAX_BYTES)
+    except FetchError as exc:
+        walk.warnings.append(f"{home}: {exc.detail}")
+        return []
+    found: dict[str, str] = {}
+    for link in httpx.Response(200, headers=result.headers).links.values():
+        for relation in (link.get("rel") or "").lower().split():
+            if relation in LINK_RELATIONS and link.get("url"):
+                found.setdefault(relation, link["url"])
+    if not found and "html" in result.headers.get("content-type", ""):
+        tags = _LinkTags()
+        try:
+            tags.feed(result.body.decode("utf-8", "replace"))
+            tags.close()
+        except (AssertionError, ValueError):  # markup the parser gives up on
+            pass
+        found = tags.found
+    urls = [urljoin(result.url, found[r]) for r in LINK_RELATIONS if r in found]
+    return [u for u in urls if urlsplit(u).scheme == "https"]
+
+
 def catalog_walk(*, url: str = "", domain: str = "", etag: str = "", stored_url: str = "") -> Walk:
     """Every entry of a source's catalog and its nested catalogs. Raises FetchError with
-    status 304 when the root catalog is unchanged since ``etag``."""
+    status 304 when the root catalog is unchanged since ``etag``. A domain's catalog is its
+    first well-known document that is one, else the first its home page links."""
     walk = Walk()
     candidates = [url] if url else [f"https://{domain}{path}" for path in WELL_KNOWN]
-    for candidate in candidates:
+    linked = False
+    while candidates:
+        candidate = candidates.pop(0)
+        if candidate in walk.visited:
+            continue
         walk.visited.add(candidate)
         document, found_etag = _document(candidate, walk, etag if candidate == stored_url else "")
         if document is not None:
             walk.root_url, walk.root_etag = candidate, found_etag
             _walk(document, candidate, 1, walk)
             return walk
+        if not candidates and domain and not linked:
+            linked = True
+            candidates = linked_catalogs(domain, walk)
     return walk
 
 

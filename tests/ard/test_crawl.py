@@ -304,3 +304,36 @@ def test_an_mcp_server_card_entry_becomes_an_agent_with_an_mcp_endpoint(site, ad
     assert listed["data"]["entries"][0]["url"] == entry["url"]
     call_command("ard_crawl", domain=f"{HOST}:{site.server.port}", stdout=StringIO())
     assert report_of(anon, response)["unchanged"] == 1
+
+
+@pytest.mark.parametrize("how", ["link-header", "html-link"])
+def test_a_domain_without_well_known_documents_is_read_through_its_home_pages_link(
+    site, admin_client, anon, how
+):
+    """Neither well-known document (404): the catalog the home page links, by its Link
+    header or an HTML <link>, with rel="ard" or rel="ai-catalog"."""
+    site.catalog([site.entry("weather")], path="/catalogs/main.json")
+    if how == "link-header":
+        headers = {
+            "Content-Type": "text/html",
+            "Link": '</styles.css>; rel="stylesheet", </catalogs/main.json>; rel="ai-catalog"',
+        }
+        site.server.route("/", 200, headers, b"<html><body>Hi</body></html>")
+    else:
+        page = b'<html><head><link rel="stylesheet" href="/s.css"><link rel="ard" '
+        page += b'href="/catalogs/main.json"></head><body><p>Hi &amp; welcome</p></body></html>'
+        site.server.route("/", 200, {"Content-Type": "text/html; charset=utf-8"}, page)
+    response = add_source(admin_client, site)
+    report = report_of(anon, response)
+    assert (report["seen"], report["added"], report["refused"]) == (1, 1, [])
+    source = anon.get(response["Location"]).json()
+    assert source["catalogUrl"] == f"{site.base()}/catalogs/main.json"
+    fetched = [r.path for r in site.server.requests]
+    assert fetched[:3] == ["/.well-known/ard.json", "/.well-known/ai-catalog.json", "/"]
+
+
+def test_a_home_page_without_a_catalog_link_is_a_warning_not_a_crawl(site, admin_client, anon):
+    site.server.route("/", 200, {"Content-Type": "text/html"}, b"<html><link rel=icon></html>")
+    response = add_source(admin_client, site)
+    source = anon.get(response["Location"]).json()
+    assert source["status"] == "failed" and source["report"]["seen"] == 0
