@@ -192,3 +192,36 @@ def test_an_entity_is_a_nested_catalog_of_its_mcp_servers(anon):
     assert all(s["identifier"].startswith(entry["identifier"] + ":mcp:") for s in servers)
     assert all(s["url"].startswith("https://") for s in servers)
     assert catalog_problems(entry["data"]) == []
+
+
+def test_a_large_stale_catalog_is_served_as_stored_while_a_job_assembles_it(
+    anon, alice, make_card, settings, django_capture_on_commit_callbacks
+):
+    """Above ARD_CATALOG_INLINE_ENTRIES no request waits for a build: the stored documents
+    (whole, their ETag and digests their own) are served, and the job brings them up to
+    date."""
+    from ard.tasks import ard_catalog_build_task
+
+    settings.ARD_CATALOG_INLINE_ENTRIES = 1
+
+    def add(n: int) -> None:
+        card = make_card(name=f"Agent {n}")
+        card["supportedInterfaces"] = [
+            dict(card["supportedInterfaces"][0], url=f"https://a{n}.example.com/a2a")
+        ]
+        register(alice, card)
+
+    add(0)
+    add(1)
+    assert len(agent_entries(catalog(anon))) == 2  # none stored yet: built at once
+    add(2)
+    with django_capture_on_commit_callbacks() as asked:
+        stale = anon.get("/.well-known/ai-catalog.json")
+        again = anon.get("/.well-known/ai-catalog.json")
+    assert len(agent_entries(json.loads(stale.content))) == 2  # as stored
+    assert stale["ETag"] == again["ETag"]
+    assert stale["ETag"] == f'"{hashlib.sha256(stale.content).hexdigest()}"'
+    assert len(asked) == 1  # one job asked for, not one a request
+    assert ard_catalog_build_task() is True
+    assert len(agent_entries(catalog(anon))) == 3
+    assert ard_catalog_build_task() is False  # current: nothing to do
