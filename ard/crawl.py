@@ -116,8 +116,22 @@ def _type(entry: dict) -> str:
     return TYPE_ALIASES.get(kind, kind)
 
 
-def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str]:
-    """The catalog at ``url`` and its ETag; None (with a warning) when it is not one."""
+def max_age(cache_control: str) -> int | None:
+    """The ``max-age`` of a Cache-Control header, in seconds (None: none, or ``no-cache`` /
+    ``no-store``, which ask for no longer a wait than the registry's own)."""
+    seconds = None
+    for directive in cache_control.lower().split(","):
+        name, _, value = directive.strip().partition("=")
+        if name in ("no-cache", "no-store"):
+            return None
+        if name == "max-age" and value.strip().strip('"').isdigit():
+            seconds = int(value.strip().strip('"'))
+    return seconds
+
+
+def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str, int | None]:
+    """The catalog at ``url``, its ETag and its Cache-Control max-age; None (with a
+    warning) when it is not one."""
     headers = {"If-None-Match": etag} if etag else {}
     try:
         result = fetch(url, max_bytes=CATALOG_MAX_BYTES, headers=headers)
@@ -126,8 +140,9 @@ def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str]:
         if exc.status == 304:
             raise
         walk.warnings.append(f"{url}: {exc.detail}")
-        return None, ""
-    return _catalog(document, url, walk), result.headers.get("etag", "")
+        return None, "", None
+    cached = max_age(result.headers.get("cache-control", ""))
+    return _catalog(document, url, walk), result.headers.get("etag", ""), cached
 
 
 def _catalog(document, url: str, walk: Walk) -> dict | None:
@@ -173,7 +188,7 @@ def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
                 )
                 continue
             walk.visited.add(url)
-            nested, _ = _document(url, walk)
+            nested, _, _ = _document(url, walk)
             if nested is not None:
                 _walk(nested, url, depth + 1, walk)
 
@@ -233,9 +248,11 @@ def catalog_walk(*, url: str = "", domain: str = "", etag: str = "", stored_url:
         if candidate in walk.visited:
             continue
         walk.visited.add(candidate)
-        document, found_etag = _document(candidate, walk, etag if candidate == stored_url else "")
+        document, found_etag, cached = _document(
+            candidate, walk, etag if candidate == stored_url else ""
+        )
         if document is not None:
-            walk.root_url, walk.root_etag = candidate, found_etag
+            walk.root_url, walk.root_etag, walk.max_age = candidate, found_etag, cached
             _walk(document, candidate, 1, walk)
             return walk
         if not candidates and domain and not linked:

@@ -155,15 +155,23 @@ def source_crawl(source: CatalogSource) -> dict:
     }
     source.catalog_url = walk.root_url if read else source.catalog_url
     source.etag = walk.root_etag if read else ""
-    _stored(source, report, CatalogSource.Status.OK if read else CatalogSource.Status.FAILED, now)
+    status = CatalogSource.Status.OK if read else CatalogSource.Status.FAILED
+    _stored(source, report, status, now, walk.max_age if read else None)
     return report
 
 
-def _stored(source: CatalogSource, report: dict, status: str, now) -> None:
+# The longest wait a catalog's Cache-Control may ask for before it is crawled again.
+MAX_AGE_CAP_SECONDS = 30 * 86400
+
+
+def _stored(source: CatalogSource, report: dict, status: str, now, max_age=None) -> None:
+    """``max_age``: the root catalog's Cache-Control max-age; a longer one than
+    ``ARD_RECRAWL_SECONDS`` is waited for (up to 30 days): the publisher asked for it."""
     source.report = report
     source.status = status
     source.crawled_at = now
-    source.next_crawl_at = now + timedelta(seconds=setting("ARD_RECRAWL_SECONDS"))
+    wait = max(setting("ARD_RECRAWL_SECONDS"), min(max_age or 0, MAX_AGE_CAP_SECONDS))
+    source.next_crawl_at = now + timedelta(seconds=wait)
     source.save()
 
 

@@ -4,6 +4,7 @@ policy, re-crawls (ETag, retired entries), hostile and big catalogs, and `manage
 
 import hashlib
 import json
+from datetime import datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -337,3 +338,18 @@ def test_a_home_page_without_a_catalog_link_is_a_warning_not_a_crawl(site, admin
     response = add_source(admin_client, site)
     source = anon.get(response["Location"]).json()
     assert source["status"] == "failed" and source["report"]["seen"] == 0
+
+
+@pytest.mark.parametrize(
+    ("cache_control", "days"),
+    [("public, max-age=172800", 2), ("max-age=60", 1), ("no-store", 1), (None, 1)],
+)
+def test_a_longer_cache_control_max_age_than_the_recrawl_period_is_waited_for(
+    site, admin_client, anon, settings, cache_control, days
+):
+    settings.ARD_RECRAWL_SECONDS = 86400
+    headers = {"Cache-Control": cache_control} if cache_control else {}
+    site.catalog([site.entry("weather")], **headers)
+    source = anon.get(add_source(admin_client, site)["Location"]).json()
+    crawled = datetime.fromisoformat(source["crawledAt"])
+    assert datetime.fromisoformat(source["nextCrawlAt"]) - crawled == timedelta(days=days)
