@@ -159,6 +159,7 @@ def test_a_client_over_its_read_limit_gets_the_views_429(lane, agents):
         first = post(app, WEATHER, REMOTE_ADDR="10.9.9.9")
         second = post(app, WEATHER, REMOTE_ADDR="10.9.9.9")
     assert first[0] == 200 and second[0] == 429
+    assert json.loads(second[2])["errorCode"] == "RATE_LIMIT_EXCEEDED"
     assert django.paths == ["/ard/search", "/ard/search"]  # the 429 is the view's
 
 
