@@ -166,9 +166,9 @@ def catalog_page(number: int) -> CatalogPage | None:
 
     A stale catalog of at most ``ARD_CATALOG_INLINE_ENTRIES`` entries is assembled again
     here, before it is served; a larger one is served as stored while a job assembles it
-    (one job asked for at most every ``BUILD_ASK_SECONDS`` per process): a request never
-    waits for a build of 100,000 entries, and every document served is whole and
-    consistent with its digest and ETag."""
+    (one job asked for at most every ``BUILD_ASK_SECONDS`` per process): no request but
+    the very first (nothing stored yet) waits for a build of 100,000 entries, and every
+    document served is whole and consistent with its digest and ETag."""
     root = CatalogPage.objects.filter(number=0).defer("body").first()
     if _stale(root):
         if root is None or root.entries <= setting("ARD_CATALOG_INLINE_ENTRIES"):
