@@ -7,13 +7,15 @@ answer otherwise (another media type or Accept, a body that does not parse or ch
 search that asks the peers, credentials, a client over its read limit)."""
 
 import io
-import json
+
+from django.conf import settings
 
 from ard import selectors
 from ard.query import search_parse
 from ard.search import answer_body, asks_peers
 from registry.access.throttles import READ_COUNTED, read_wait
 from registry.fastpath.lean import LeanAnswer
+from registry.http.jsonutil import strict_loads
 from registry.http.problems import ProblemError
 
 # What DRF adds to the view's answer (tests/ard/test_lean.py compares).
@@ -21,10 +23,6 @@ SEARCH_HEADERS = (("Content-Type", "application/json"), ("Allow", "POST, OPTIONS
 _ACCEPTS = {None, "*/*", "application/json"}
 # A search request is small; a larger body is the view's to refuse or answer.
 MAX_BODY = 16 * 1024
-
-
-def _constant(name: str):
-    raise ValueError(f"{name} is not JSON")  # as DRF's parser refuses NaN and Infinity
 
 
 def search_lean(rest: str, environ) -> LeanAnswer | None:
@@ -45,7 +43,9 @@ def search_lean(rest: str, environ) -> LeanAnswer | None:
     environ["wsgi.input"] = io.BytesIO(raw)  # the view reads it again if the lane declines
     environ["CONTENT_LENGTH"] = str(len(raw))
     try:
-        body = json.loads(raw.decode("utf-8"), parse_constant=_constant)
+        # The view's parser's reading (registry.http.parsers): duplicate keys, NaN, invalid
+        # UTF-8 and deep nesting are its 400s.
+        body = strict_loads(raw, max_depth=settings.REGISTRY_MAX_JSON_DEPTH)
         wanted = search_parse(body)
     except (ValueError, ProblemError):
         return None

@@ -170,3 +170,12 @@ def test_search_peek_only_answers_what_search_cached(agents):
     assert selectors.search_peek(query, 5, None) == found
     live = Query(text="weather", filters={"metadata.live": ["true"]})
     assert selectors.search_peek(live, 5, None) is None
+
+
+def test_a_body_the_views_parser_refuses_is_its_400_even_if_the_search_is_cached(lane, agents):
+    """Duplicate keys (and NaN, invalid UTF-8, deep nesting) are the strict parser's 400s."""
+    app, django = lane
+    post(app, WEATHER)
+    twice = b'{"query": {"text": "weather"}, "federation": "none", "pageSize": 5, "pageSize": 5}'
+    status, _, answer = post(app, twice)
+    assert status == 400 and django.paths == ["/ard/search", "/ard/search"], answer
