@@ -12,7 +12,9 @@ import hashlib
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from ard.conf import setting
@@ -22,15 +24,19 @@ from ard.entries import (
     ard_base,
     dumps,
     live_filled,
-    liveness_read,
     registry_did,
     registry_host,
+    stamp,
 )
 from ard.models import CatalogEntry, CatalogPage
+from registry.agents.models import Endpoint
 from registry.discovery.generation import generation_read
 
 # Room for the envelope and the root's own entries beside a full page.
 ENVELOPE_BYTES = 64 * 1024
+# A large stale catalog asks for its job at most this often (per process).
+BUILD_ASKED_KEY = "ard:catalog-build-asked"
+BUILD_ASK_SECONDS = 30
 
 
 def _envelope(entries: list[bytes]) -> bytes:
@@ -74,14 +80,30 @@ def _pages(bodies: list[bytes]) -> list[list[bytes]]:
     return pages
 
 
+def _listed_with_liveness():
+    """Every listed entry's body in entry order, with its agent's ``live`` (an endpoint
+    alive now) and ``lastSeenAt`` (its latest sign of life), read by one statement (the
+    endpoints probed by their agent index, not a list of every agent's id)."""
+    endpoints = Endpoint.objects.filter(agent_id=OuterRef("agent_uuid"))
+    latest = endpoints.filter(last_alive_at__isnull=False).order_by("-last_alive_at")
+    return (
+        CatalogEntry.objects.filter(listed=True)
+        .order_by("id")
+        .annotate(
+            live=Exists(endpoints.filter(alive_until__gt=timezone.now())),
+            last=Subquery(latest.values("last_alive_at")[:1]),
+        )
+        .values_list("body", "live", "last")
+    )
+
+
 def catalog_build() -> int:
     """Assemble and store the catalog's documents; returns how many pages it has."""
     generation = generation_read()
-    rows = list(
-        CatalogEntry.objects.filter(listed=True).order_by("id").values_list("agent_uuid", "body")
-    )
-    liveness = liveness_read(pk for pk, _ in rows)
-    bodies = [live_filled(bytes(body), liveness.get(pk)) for pk, body in rows]
+    bodies = [
+        live_filled(bytes(body), (live, stamp(last)))
+        for body, live, last in _listed_with_liveness().iterator(chunk_size=2000)
+    ]
     pages = _pages(bodies)
     now = timezone.now()
     documents: list[tuple[bytes, int]] = []
@@ -131,9 +153,28 @@ def _stale(root: CatalogPage | None) -> bool:
     return root.generation != generation_read() or root.built_at < too_old
 
 
+def catalog_rebuild_if_stale() -> bool:
+    """Assemble the catalog again if it is stale (the job, ``ard.tasks``); whether it did."""
+    if not _stale(CatalogPage.objects.filter(number=0).defer("body").first()):
+        return False
+    catalog_build()
+    return True
+
+
 def catalog_page(number: int) -> CatalogPage | None:
-    """A current document of the catalog (0: the root); None for a page it does not have."""
+    """A document of the catalog (0: the root); None for a page it does not have.
+
+    A stale catalog of at most ``ARD_CATALOG_INLINE_ENTRIES`` entries is assembled again
+    here, before it is served; a larger one is served as stored while a job assembles it
+    (one job asked for at most every ``BUILD_ASK_SECONDS`` per process): no request but
+    the very first (nothing stored yet) waits for a build of 100,000 entries, and every
+    document served is whole and consistent with its digest and ETag."""
     root = CatalogPage.objects.filter(number=0).defer("body").first()
     if _stale(root):
-        catalog_build()
+        if root is None or root.entries <= setting("ARD_CATALOG_INLINE_ENTRIES"):
+            catalog_build()
+        elif cache.add(BUILD_ASKED_KEY, True, BUILD_ASK_SECONDS):
+            from ard.tasks import ard_catalog_build_task
+
+            transaction.on_commit(ard_catalog_build_task.delay)
     return CatalogPage.objects.filter(number=number).first()

@@ -6,6 +6,9 @@ project's helpers, which fail loudly on bad values. Each may also be set in Djan
   catalog's root and in each nested page (GitHub's crawler caps: 10,000 / 10 MiB);
 - ``ARD_CATALOG_MAX_AGE``: seconds after which the catalog is assembled again for the
   liveness it shows, even without a write;
+- ``ARD_CATALOG_INLINE_ENTRIES``: the largest catalog assembled again inside the request
+  that finds it stale (5,000 entries); a larger one is served as stored while a job
+  assembles it;
 - ``ARD_PUBLISHER_POLICY``: a crawled entry whose ``urn:air`` publisher is neither the
   catalog's host nor a verified domain is ``reject``-ed (default), ``flag``-ged or let
   through (``off``);
@@ -55,6 +58,7 @@ DEFAULTS = {
     "ARD_CATALOG_PAGE_ENTRIES": env_int("ARD_CATALOG_PAGE_ENTRIES", 10000),
     "ARD_CATALOG_PAGE_BYTES": env_int("ARD_CATALOG_PAGE_BYTES", 10 * 1024 * 1024),
     "ARD_CATALOG_MAX_AGE": env_int("ARD_CATALOG_MAX_AGE", 300),
+    "ARD_CATALOG_INLINE_ENTRIES": env_int("ARD_CATALOG_INLINE_ENTRIES", 5000),
     "ARD_PUBLISHER_POLICY": _policy(),
     "ARD_CRAWL_MAX_DEPTH": env_int("ARD_CRAWL_MAX_DEPTH", 4),
     "ARD_CRAWL_MAX_ENTRIES": env_int("ARD_CRAWL_MAX_ENTRIES", 2000),

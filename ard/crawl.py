@@ -11,7 +11,10 @@ path (``ard.ingest``); everything else is reported.
 import hashlib
 import json
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
+
+import httpx
 
 from ard.conf import setting
 from ard.entries import A2A_CARD, CATALOG, MCP_SERVER_CARD
@@ -21,6 +24,10 @@ from registry.outbound.fetch import FetchError, fetch
 from registry.outbound.hosts import InvalidHost, domain_parse
 
 WELL_KNOWN = ("/.well-known/ard.json", "/.well-known/ai-catalog.json")
+# Where a domain without the well-known documents may point to its catalog: a Link header or
+# an HTML <link> of its home page with one of these relations, ARD's first.
+LINK_RELATIONS = ("ard", "ai-catalog")
+HOME_MAX_BYTES = 512 * 1024
 # Catalogs may be as large as the crawler caps the spec's publishers follow (10 MiB).
 CATALOG_MAX_BYTES = 11 * 1024 * 1024
 TYPE_ALIASES = {"application/mcp-server+json": MCP_SERVER_CARD}
@@ -109,8 +116,22 @@ def _type(entry: dict) -> str:
     return TYPE_ALIASES.get(kind, kind)
 
 
-def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str]:
-    """The catalog at ``url`` and its ETag; None (with a warning) when it is not one."""
+def max_age(cache_control: str) -> int | None:
+    """The ``max-age`` of a Cache-Control header, in seconds (None: none, or ``no-cache`` /
+    ``no-store``, which ask for no longer a wait than the registry's own)."""
+    seconds = None
+    for directive in cache_control.lower().split(","):
+        name, _, value = directive.strip().partition("=")
+        if name in ("no-cache", "no-store"):
+            return None
+        if name == "max-age" and value.strip().strip('"').isdigit():
+            seconds = int(value.strip().strip('"'))
+    return seconds
+
+
+def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str, int | None]:
+    """The catalog at ``url``, its ETag and its Cache-Control max-age; None (with a
+    warning) when it is not one."""
     headers = {"If-None-Match": etag} if etag else {}
     try:
         result = fetch(url, max_bytes=CATALOG_MAX_BYTES, headers=headers)
@@ -119,8 +140,9 @@ def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str]:
         if exc.status == 304:
             raise
         walk.warnings.append(f"{url}: {exc.detail}")
-        return None, ""
-    return _catalog(document, url, walk), result.headers.get("etag", "")
+        return None, "", None
+    cached = max_age(result.headers.get("cache-control", ""))
+    return _catalog(document, url, walk), result.headers.get("etag", ""), cached
 
 
 def _catalog(document, url: str, walk: Walk) -> dict | None:
@@ -166,23 +188,76 @@ def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
                 )
                 continue
             walk.visited.add(url)
-            nested, _ = _document(url, walk)
+            nested, _, _ = _document(url, walk)
             if nested is not None:
                 _walk(nested, url, depth + 1, walk)
 
 
+class _LinkTags(HTMLParser):
+    """The ``href`` of each ``<link rel=…>`` of a page, by relation (the first of each)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: dict[str, str] = {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "link":
+            return
+        values = dict(attrs)
+        href = values.get("href")
+        for relation in (values.get("rel") or "").lower().split():
+            if relation in LINK_RELATIONS and href:
+                self.found.setdefault(relation, href)
+
+
+def linked_catalogs(domain: str, walk: Walk) -> list[str]:
+    """The catalogs the domain's home page links (``rel="ard"``, ``rel="ai-catalog"``): in
+    its Link header, else in its HTML's ``<link>`` elements; absolute URLs, ARD's first."""
+    home = f"https://{domain}/"
+    try:
+        result = fetch(home, accept_json=False, max_bytes=HOME_MAX_BYTES)
+    except FetchError as exc:
+        walk.warnings.append(f"{home}: {exc.detail}")
+        return []
+    found: dict[str, str] = {}
+    for link in httpx.Response(200, headers=result.headers).links.values():
+        for relation in (link.get("rel") or "").lower().split():
+            if relation in LINK_RELATIONS and link.get("url"):
+                found.setdefault(relation, link["url"])
+    if not found and "html" in result.headers.get("content-type", ""):
+        tags = _LinkTags()
+        try:
+            tags.feed(result.body.decode("utf-8", "replace"))
+            tags.close()
+        except (AssertionError, ValueError):  # markup the parser gives up on
+            pass
+        found = tags.found
+    urls = [urljoin(result.url, found[r]) for r in LINK_RELATIONS if r in found]
+    return [u for u in urls if urlsplit(u).scheme == "https"]
+
+
 def catalog_walk(*, url: str = "", domain: str = "", etag: str = "", stored_url: str = "") -> Walk:
     """Every entry of a source's catalog and its nested catalogs. Raises FetchError with
-    status 304 when the root catalog is unchanged since ``etag``."""
+    status 304 when the root catalog is unchanged since ``etag``. A domain's catalog is its
+    first well-known document that is one, else the first its home page links."""
     walk = Walk()
     candidates = [url] if url else [f"https://{domain}{path}" for path in WELL_KNOWN]
-    for candidate in candidates:
+    linked = False
+    while candidates:
+        candidate = candidates.pop(0)
+        if candidate in walk.visited:
+            continue
         walk.visited.add(candidate)
-        document, found_etag = _document(candidate, walk, etag if candidate == stored_url else "")
+        document, found_etag, cached = _document(
+            candidate, walk, etag if candidate == stored_url else ""
+        )
         if document is not None:
-            walk.root_url, walk.root_etag = candidate, found_etag
+            walk.root_url, walk.root_etag, walk.max_age = candidate, found_etag, cached
             _walk(document, candidate, 1, walk)
             return walk
+        if not candidates and domain and not linked:
+            linked = True
+            candidates = linked_catalogs(domain, walk)
     return walk
 
 

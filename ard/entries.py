@@ -142,7 +142,7 @@ def cards_read(agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[str, dict | 
     return cards
 
 
-def _stamp(value: datetime | None) -> str | None:
+def stamp(value: datetime | None) -> str | None:
     if value is None:
         return None
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -162,7 +162,7 @@ def liveness_read(agent_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, tuple[bool,
         if last_alive is not None and (last is None or last_alive > last):
             last = last_alive
         seen[agent_id] = (live, last)
-    return {pk: (live, _stamp(last)) for pk, (live, last) in seen.items()}
+    return {pk: (live, stamp(last)) for pk, (live, last) in seen.items()}
 
 
 def live_filled(body: bytes, liveness: tuple[bool, str | None] | None) -> bytes:

@@ -2,11 +2,12 @@
 
 from a2a.skills import query_shape_register
 from ard.conf import setting
+from ard.lean import search_lean
 from ard.mcp_ingest import MCP_SOURCE
 from ard.skills import ard_query_answer
 from registry import extensions
 from registry.agents.models import Agent
-from registry.extensions import Member
+from registry.extensions import LeanRoute, Member
 
 PROVENANCE_SCHEMA = {
     "type": "object",
@@ -56,6 +57,17 @@ def register() -> None:
         )
     )
     extensions.register_urls("ard.urls")
+    # Repeated searches answered before Django's request machinery (ard.lean).
+    extensions.register_lean_route(
+        LeanRoute(
+            "/ard/search",
+            search_lean,
+            exact=True,
+            read_limited=False,
+            anonymous=True,
+            method="POST",
+        )
+    )
     extensions.register_schedule(
         "ard-crawl", "ard.tasks.ard_crawl", setting("ARD_CRAWL_TICK_SECONDS")
     )

@@ -19,6 +19,8 @@ from ard.crawl import Found, Walk, card_of, catalog_host, catalog_walk, indexed_
 from ard.entries import MCP_SERVER_CARD, urn_publisher
 from ard.mcp_ingest import mcp_entry_ingest
 from ard.models import CatalogSource, EntryProvenance
+from registry.agents.lifecycle import agent_retire
+from registry.agents.models import Agent
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError
 from registry.signals import agents_written_send, writes_batched
@@ -60,7 +62,12 @@ def entry_ingest(source: CatalogSource, found: Found, walk: Walk) -> str:
         return refuse(card)
     body, document = card
     digest = "sha256:" + hashlib.sha256(body).hexdigest()
-    known = EntryProvenance.objects.filter(source=source, identifier=found.identifier).first()
+    # (A retired agent's entry listed again is registered as a new agent: prefer that one.)
+    known = (
+        EntryProvenance.objects.filter(source=source, identifier=found.identifier)
+        .order_by("retired")
+        .first()
+    )
     if known is not None and known.digest == digest and not known.retired:
         EntryProvenance.objects.filter(pk=known.pk).update(seen_at=timezone.now())
         return "unchanged"
@@ -93,15 +100,18 @@ def entry_ingest(source: CatalogSource, found: Found, walk: Walk) -> str:
 
 
 def _retire(source: CatalogSource, seen: set[str]) -> int:
-    with transaction.atomic():
-        gone = list(
-            EntryProvenance.objects.filter(source=source, retired=False)
-            .exclude(identifier__in=seen)
-            .values_list("agent_id", flat=True)
-        )
-        if gone:
-            EntryProvenance.objects.filter(agent_id__in=gone).update(retired=True)
-            agents_written_send(gone)
+    """Retire the agents of this source's entries that it no longer lists, as DELETE
+    retires an agent (registry.agents.lifecycle): kept, ``status: retired``, out of
+    discovery, the catalog and ARD search."""
+    gone = list(
+        EntryProvenance.objects.filter(source=source, retired=False)
+        .exclude(identifier__in=seen)
+        .values_list("agent_id", flat=True)
+    )
+    for agent in Agent.objects.filter(pk__in=gone):
+        with transaction.atomic():
+            EntryProvenance.objects.filter(agent=agent).update(retired=True)
+            agent_retire(agent=agent, admin=True)
     return len(gone)
 
 
@@ -145,15 +155,23 @@ def source_crawl(source: CatalogSource) -> dict:
     }
     source.catalog_url = walk.root_url if read else source.catalog_url
     source.etag = walk.root_etag if read else ""
-    _stored(source, report, CatalogSource.Status.OK if read else CatalogSource.Status.FAILED, now)
+    status = CatalogSource.Status.OK if read else CatalogSource.Status.FAILED
+    _stored(source, report, status, now, walk.max_age if read else None)
     return report
 
 
-def _stored(source: CatalogSource, report: dict, status: str, now) -> None:
+# The longest wait a catalog's Cache-Control may ask for before it is crawled again.
+MAX_AGE_CAP_SECONDS = 30 * 86400
+
+
+def _stored(source: CatalogSource, report: dict, status: str, now, max_age=None) -> None:
+    """``max_age``: the root catalog's Cache-Control max-age; a longer one than
+    ``ARD_RECRAWL_SECONDS`` is waited for (up to 30 days): the publisher asked for it."""
     source.report = report
     source.status = status
     source.crawled_at = now
-    source.next_crawl_at = now + timedelta(seconds=setting("ARD_RECRAWL_SECONDS"))
+    wait = max(setting("ARD_RECRAWL_SECONDS"), min(max_age or 0, MAX_AGE_CAP_SECONDS))
+    source.next_crawl_at = now + timedelta(seconds=wait)
     source.save()
 
 

@@ -63,8 +63,11 @@ def mcp_entry_ingest(source: CatalogSource, found: Found, walk: Walk, flagged: s
             return refuse(problem)
     listed = json.dumps(found.entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     fingerprint = hashlib.sha256(listed.encode()).hexdigest()
-    known = EntryProvenance.objects.filter(source=source, identifier=found.identifier).first()
-    if known is not None and known.fingerprint == fingerprint and not known.retired:
+    # A retired agent takes no more writes: an entry listed again is a new agent.
+    known = EntryProvenance.objects.filter(
+        source=source, identifier=found.identifier, retired=False
+    ).first()
+    if known is not None and known.fingerprint == fingerprint:
         EntryProvenance.objects.filter(pk=known.pk).update(seen_at=timezone.now())
         return "unchanged"
     data = _input(found, url)

@@ -4,6 +4,7 @@ list, exact lookups, and the stored entries of a page with the liveness of the m
 
 import base64
 import binascii
+import json
 import uuid
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -14,10 +15,13 @@ from a2a.models import CardProvenance
 from ard.entries import live_filled, liveness_read
 from ard.models import CatalogEntry
 from ard.query import FacetRequest, ListFilter, Query, invalid
+from ard.reads import EntriesRead, entries_at
 from registry.agents.liveness_state import live_agents
 from registry.agents.models import Agent, Capability, CapabilityTag
 from registry.agents.selectors import agent_queryset
+from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
+from registry.discovery.pagination import Page
 from registry.http.problems import ProblemError
 
 
@@ -98,34 +102,80 @@ def _search_token_parse(token: str | None) -> tuple[int, str | None]:
         raise invalid("pageToken", "must be a token from a previous answer") from None
 
 
+# The discovery cache's scope of ARD searches (registry.discovery.cache): their page keys are
+# kept by the data generation they were found at, as GET /discover/agents keeps its own.
+SEARCH_SCOPE = "ArdSearch"
+# Filters on what changes without a write (heartbeats): never cached.
+UNCACHED_FILTERS = frozenset({"metadata.live"})
+
+
+def _search_params(query: Query, page_size: int, token: str | None) -> dict[str, str]:
+    """The search's cache key: everything that decides its page."""
+    filters = json.dumps(query.filters, sort_keys=True, separators=(",", ":"))
+    return {"q": query.text, "limit": str(page_size), "token": token or "", "filter": filters}
+
+
+def _scored(
+    page: Page, read: EntriesRead, offset: int
+) -> tuple[list[tuple[bytes, int]], str | None]:
+    results = [
+        (read.bodies[pk], max(1, 100 - offset - place))
+        for place, pk in enumerate(page.rows)
+        if pk in read.bodies
+    ]
+    following = (
+        _search_token(offset + len(page.rows), page.next_cursor) if page.next_cursor else None
+    )
+    return results, following
+
+
 def search(
     query: Query, page_size: int, token: str | None
 ) -> tuple[list[tuple[bytes, int]], str | None]:
     """The page's entries with their scores, best first, and the next page's token.
 
     Ranked as ``GET /discover/agents?q=<text>&sort=relevance`` ranks; the score falls by one
-    per place from 100 (a rank, not a measure of trust)."""
+    per place from 100 (a rank, not a measure of trust). The page's keys come from the
+    discovery cache when they were found at the current data generation (the statement
+    that reads the entries reads it too)."""
     offset, cursor = _search_token_parse(token)
     params = {"q": query.text, "sort": "relevance", "limit": str(page_size)}
     if cursor:
         params["cursor"] = cursor
+
+    def find() -> tuple[Page, str]:
+        try:
+            agents = discovery.agents_filter(params, agents_matching(query.filters))
+            page, sort, _ = discovery.discover(agents, params, full_rows=None, prefiltered=True)
+        except ProblemError as exc:
+            if any(p.path == "cursor" for p in exc.errors):
+                raise invalid("pageToken", "must be a token from a previous answer") from None
+            raise
+        return page, sort
+
+    if UNCACHED_FILTERS & set(query.filters):
+        page, _ = find()
+        read = entries_at(page.rows)
+    else:
+        key = _search_params(query, page_size, token)
+        page, _, read = discovery_cache.page_cached(SEARCH_SCOPE, key, find, entries_at)
+    return _scored(page, read, offset)
+
+
+def search_peek(
+    query: Query, page_size: int, token: str | None
+) -> tuple[list[tuple[bytes, int]], str | None] | None:
+    """``search``'s answer when its page's keys are cached at the current generation;
+    None otherwise (nothing is found or kept here: ``search`` does that)."""
+    if UNCACHED_FILTERS & set(query.filters):
+        return None
     try:
-        agents = discovery.agents_filter(params, agents_matching(query.filters))
-        page, _, _ = discovery.discover(agents, params, full_rows=None, prefiltered=True)
-    except ProblemError as exc:
-        if any(p.path == "cursor" for p in exc.errors):
-            raise invalid("pageToken", "must be a token from a previous answer") from None
-        raise
-    bodies = entries_read(page.rows)
-    results = [
-        (bodies[pk], max(1, 100 - offset - place))
-        for place, pk in enumerate(page.rows)
-        if pk in bodies
-    ]
-    following = (
-        _search_token(offset + len(page.rows), page.next_cursor) if page.next_cursor else None
-    )
-    return results, following
+        offset, _ = _search_token_parse(token)
+    except ProblemError:
+        return None
+    key = _search_params(query, page_size, token)
+    found = discovery_cache.page_peek(SEARCH_SCOPE, key, entries_at)
+    return None if found is None else _scored(found[0], found[2], offset)
 
 
 def _matched(query: Query) -> QuerySet[Agent]:

@@ -65,7 +65,11 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
             changed.append(entry)
         data = entry_data(agent, entry.identifier, cards.get(pk), _trust(agent))
         provenance = getattr(agent, "ard_provenance", None)
-        entry.listed = data is not None and not (provenance is not None and provenance.retired)
+        entry.listed = (
+            data is not None
+            and agent.status != Agent.Status.RETIRED
+            and not (provenance is not None and provenance.retired)
+        )
         entry.type = data["type"] if data else ""
         entry.publisher = urn_publisher(entry.identifier)
         entry.body = dumps(data) if data else b""

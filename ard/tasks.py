@@ -1,9 +1,10 @@
-"""The ARD app's background jobs: a new source's first crawl, and the re-crawl of the sources
-that are due."""
+"""The ARD app's background jobs: a new source's first crawl, the re-crawl of the sources
+that are due, and the assembly of a large catalog gone stale (``ard.catalog.catalog_page``)."""
 
 from celery import shared_task
 from celery.utils.log import get_task_logger
 
+from ard.catalog import catalog_rebuild_if_stale
 from ard.ingest import source_crawl, sources_crawl
 from ard.models import CatalogSource
 
@@ -23,3 +24,9 @@ def ard_crawl_task() -> int:
     done = sources_crawl()
     logger.info("Crawled %d catalog sources.", len(done))
     return len(done)
+
+
+@shared_task(name="ard.tasks.ard_catalog_build")
+def ard_catalog_build_task() -> bool:
+    """Assemble the catalog again, unless another build made it current meanwhile."""
+    return catalog_rebuild_if_stale()

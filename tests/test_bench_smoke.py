@@ -145,3 +145,41 @@ def test_the_pinned_card_program_runs_and_reports_both_kinds(tmp_path):
     assert set(results["lane"]) == {"cached", "database"}
     assert all(figures["pinned_us"] > 0 for figures in results["lane"].values())
     assert "pinned / latest card fetch at N=30" in run.stdout
+
+
+def test_the_ard_bench_runs_end_to_end_at_two_sizes(tmp_path):
+    """python -m bench.ard: the ARD search against the same GET, and the catalog build."""
+    out = tmp_path / "ard.json"
+    leaked = ("DATABASE_URL", "REDIS_URL", "REGISTRY_BASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in leaked}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.ard",
+            "--sizes=20,40",
+            "--duration=1",
+            "--connections=4",
+            "--requests=5",
+            "--rounds=1",
+            "--builds=1",
+            "--generator=python",
+            f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
+            f"--out={out}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert [s["agents"] for s in results["sizes"]] == [20, 40]
+    for size in results["sizes"]:
+        [round_] = size["rounds"]
+        assert round_["discover"]["requests"] > 0 and round_["ard-search"]["requests"] > 0
+        assert round_["discover"]["errors"] == round_["ard-search"]["errors"] == 0
+        [build] = size["catalog_builds"]
+        assert (build["entries"], build["pages"]) == (size["agents"], 1)
+        assert size["catalog_fetch"]["root_bytes"] == build["root_bytes"]

@@ -113,6 +113,24 @@ def test_an_agent_with_mcp_endpoints_only_is_a_nested_catalog_of_its_servers(
     assert catalog_problems(entry["data"]) == []
 
 
+def test_a_retired_agent_leaves_the_catalog_and_the_ard_list_whatever_it_lists(
+    anon, alice, native_payload
+):
+    """Retirement (DELETE) takes an agent out, an MCP-only one too (it has no card to lose)."""
+    payload = native_payload()
+    payload["endpoints"][0].update(
+        protocol="MCP", name="orders", address="https://mcp.bakery.example/mcp"
+    )
+    agent = alice.post("/agents", payload, format="json").json()["id"]
+    assert len(agent_entries(catalog(anon))) == 1
+    assert alice.delete(f"/agents/{agent}").status_code == 204
+    assert agent_entries(catalog(anon)) == []
+    assert anon.get("/ard/agents").json()["items"] == []
+    identifier = f"urn:air:testserver:agent:{agent}"
+    assert anon.get(f"/ard/agents/{identifier.replace(':', '%3A')}").status_code == 404
+    assert CatalogEntry.objects.get(identifier=identifier).listed is False  # kept, never reused
+
+
 def test_a_big_catalog_is_split_into_nested_pages_each_with_its_digest(
     anon, alice, make_card, settings
 ):
@@ -156,3 +174,54 @@ def test_the_home_page_and_the_registrys_card_link_the_catalog(anon):
     link = '<http://testserver/.well-known/ai-catalog.json>; rel="ai-catalog"'
     assert link in anon.get("/")["Link"]
     assert link in anon.get("/.well-known/agent-card.json")["Link"]
+
+
+@pytest.mark.apps("entities")
+def test_an_entity_is_a_nested_catalog_of_its_mcp_servers(anon):
+    """An entity (entities app: A2E / EDP cards) is listed as a nested catalog whose entries
+    are its MCP servers, each of type application/mcp-server-card+json."""
+    from bench.entities import _words, entity_card
+    from entities.bulk import cards_bulk_store
+
+    domain, card = entity_card(1, 0, _words())
+    assert cards_bulk_store(owner="alice", cards=[(domain, card)]) == 1
+    [entry] = agent_entries(catalog(anon))
+    assert entry["type"] == "application/ai-catalog+json"
+    servers = entry["data"]["entries"]
+    assert servers and {s["type"] for s in servers} == {"application/mcp-server-card+json"}
+    assert all(s["identifier"].startswith(entry["identifier"] + ":mcp:") for s in servers)
+    assert all(s["url"].startswith("https://") for s in servers)
+    assert catalog_problems(entry["data"]) == []
+
+
+def test_a_large_stale_catalog_is_served_as_stored_while_a_job_assembles_it(
+    anon, alice, make_card, settings, django_capture_on_commit_callbacks
+):
+    """Above ARD_CATALOG_INLINE_ENTRIES no request waits for a build: the stored documents
+    (whole, their ETag and digests their own) are served, and the job brings them up to
+    date."""
+    from ard.tasks import ard_catalog_build_task
+
+    settings.ARD_CATALOG_INLINE_ENTRIES = 1
+
+    def add(n: int) -> None:
+        card = make_card(name=f"Agent {n}")
+        card["supportedInterfaces"] = [
+            dict(card["supportedInterfaces"][0], url=f"https://a{n}.example.com/a2a")
+        ]
+        register(alice, card)
+
+    add(0)
+    add(1)
+    assert len(agent_entries(catalog(anon))) == 2  # none stored yet: built at once
+    add(2)
+    with django_capture_on_commit_callbacks() as asked:
+        stale = anon.get("/.well-known/ai-catalog.json")
+        again = anon.get("/.well-known/ai-catalog.json")
+    assert len(agent_entries(json.loads(stale.content))) == 2  # as stored
+    assert stale["ETag"] == again["ETag"]
+    assert stale["ETag"] == f'"{hashlib.sha256(stale.content).hexdigest()}"'
+    assert len(asked) == 1  # one job asked for, not one a request
+    assert ard_catalog_build_task() is True
+    assert len(agent_entries(catalog(anon))) == 3
+    assert ard_catalog_build_task() is False  # current: nothing to do

@@ -4,6 +4,7 @@ policy, re-crawls (ETag, retired entries), hostile and big catalogs, and `manage
 
 import hashlib
 import json
+from datetime import datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -210,7 +211,14 @@ def test_a_recrawl_sends_the_etag_and_retires_entries_that_are_gone(site, admin_
     report = report_of(anon, response)
     assert (report["retired"], report["unchanged"]) == (1, 1)
     gone = EntryProvenance.objects.get(identifier=f"urn:air:{HOST}:a2a:tides")
-    assert anon.get(f"/agents/{gone.agent_id}").json()["provenance"]["retired"] is True
+    # Retired as DELETE retires (registry.agents.lifecycle): kept, shown to its owner and
+    # the admins with its status, 410 to others, out of discovery.
+    shown = admin_client.get(f"/agents/{gone.agent_id}").json()
+    assert (shown["status"], shown["provenance"]["retired"]) == ("retired", True)
+    assert anon.get(f"/agents/{gone.agent_id}").status_code == 410
+    assert anon.get("/discover/agents?q=tides").json()["results"] == []
+    kept = EntryProvenance.objects.get(identifier=f"urn:air:{HOST}:a2a:weather")
+    assert admin_client.get(f"/agents/{kept.agent_id}").json()["status"] == "active"
     listed = [e["identifier"] for e in agent_entries(catalog(anon))]
     assert listed == [f"urn:air:{HOST}:a2a:weather"]
     found = anon.post("/ard/search", {"query": {"text": "tides"}}, format="json").json()
@@ -297,3 +305,51 @@ def test_an_mcp_server_card_entry_becomes_an_agent_with_an_mcp_endpoint(site, ad
     assert listed["data"]["entries"][0]["url"] == entry["url"]
     call_command("ard_crawl", domain=f"{HOST}:{site.server.port}", stdout=StringIO())
     assert report_of(anon, response)["unchanged"] == 1
+
+
+@pytest.mark.parametrize("how", ["link-header", "html-link"])
+def test_a_domain_without_well_known_documents_is_read_through_its_home_pages_link(
+    site, admin_client, anon, how
+):
+    """Neither well-known document (404): the catalog the home page links, by its Link
+    header or an HTML <link>, with rel="ard" or rel="ai-catalog"."""
+    site.catalog([site.entry("weather")], path="/catalogs/main.json")
+    if how == "link-header":
+        headers = {
+            "Content-Type": "text/html",
+            "Link": '</styles.css>; rel="stylesheet", </catalogs/main.json>; rel="ai-catalog"',
+        }
+        site.server.route("/", 200, headers, b"<html><body>Hi</body></html>")
+    else:
+        page = b'<html><head><link rel="stylesheet" href="/s.css"><link rel="ard" '
+        page += b'href="/catalogs/main.json"></head><body><p>Hi &amp; welcome</p></body></html>'
+        site.server.route("/", 200, {"Content-Type": "text/html; charset=utf-8"}, page)
+    response = add_source(admin_client, site)
+    report = report_of(anon, response)
+    assert (report["seen"], report["added"], report["refused"]) == (1, 1, [])
+    source = anon.get(response["Location"]).json()
+    assert source["catalogUrl"] == f"{site.base()}/catalogs/main.json"
+    fetched = [r.path for r in site.server.requests]
+    assert fetched[:3] == ["/.well-known/ard.json", "/.well-known/ai-catalog.json", "/"]
+
+
+def test_a_home_page_without_a_catalog_link_is_a_warning_not_a_crawl(site, admin_client, anon):
+    site.server.route("/", 200, {"Content-Type": "text/html"}, b"<html><link rel=icon></html>")
+    response = add_source(admin_client, site)
+    source = anon.get(response["Location"]).json()
+    assert source["status"] == "failed" and source["report"]["seen"] == 0
+
+
+@pytest.mark.parametrize(
+    ("cache_control", "days"),
+    [("public, max-age=172800", 2), ("max-age=60", 1), ("no-store", 1), (None, 1)],
+)
+def test_a_longer_cache_control_max_age_than_the_recrawl_period_is_waited_for(
+    site, admin_client, anon, settings, cache_control, days
+):
+    settings.ARD_RECRAWL_SECONDS = 86400
+    headers = {"Cache-Control": cache_control} if cache_control else {}
+    site.catalog([site.entry("weather")], **headers)
+    source = anon.get(add_source(admin_client, site)["Location"]).json()
+    crawled = datetime.fromisoformat(source["crawledAt"])
+    assert datetime.fromisoformat(source["nextCrawlAt"]) - crawled == timedelta(days=days)
