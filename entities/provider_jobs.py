@@ -1,11 +1,12 @@
 """Provider registrations too large for one request (more than ``PROVIDER_REGISTER_NOW``
 entities, at most ``PROVIDER_REGISTER_MAX``): checked at once (the same 400 and 403 as a
 registration answered at once), then queued as a ``ProviderJob`` that a worker runs
-(``entities.tasks.provider_job_run``); ``GET /v1/provider/register/jobs/<id>`` reads it."""
+(the ``entities.tasks.provider_job`` task); ``GET /v1/provider/register/jobs/<id>`` reads it."""
 
 import logging
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -17,6 +18,7 @@ from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError, exception_problem, problem_body
 
 logger = logging.getLogger(__name__)
+PROVIDER_JOB_TASK = "entities.tasks.provider_job"
 
 
 def registration_answer(registered) -> dict[str, Any]:
@@ -50,8 +52,6 @@ def provider_job_queue(*, principal: Principal, payload: dict) -> ProviderJob:
     """Check a large registration as one answered at once would be (a 400 naming each
     problem, a 403 for another owner's provider), then queue it; the job runs once this
     transaction commits."""
-    from entities.tasks import provider_job_task
-
     registration_checked(payload, most=settings.PROVIDER_REGISTER_MAX)
     provider_id = payload["provider"]["id"]
     owner = Provider.objects.filter(provider_id=provider_id).values_list("owner", flat=True)
@@ -70,7 +70,9 @@ def provider_job_queue(*, principal: Principal, payload: dict) -> ProviderJob:
         payload=payload,
         entities=len(payload["entities"]),
     )
-    transaction.on_commit(lambda: provider_job_task.delay(str(job.pk)))
+    # By its name: the task (entities.tasks) imports this module.
+    task = current_app.tasks[PROVIDER_JOB_TASK]
+    transaction.on_commit(lambda: task.delay(str(job.pk)))
     return job
 
 

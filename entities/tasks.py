@@ -6,7 +6,7 @@ from celery.utils.log import get_task_logger
 
 from entities.crawl import entities_crawl
 from entities.enrichment import domain_enrich
-from entities.provider_jobs import provider_job_run
+from entities.provider_jobs import PROVIDER_JOB_TASK, provider_job_run
 
 logger = get_task_logger(__name__)
 
@@ -25,7 +25,7 @@ def entities_crawl_task() -> int:
     return counts.checked
 
 
-@shared_task(name="entities.tasks.provider_job")
+@shared_task(name=PROVIDER_JOB_TASK)
 def provider_job_task(job_id: str) -> str | None:
     """Run a queued provider registration (POST /v1/provider/register with many entities);
     its state afterwards."""

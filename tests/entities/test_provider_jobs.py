@@ -1,6 +1,7 @@
 """Provider registrations too large for one request: checked at once, then a job (202 with
 its status URL) that a worker runs while the web process keeps answering."""
 
+import logging
 import threading
 import time
 
@@ -106,12 +107,17 @@ def worker(settings):
             done.set()
 
     task_postrun.connect(finished, weak=False)
+    # The worker sets up logging for itself (the root logger at ERROR): put it back after.
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=60):
             yield done
     finally:
         task_postrun.disconnect(finished)
         app.conf.task_always_eager = saved
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 @pytest.mark.django_db(transaction=True)
