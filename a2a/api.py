@@ -192,6 +192,10 @@ class A2AAgentVerifyView(APIView):
 
 class A2AAgentCardView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    # The card is served as published, to anyone, whatever key comes with the request; a
+    # retired agent's is 410 Gone; a stale If-Match on PUT changes nothing (412).
+    key_ignored_methods = {"GET"}
+    extra_problems = {"GET": {410}, "PUT": {412}}
 
     def dispatch(self, request, *args, **kwargs):
         if request.method in ("GET", "HEAD"):

@@ -32,7 +32,7 @@ from ard.services import source_add
 from ard.tasks import ard_source_crawl_task
 from registry.access.auth import Principal
 from registry.access.throttles import ReadThrottle, fetch_rate_check
-from registry.http.params import params_check
+from registry.http.params import limit_schema, params_check
 from registry.http.problems import ProblemError
 
 ERROR_CODES = {
@@ -112,7 +112,7 @@ class AgentsView(ArdView):
             OpenApiParameter(
                 "orderBy", str, description="displayName, updatedAt or createdAt, then ASC or DESC."
             ),
-            OpenApiParameter("pageSize", int),
+            OpenApiParameter("pageSize", limit_schema(), description="1 to 100 (default 20)."),
             OpenApiParameter("pageToken", str),
         ],
         operation_id="ard_agents_list",

@@ -13,7 +13,7 @@ from registry.events import delivery, envelope, subscriptions
 from registry.events.models import Delivery, Subscription
 from registry.events.outbox import latest_cursor, oldest_cursor
 from registry.http.jsonutil import Problem
-from registry.http.params import limit_parse, params_check, parse_uuid
+from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
 
 EVENT_CHOICES = list(envelope.EVENT_TYPES)
@@ -165,7 +165,9 @@ class DeliveryListView(APIView):
 
     @extend_schema(
         operation_id="subscription_deliveries",
-        parameters=[OpenApiParameter("limit", int, description="1 to 100 (default 20).")],
+        parameters=[
+            OpenApiParameter("limit", limit_schema(), description="1 to 100 (default 20).")
+        ],
         responses=DeliveryListSerializer,
         description="The subscription's latest deliveries, newest first.",
     )

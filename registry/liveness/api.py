@@ -18,7 +18,7 @@ from registry.agents.serializers import (
     UPTIME_SCHEMA,
     liveness_shown,
 )
-from registry.http.params import limit_parse, params_check, parse_uuid
+from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
 from registry.liveness.heartbeats import heartbeat_fast
 from registry.liveness.models import ProbeResult
@@ -142,7 +142,9 @@ class AgentLivenessView(APIView):
     """The agent's recent probe history, newest first (a week at the most)."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int, description="Probes to list, 1 to 500.")],
+        parameters=[
+            OpenApiParameter("limit", limit_schema(500), description="Probes to list, 1 to 500.")
+        ],
         responses=AgentLivenessSerializer,
     )
     def get(self, request: Request, agent_id: str) -> Response:
