@@ -175,6 +175,7 @@ class A2AAgentListView(APIView):
 
 class A2AAgentVerifyView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    extra_problems = {"POST": {422}}  # the domain's card could not be fetched
 
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
@@ -321,6 +322,7 @@ def registry_card_view(request) -> JsonResponse:
 
 class AgentRefreshView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    extra_problems = {"POST": {422}}  # the card could not be fetched, or is invalid
 
     @extend_schema(
         request=None,

@@ -1,7 +1,7 @@
 """Schemathesis checks that the API does what its OpenAPI document says, on a live server.
 
 Every operation of /api/schema (but the endless ``GET /events`` stream), with an admin key,
-an agent key and none: no 5xx, no status the document does not list, every answer of the
+an agent key, none and an unknown one: no 5xx, no status the document does not list, every answer of the
 content type and the schema it documents. Then the stateful phase follows the document's
 links from each create to its read, update and delete. Bounded and reproducible: a fixed
 number of derandomized examples per operation and key; offline (no lookup leaves the host).
@@ -39,7 +39,7 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-EXAMPLES_PER_OPERATION = 4
+EXAMPLES_PER_OPERATION = 5
 STATEFUL_SCENARIOS = 15
 STATEFUL_STEPS = 6
 FAILURES_SHOWN = 25
@@ -93,6 +93,8 @@ def keys(db) -> dict[str, dict[str, str]]:
         "admin key": {"Authorization": f"Bearer {admin_key}"},
         "agent key": {"Authorization": f"Bearer {agent_key}"},
         "no key": {},
+        # An unknown key is refused wherever a key is read (401), and ignored where not.
+        "unknown key": {"Authorization": "Bearer unknown-key"},
     }
 
 

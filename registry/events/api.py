@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry.access.api import HasApiKey
+from registry.access.idempotency import idempotent
 from registry.events import delivery, envelope, subscriptions
 from registry.events.models import Delivery, Subscription
 from registry.events.outbox import latest_cursor, oldest_cursor
@@ -132,6 +133,7 @@ class SubscriptionListView(APIView):
         "match the discovery filters. It is pending until the receiver answers the signed "
         "webhook.verification event with its data.challenge; the secret is shown once.",
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         data = _valid(SubscriptionCreateSerializer, request.data)
         subscription = subscriptions.subscription_create(owner=request.user.owner, **data)
