@@ -2,11 +2,11 @@
 
 Starts the production server (``bench.server``: gunicorn, two sync workers) on a bench
 database it creates afresh, and registers agents natively (``POST /agents`` over HTTP, one
-client on one kept-alive connection) in paired rounds: in each round a batch with a fresh
-``Idempotency-Key`` per request and a batch without, their order alternating from round to
-round. Prints each round's share (median with a key / median without - 1), and the median
-and spread of those shares: pairs measured seconds apart see the same load, so the shares
-hold on a busy machine where absolute times do not.
+client on one kept-alive connection) in rounds of pairs: a registration with a fresh
+``Idempotency-Key`` and one without, one after the other, which goes first alternating from
+pair to pair. Prints each round's share (median with a key / median without - 1), and the
+median and spread of those shares: the two of a pair see the same load, so the shares hold
+on a busy machine where absolute times do not.
 """
 
 import argparse
@@ -123,11 +123,11 @@ def measure(
     plain: list[float] = []
     keyed: list[float] = []
     for round_ in range(rounds):
-        batches = {}
-        for with_key in (False, True) if round_ % 2 == 0 else (True, False):
-            batches[with_key] = [
-                register(uuid.uuid4().hex if with_key else None) for _ in range(per_round)
-            ]
+        batches: dict[bool, list[float]] = {False: [], True: []}
+        for index in range(per_round):
+            # Pairs in A-B, B-A order by turns: a drift in load falls on both alike.
+            for with_key in (False, True) if (round_ + index) % 2 == 0 else (True, False):
+                batches[with_key].append(register(uuid.uuid4().hex if with_key else None))
         plain += batches[False]
         keyed += batches[True]
         shares.append(statistics.median(batches[True]) / statistics.median(batches[False]) - 1)
