@@ -15,12 +15,12 @@ PROBLEM_RESPONSES = {
     400: "The request is invalid: a body, a field or a query parameter (see errors[]).",
     401: "No API key, or one that is unknown, revoked or expired.",
     403: "The API key may not do this.",
-    410: "The agent was retired (retired): gone from discovery, its history kept.",
-    412: "If-Match names an ETag that is no longer current (precondition-failed): read the "
-    "resource again and retry.",
     404: "There is no such resource (also for an id that is not a UUID).",
     409: "The request conflicts with the resource's state (or, with an Idempotency-Key, "
     "the first request with that key is still in flight: idempotency-in-progress).",
+    410: "The agent was retired (retired): gone from discovery, its history kept.",
+    412: "If-Match names an ETag that is no longer current (precondition-failed): read the "
+    "resource again and retry.",
     413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
     422: "The request is well formed but cannot be carried out (the problem's type says why: "
     "discovery-failed, idempotency-key-reused …).",
