@@ -1,10 +1,11 @@
 """Schemathesis checks that the API does what its OpenAPI document says, on a live server.
 
 Every operation of /api/schema (but the endless ``GET /events`` stream), with an admin key,
-an agent key, none and an unknown one: no 5xx, no status the document does not list, every answer of the
-content type and the schema it documents. Then the stateful phase follows the document's
-links from each create to its read, update and delete. Bounded and reproducible: a fixed
-number of derandomized examples per operation and key; offline (no lookup leaves the host).
+an agent key, none and an unknown one: no 5xx, no status the document does not list, every
+answer of the content type and the schema it documents. Then the stateful phase follows the
+document's links from each create to its read, update and delete, with each of the first
+three. Bounded and reproducible: a fixed number of derandomized examples per operation and
+key; offline (no lookup leaves the host). About two minutes on a busy two-core machine.
 """
 
 import copy
