@@ -175,6 +175,7 @@ class A2AAgentListView(APIView):
 
 class A2AAgentVerifyView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    extra_problems = {"POST": {422}}  # the domain's card could not be fetched
 
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
@@ -192,7 +193,10 @@ class A2AAgentVerifyView(APIView):
 
 class A2AAgentCardView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
-    gone_methods = ("GET",)  # a retired agent's card: 410 (OpenAPI)
+    # The card is served as published, to anyone, whatever key comes with the request; a
+    # retired agent's is 410 Gone; a stale If-Match on PUT changes nothing (412).
+    key_ignored_methods = {"GET"}
+    extra_problems = {"GET": {410}, "PUT": {412}}
 
     def dispatch(self, request, *args, **kwargs):
         if request.method in ("GET", "HEAD"):
@@ -318,6 +322,7 @@ def registry_card_view(request) -> JsonResponse:
 
 class AgentRefreshView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
+    extra_problems = {"POST": {422}}  # the card could not be fetched, or is invalid
 
     @extend_schema(
         request=None,

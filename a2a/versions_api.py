@@ -20,7 +20,7 @@ from a2a.selectors import card_version_read
 from registry.agents import selectors
 from registry.agents.models import Agent
 from registry.agents.serializers import registry_url
-from registry.http.params import bad_parameter, limit_parse, params_check
+from registry.http.params import bad_parameter, limit_parse, limit_schema, params_check
 from registry.http.problems import ProblemError, problem_response
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -69,7 +69,7 @@ class AgentVersionListView(APIView):
     @extend_schema(
         operation_id="agents_versions_list",
         parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1-100 (default 20)."),
+            OpenApiParameter("limit", limit_schema(), description="Page size, 1-100 (default 20)."),
             OpenApiParameter("before", int, description="Versions older than this number."),
         ],
         responses={200: OpenApiResponse(description="The agent's card versions, newest first.")},

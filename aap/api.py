@@ -4,7 +4,6 @@ from django.http import HttpResponse
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
-    extend_schema_serializer,
     inline_serializer,
 )
 from rest_framework import serializers
@@ -27,18 +26,35 @@ from registry.outbound.hosts import InvalidHost
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
-@extend_schema_serializer(component_name="AAPCheck")  # AAPCheckRequest in the schema
-class CheckRequestSerializer(serializers.Serializer):
-    card = serializers.JSONField(required=False, help_text="The agent card to check.")
-    manifest = serializers.JSONField(
-        required=False, help_text="Its contract manifest; without it manifest rules are skipped."
-    )
-    domain = serializers.CharField(
-        required=False,
-        help_text="Instead of documents: fetch https://<domain>/.well-known/agent-card.json "
-        "and the manifest it names, and check both.",
-    )
-
+# One of the two bodies: {"card", "manifest"?} or {"domain"}, never both.
+CHECK_REQUEST = {
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {
+                "card": {"type": "object", "description": "The agent card to check."},
+                "manifest": {
+                    "description": "Its contract manifest; without it manifest rules are skipped."
+                },
+            },
+            "required": ["card"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                "domain": {
+                    "type": "string",
+                    "minLength": 1,
+                    "pattern": r"\S",
+                    "description": "Instead of documents: fetch "
+                    "https://<domain>/.well-known/agent-card.json and the manifest it names, "
+                    "and check both.",
+                }
+            },
+            "required": ["domain"],
+        },
+    ]
+}
 
 ReportSerializer = inline_serializer(
     "AAPReport",
@@ -118,7 +134,7 @@ class CheckView(APIView):
 
     @extend_schema(
         # JSON only: form posts to the same path are the HTML page's.
-        request={"application/json": CheckRequestSerializer},
+        request={"application/json": CHECK_REQUEST},
         responses={
             200: OpenApiResponse(ReportSerializer, description="The report, whatever the verdict.")
         },

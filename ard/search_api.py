@@ -31,8 +31,9 @@ from ard.search import search_body
 from ard.services import source_add
 from ard.tasks import ard_source_crawl_task
 from registry.access.auth import Principal
+from registry.access.idempotency import idempotent
 from registry.access.throttles import ReadThrottle, fetch_rate_check
-from registry.http.params import params_check
+from registry.http.params import limit_schema, params_check
 from registry.http.problems import ProblemError
 
 ERROR_CODES = {
@@ -112,7 +113,7 @@ class AgentsView(ArdView):
             OpenApiParameter(
                 "orderBy", str, description="displayName, updatedAt or createdAt, then ASC or DESC."
             ),
-            OpenApiParameter("pageSize", int),
+            OpenApiParameter("pageSize", limit_schema(), description="1 to 100 (default 20)."),
             OpenApiParameter("pageToken", str),
         ],
         operation_id="ard_agents_list",
@@ -148,6 +149,40 @@ class AgentView(ArdView):
         return _json(body)
 
 
+NULLABLE_STRING = {"type": "string", "nullable": True}
+SOURCE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "url": NULLABLE_STRING,
+        "domain": NULLABLE_STRING,
+        "status": {"type": "string", "enum": ["pending", "ok", "failed"]},
+        "catalogUrl": NULLABLE_STRING,
+        "crawledAt": {**NULLABLE_STRING, "format": "date-time"},
+        "nextCrawlAt": {**NULLABLE_STRING, "format": "date-time"},
+        "report": {"type": "object", "nullable": True},
+    },
+    "required": ["id", "url", "domain", "status", "catalogUrl", "crawledAt", "nextCrawlAt"],
+}
+# Either a catalog's URL or a domain (its well-known catalog), nothing else.
+SOURCE_REQUEST = {
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"url": {"type": "string", "maxLength": 2048, "pattern": "^https://"}},
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"domain": {"type": "string", "minLength": 1}},
+            "required": ["domain"],
+            "additionalProperties": False,
+        },
+    ]
+}
+
+
 def source_document(source: CatalogSource) -> dict:
     return {
         "id": str(source.id),
@@ -162,7 +197,8 @@ def source_document(source: CatalogSource) -> dict:
 
 
 class SourcesView(ArdView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(request={"application/json": SOURCE_REQUEST}, responses={202: SOURCE})
+    @idempotent
     def post(self, request: Request) -> Response:
         principal = request.user
         if not isinstance(principal, Principal) or not principal.is_admin:
@@ -178,7 +214,7 @@ class SourcesView(ArdView):
 
 
 class SourceView(ArdView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: SOURCE})
     def get(self, request: Request, source_id: str) -> Response:
         try:
             pk = uuid.UUID(source_id)

@@ -1,18 +1,28 @@
 """What an Idempotency-Key costs a registration: ``python -m bench.idempotency``.
 
-Registers agents natively (``POST /agents``, the whole Django stack, in process) in
-alternating rounds with and without a fresh ``Idempotency-Key``, on a bench database it
-creates afresh, and prints the mean time of each and the key's share. The key adds one
-insert (the claim) and one update (the answer) to the registration's transaction work.
+Starts the production server (``bench.server``: gunicorn, two sync workers) on a bench
+database it creates afresh, and registers agents natively (``POST /agents`` over HTTP, one
+client on one kept-alive connection) in rounds of pairs: a registration with a fresh
+``Idempotency-Key`` and one without, one after the other, which goes first alternating from
+pair to pair. Prints each round's share (median with a key / median without - 1), and the
+median and spread of those shares: the two of a pair see the same load, so the shares hold
+on a busy machine where absolute times do not.
 """
 
 import argparse
+import http.client
 import json
-import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
+
+from bench.database import database_reset
+from bench.load import ROOT
+from bench.server import Server, port_free
 
 
 def options(argv: list[str] | None) -> argparse.Namespace:
@@ -44,63 +54,85 @@ PAYLOAD = {
 }
 
 
+def manage(server: Server, *args: str) -> str:
+    """A manage.py command with the server's environment; its output."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=server.environment(),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
 def main(argv: list[str] | None = None) -> int:
     args = options(argv)
-    from bench.database import database_reset
-
     database_reset(args.database_url)
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        DJANGO_SETTINGS_MODULE="registry.settings",
-        DEBUG="0",
-        SECRET_KEY="bench-idempotency",
-        REGISTRY_BASE_URL="http://127.0.0.1:8000",
-        ALLOWED_HOSTS="testserver",
-        RATE_LIMIT_WRITE="1000000/min",
-        RATE_LIMIT_READ="1000000/min",
+    with tempfile.TemporaryDirectory(prefix="bench-idempotency-") as work:
+        server = Server(
+            port=port_free(),
+            database_url=args.database_url,
+            redis_url="",
+            log_path=Path(work) / "server.log",
+        )
+        manage(server, "migrate", "--noinput", "--verbosity", "0")
+        key = manage(server, "create_api_key", "--owner", "bench").strip().splitlines()[-1]
+        server.start()
+        try:
+            shares, plain, keyed = measure(server.port, key, args.rounds, args.per_round)
+        finally:
+            server.stop()
+    quartiles = statistics.quantiles(shares, n=4)
+    print(f"registrations: {len(plain)} without a key, {len(keyed)} with a fresh key")
+    print(
+        f"median time: {statistics.median(plain) * 1000:.2f} ms without, "
+        f"{statistics.median(keyed) * 1000:.2f} ms with"
     )
-    import django
+    print("shares by round: " + " ".join(f"{share:+.1%}" for share in shares))
+    print(
+        f"share: median {statistics.median(shares):+.1%}, quartiles {quartiles[0]:+.1%} to "
+        f"{quartiles[2]:+.1%}, range {min(shares):+.1%} to {max(shares):+.1%}"
+    )
+    return 0
 
-    django.setup()
-    from django.core.management import call_command
-    from django.test import Client
 
-    from registry.access.keys import api_key_create
-
-    call_command("migrate", verbosity=0)
-    _, key = api_key_create(owner="bench")
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+def measure(
+    port: int, key: str, rounds: int, per_round: int
+) -> tuple[list[float], list[float], list[float]]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     body = json.dumps(PAYLOAD)
 
     def register(idempotency_key: str | None) -> float:
-        headers = {"HTTP_IDEMPOTENCY_KEY": idempotency_key} if idempotency_key else {}
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
         started = time.perf_counter()
-        response = client.post("/agents", body, content_type="application/json", **headers)
+        connection.request("POST", "/agents", body, headers)
+        response = connection.getresponse()
+        answer = response.read()
         elapsed = time.perf_counter() - started
-        if response.status_code != 201:
-            raise SystemExit(f"registration failed: {response.status_code} {response.content!r}")
+        if response.status != 201:
+            raise SystemExit(f"registration failed: {response.status} {answer[:500]!r}")
         return elapsed
 
     for _ in range(50):  # warm-up: connections, caches, code paths
         register(None)
         register(uuid.uuid4().hex)
+    shares: list[float] = []
     plain: list[float] = []
     keyed: list[float] = []
-    for round_ in range(args.rounds):
-        first, second = (plain, keyed) if round_ % 2 == 0 else (keyed, plain)
-        for times in (first, second):
-            with_key = times is keyed
-            times.extend(
-                register(uuid.uuid4().hex if with_key else None) for _ in range(args.per_round)
-            )
-    plain_ms = statistics.mean(plain) * 1000
-    keyed_ms = statistics.mean(keyed) * 1000
-    share = (keyed_ms - plain_ms) / plain_ms
-    median_share = (statistics.median(keyed) - statistics.median(plain)) / statistics.median(plain)
-    print(f"registrations: {len(plain)} without a key, {len(keyed)} with a fresh key")
-    print(f"mean:   {plain_ms:.2f} ms without, {keyed_ms:.2f} ms with: +{share:.1%}")
-    print(f"median: +{median_share:.1%}")
-    return 0
+    for round_ in range(rounds):
+        batches: dict[bool, list[float]] = {False: [], True: []}
+        for index in range(per_round):
+            # Pairs in A-B, B-A order by turns: a drift in load falls on both alike.
+            for with_key in (False, True) if (round_ + index) % 2 == 0 else (True, False):
+                batches[with_key].append(register(uuid.uuid4().hex if with_key else None))
+        plain += batches[False]
+        keyed += batches[True]
+        shares.append(statistics.median(batches[True]) / statistics.median(batches[False]) - 1)
+    connection.close()
+    return shares, plain, keyed
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from entities.api_schema import (
     ENTITY,
     NEARBY_RESPONSE,
     RESOLVE_RESPONSE,
+    provider_registration_schema,
 )
 from entities.crawl import domain_register
 from entities.models import ProviderJob
@@ -105,16 +106,21 @@ def _object(body, name: str) -> dict:
     return body
 
 
-DOMAIN_REQUEST = {"type": "object", "properties": {"domain": {"type": "string"}}}
+# A host name as domain_parse reads it (IDNA or Unicode, an optional port): no URL.
+HOST_NAME = {"type": "string", "minLength": 1, "maxLength": 253, "pattern": r"^[^\s/@?#\\]+$"}
+DOMAIN_REQUEST = {"type": "object", "properties": {"domain": HOST_NAME}, "required": ["domain"]}
+VALIDATE_REQUEST = {
+    "type": "object",
+    "properties": {"card": {"type": "object"}, "domain": HOST_NAME},
+    "required": ["card"],
+}
 
 
 class EntityListView(APIView):
     """Register (or update) the entities of a domain from its entity card."""
 
     @extend_schema(
-        request={
-            "application/json": {"type": "object", "properties": {"domain": {"type": "string"}}}
-        },
+        request={"application/json": DOMAIN_REQUEST},
         responses={201: ENTITIES_RESPONSE, 200: ENTITIES_RESPONSE},
         description="Fetch https://<domain>/.well-known/entity-card.json (then, for A2E, "
         "/.well-known/a2e.json), validate it (its domain must be the host that served it) "
@@ -164,12 +170,7 @@ class ValidateView(APIView):
     permission_classes = [AllowAny]  # it changes nothing
 
     @extend_schema(
-        request={
-            "application/json": {
-                "type": "object",
-                "properties": {"card": {"type": "object"}, "domain": {"type": "string"}},
-            }
-        },
+        request={"application/json": VALIDATE_REQUEST},
         responses={200: OpenApiTypes.OBJECT},
         description="200 with the report for a valid card; 400 with every problem at its "
         "path otherwise. With domain, the card's domain must equal it.",
@@ -223,7 +224,7 @@ class ValidateView(APIView):
 
 class ProviderRegisterView(APIView):
     @extend_schema(
-        request={"application/json": OpenApiTypes.OBJECT},
+        request={"application/json": provider_registration_schema()},
         responses={
             201: OpenApiTypes.OBJECT,
             200: OpenApiTypes.OBJECT,
@@ -280,15 +281,29 @@ RESULT_FILTERS = [
         "their own time zone.",
     ),
     SOURCES_PARAMETER,
-    OpenApiParameter("min_verification", int, description="0, 1 or 2."),
-    OpenApiParameter("limit", int, description="1 to 100 (default 20)."),
+    OpenApiParameter(
+        "min_verification",
+        {"type": "integer", "minimum": 0, "maximum": 2},
+        description="0, 1 or 2.",
+    ),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX},
+        description="1 to 100 (default 20).",
+    ),
 ]
 
 
 class ResolveView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("query", str, required=True, description="Name or keywords."),
+            OpenApiParameter(
+                "query",
+                # Not white space alone.
+                {"type": "string", "pattern": r"\S"},
+                required=True,
+                description="Name or keywords.",
+            ),
             OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
             *RESULT_FILTERS,
         ],
@@ -318,6 +333,13 @@ class ResolveView(APIView):
 class ResolveDomainView(APIView):
     @extend_schema(
         parameters=[
+            OpenApiParameter(
+                "domain",
+                # A host name (IDNA or Unicode, an optional port): no URL, no white space.
+                HOST_NAME,
+                location=OpenApiParameter.PATH,
+                description="A host name, such as shop.example.com (an optional :port).",
+            ),
             OpenApiParameter("path", str, description="EDP 0.2: one entity's path."),
             SOURCES_PARAMETER,
         ],
@@ -342,9 +364,17 @@ class ResolveDomainView(APIView):
 class NearbyView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("lat", float, required=True),
-            OpenApiParameter("lng", float, required=True),
-            OpenApiParameter("radius", float, description="Metres, default 1000, at most 100000."),
+            OpenApiParameter(
+                "lat", {"type": "number", "minimum": -90, "maximum": 90}, required=True
+            ),
+            OpenApiParameter(
+                "lng", {"type": "number", "minimum": -180, "maximum": 180}, required=True
+            ),
+            OpenApiParameter(
+                "radius",
+                {"type": "number", "minimum": 1, "maximum": RADIUS_MAX_M},
+                description="Metres, default 1000, at most 100000.",
+            ),
             *RESULT_FILTERS,
         ],
         responses={200: NEARBY_RESPONSE},

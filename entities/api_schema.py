@@ -1,5 +1,21 @@
 """OpenAPI shapes of the entities API's answers (drf-spectacular takes them as plain dicts)."""
 
+import json
+from pathlib import Path
+
+SCHEMA_DIR = Path(__file__).with_name("schemas")
+
+
+def provider_registration_schema() -> dict:
+    """The body of POST /v1/provider/register: the JSON Schema it is validated with, as an
+    OpenAPI schema (no $schema, $id or title; the location, validated on its own, an object)."""
+    schema = json.loads((SCHEMA_DIR / "edp-provider-registration.schema.json").read_text())
+    for keyword in ("$schema", "$id", "title"):
+        schema.pop(keyword, None)
+    entity = schema["properties"]["entities"]["items"]
+    entity["properties"]["location"] = {"type": "object"}
+    return schema
+
 
 def _nullable(kind: str, **extra) -> dict:
     return {"type": kind, "nullable": True, **extra}

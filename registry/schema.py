@@ -18,9 +18,12 @@ PROBLEM_RESPONSES = {
     404: "There is no such resource (also for an id that is not a UUID).",
     409: "The request conflicts with the resource's state (or, with an Idempotency-Key, "
     "the first request with that key is still in flight: idempotency-in-progress).",
-    410: "The agent was retired (retired): retiredAt says when.",
+    410: "The agent was retired (retired): gone from discovery, its history kept; retiredAt says when.",
+    412: "If-Match names an ETag that is no longer current (precondition-failed): read the "
+    "resource again and retry.",
     413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
-    422: "The Idempotency-Key was used before with another request (idempotency-key-reused).",
+    422: "The request is well formed but cannot be carried out (the problem's type says why: "
+    "discovery-failed, idempotency-key-reused …).",
     429: "Too many requests: retry after Retry-After seconds.",
     503: "The database does not answer (service-unavailable): retry after Retry-After seconds.",
 }
@@ -33,7 +36,10 @@ IDEMPOTENCY_KEY = {
     "replays the first success (with `Idempotent-Replayed: true`) and creates nothing more.",
 }
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
-# A view whose writes can answer 409 says so with a class attribute ``may_conflict = True``.
+# A view whose writes can answer 409 says so with a class attribute ``may_conflict = True``;
+# other problems only some of its methods give, with ``extra_problems = {"GET": {410}}``.
+# A view whose GET answers without reading a key (a card served as published) says so with
+# ``key_ignored_methods = {"GET"}``: no 401, and no key in its security.
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -66,6 +72,19 @@ class RegistryAutoSchema(AutoSchema):
                 return self.method in WRITES
         return bool(self.view.get_permissions())
 
+    def _reads_key(self) -> bool:
+        """An API key, when sent, is checked (an unknown one is a 401)."""
+        return bool(self.view.get_authenticators()) and self.method not in getattr(
+            self.view, "key_ignored_methods", ()
+        )
+
+    def get_auth(self):
+        """A key where one is needed; elsewhere none, or one (``{}`` first: none is fine)."""
+        if not self._reads_key():
+            return [{}]
+        keyed = [requirement for requirement in super().get_auth() if requirement]
+        return keyed if self._needs_key() else [{}, *keyed]
+
     def problem_statuses(self, operation: dict) -> set[int]:
         """The problem responses an operation can give, from what it takes."""
         statuses = {429, 503}
@@ -76,10 +95,11 @@ class RegistryAutoSchema(AutoSchema):
             statuses.add(413)
         if any(p["in"] == "path" for p in operation.get("parameters", [])):
             statuses.add(404)
+        if self._reads_key():
+            statuses.add(401)
         if self._needs_key():
             statuses |= {401, 403}
-        if self.method in getattr(self.view, "gone_methods", ()):
-            statuses.add(410)
+        statuses |= set(getattr(self.view, "extra_problems", {}).get(self.method, ()))
         if self.method in WRITES and getattr(self.view, "may_conflict", False):
             statuses.add(409)
         if self._idempotent():
@@ -129,3 +149,59 @@ class MemberFieldExtension(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema, direction):
         return dict(self.target.member.schema)
+
+
+# Creates whose new resource lives under another collection than the one posted to.
+CREATED_UNDER = {"/agents/{agent_id}/transfers": ["/transfers"], "/a2a/agents": ["/agents"]}
+
+
+def _has_id(schema: dict, components: dict) -> bool:
+    ref = schema.get("$ref", "")
+    if ref:
+        schema = components.get(ref.rsplit("/", 1)[-1], {})
+    return "id" in schema.get("properties", {})
+
+
+def links_hook(result, generator, request, public):
+    """OpenAPI links from each create to what reads, changes or deletes what it created.
+
+    A POST whose success answers an object with an ``id`` links to every operation under
+    ``<its path>/{<x>_id}`` (and under the collections of ``CREATED_UNDER``), that id as
+    the new path parameter and the POST's own path parameters as they were sent.
+    """
+    paths, components = result["paths"], result.get("components", {}).get("schemas", {})
+    for path, item in paths.items():
+        create = item.get("post")
+        if not create:
+            continue
+        for status, response in create["responses"].items():
+            body = response.get("content", {}).get("application/json", {}).get("schema", {})
+            if status not in {"200", "201", "202"} or not _has_id(body, components):
+                continue
+            links = {}
+            for base in [path, *CREATED_UNDER.get(path, [])]:
+                for target, target_item in paths.items():
+                    head, slash, rest = target.partition(base + "/{")
+                    if head or not slash:
+                        continue
+                    new_id = rest.split("}", 1)[0]
+                    for method, operation in target_item.items():
+                        if method not in {"get", "put", "patch", "post", "delete"}:
+                            continue
+                        parameters = {
+                            p["name"]: f"$request.path.{p['name']}"
+                            for p in operation.get("parameters", [])
+                            if p["in"] == "path" and f"{{{p['name']}}}" in path
+                        }
+                        parameters[new_id] = "$response.body#/id"
+                        if set(parameters) != {
+                            p["name"] for p in operation.get("parameters", []) if p["in"] == "path"
+                        }:
+                            continue  # another id it needs that this answer does not give
+                        links[operation["operationId"]] = {
+                            "operationId": operation["operationId"],
+                            "parameters": parameters,
+                        }
+            if links:
+                response["links"] = dict(sorted(links.items()))
+    return result

@@ -11,7 +11,6 @@ from functools import reduce
 from typing import Any
 
 import pytest
-import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -19,8 +18,14 @@ from schemathesis import GenerationMode
 
 from registry.access.keys import api_key_create
 from registry.http.problems import PROBLEM_CONTENT_TYPE
-from registry.outbound import fetch
-from registry.outbound.fetch import FetchError
+from tests.fuzzing import (  # noqa: F401 (fixtures)
+    QUEUE_ENDPOINT,
+    agents_seed,
+    content_type,
+    offline,
+    schema_load,
+    unlimited,
+)
 
 MAX_EXAMPLES = 20
 FAILURES_SHOWN = 20
@@ -35,53 +40,12 @@ fuzz_settings = settings(
     suppress_health_check=list(HealthCheck),
 )
 
-QUEUE_ENDPOINT = {
-    "name": "jobs",
-    "transport": "Amqp",
-    "protocol": "A2A",
-    "address": "agents.summarizer.jobs",
-    "livenessModel": "Ephemeral",
-    "ttlSeconds": 300,
-    "protocolMetadata": {"exchange": "agents", "bindings": [{"routingKey": "jobs"}]},
-}
-
 # Text a valid body is changed with: any code point (NUL, lone surrogates, letters that grow
 # when lower-cased) and strings longer than the registry's columns.
 odd_text = st.one_of(
     st.text(st.characters(), max_size=8),
     st.tuples(st.sampled_from(["x", "\u0130"]), st.integers(150, 2100)).map(lambda p: p[0] * p[1]),
 )
-
-
-def schema_load(url: str) -> schemathesis.BaseSchema:
-    """The live OpenAPI schema, with request bodies typed as the JSON the registry reads.
-
-    The registry's parser reads any body as JSON (a non-JSON body is a 400, not a 415), so
-    the schema says */*, and schemathesis would spend its examples on YAML, XML and images.
-    """
-    raw = requests.get(f"{url}/api/schema", params={"format": "json"}, timeout=30).json()
-    for path_item in raw["paths"].values():
-        for operation in path_item.values():
-            content = operation.get("requestBody", {}).get("content", {})
-            if "*/*" in content:
-                content["application/json"] = content.pop("*/*")
-    return schemathesis.openapi.from_dict(raw, config=schemathesis.Config())
-
-
-def agents_seed(
-    url: str, auth: dict[str, str], card: dict[str, Any], payload: dict[str, Any]
-) -> list[dict[str, str]]:
-    """Register a native agent (with a queue endpoint) and a card agent; their path ids."""
-    native = requests.post(f"{url}/agents", json=payload, headers=auth, timeout=30)
-    by_card = requests.post(f"{url}/a2a/agents", json={"card": card}, headers=auth, timeout=30)
-    assert native.status_code == 201, native.text
-    assert by_card.ok, by_card.text  # 200 when the same card was registered before
-    native, by_card = native.json(), by_card.json()
-    return [
-        {"agent_id": native["id"], "endpoint_id": native["endpoints"][0]["id"]},
-        {"agent_id": native["id"], "endpoint_id": native["endpoints"][1]["id"]},
-        {"agent_id": by_card["id"], "endpoint_id": by_card["endpoints"][0]["id"]},
-    ]
 
 
 def modes_for(operation: schemathesis.APIOperation) -> list[GenerationMode]:
@@ -158,10 +122,6 @@ def cases_near_valid(
     )
 
 
-def content_type(response: schemathesis.Response) -> str:
-    return next((v[0] for k, v in response.headers.items() if k.lower() == "content-type"), "")
-
-
 def failure_report(response: schemathesis.Response, why: str) -> str:
     request = response.request
     body = request.body
@@ -174,28 +134,9 @@ def failure_report(response: schemathesis.Response, why: str) -> str:
     )
 
 
-@pytest.fixture
-def offline(settings, monkeypatch):
-    """Registration by domain or URL and AAP checks fetch: here every lookup fails at once."""
-    settings.DISCOVERY_DNS_NAMESERVERS = ["127.0.0.1"]
-    settings.DISCOVERY_DNS_PORT = 9  # nothing answers
-    settings.DISCOVERY_DNS_TIMEOUT = 0.2
-
-    def unresolved(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]:
-        raise FetchError("dns-failure", url, f"{url} was not fetched: the fuzz test is offline.")
-
-    # Generated hosts are real names on the internet; the fetcher must not look them up.
-    monkeypatch.setattr(fetch, "_resolve", unresolved)
-
-
 @pytest.mark.django_db(transaction=True)
-def test_no_generated_request_gets_a_server_error(
-    live_server, offline, settings, make_card, native_payload
-):
-    # Rate limits would turn most generated requests into 429s and leave the views unexercised.
-    settings.RATE_LIMIT_READ = settings.RATE_LIMIT_WRITE = "1000000/min"
-    settings.RATE_LIMIT_FETCH = settings.RATE_LIMIT_FETCH_ANON = "1000000/min"
-    settings.RATE_LIMIT_AUTH_FAILURES = "1000000/min"
+@pytest.mark.usefixtures("offline", "unlimited")
+def test_no_generated_request_gets_a_server_error(live_server, make_card, native_payload):
     _, key = api_key_create(owner="fuzzer", admin=False)
     auth = {"Authorization": f"Bearer {key}"}
     # Changed valid bodies carry an admin key, which may name an owner (half are sent with

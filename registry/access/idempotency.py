@@ -36,7 +36,7 @@ from datetime import timedelta
 
 from cryptography.fernet import Fernet
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, connections, router
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -92,19 +92,9 @@ def idempotency_begin(
     deadline = time.monotonic() + settings.IDEMPOTENCY_WAIT_SECONDS
     while True:
         now = timezone.now()
-        try:
-            with transaction.atomic():
-                _commit_without_waiting()
-                record = IdempotentRequest.objects.create(
-                    key=key,
-                    idempotency_key=idempotency_key,
-                    fingerprint=fingerprint,
-                    created_at=now,
-                    started_at=now,
-                )
+        record = _claim(key, idempotency_key, fingerprint, now)
+        if record is not None:
             return record, None
-        except IntegrityError:
-            pass
         record = IdempotentRequest.objects.filter(key=key, idempotency_key=idempotency_key).first()
         if record is None:  # removed meanwhile (expired, or its request failed): claim it
             continue
@@ -141,14 +131,46 @@ def idempotency_begin(
         time.sleep(POLL_SECONDS)
 
 
-def _commit_without_waiting() -> None:
-    """PostgreSQL: the claim's commit does not wait for the disk. Harmless: the request's
-    own writes commit after it and flush it with them; a claim lost in a crash had no
-    answer to keep."""
-    conn = transaction.get_connection()
-    if conn.vendor == "postgresql" and len(conn.atomic_blocks) == 1:  # its own transaction
-        with conn.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+def _claim(key: ApiKey, idempotency_key: str, fingerprint: str, now) -> IdempotentRequest | None:
+    """The new record of this key, or None when the key has one already: one statement,
+    one round trip (``INSERT … ON CONFLICT DO NOTHING RETURNING``).
+
+    On PostgreSQL, outside a transaction, the claim's commit does not wait for the disk
+    (``set_config`` in the same statement). Harmless: the request's own writes commit after
+    it and flush it with them; a claim lost in a crash had no answer to keep."""
+    meta = IdempotentRequest._meta
+    conn = connections[router.db_for_write(IdempotentRequest)]
+    values = {
+        "key_id": key.pk,
+        "idempotency_key": idempotency_key,
+        "fingerprint": fingerprint,
+        "created_at": now,
+        "started_at": now,
+        "headers": {},
+        "body": b"",
+    }
+    columns = [meta.get_field(name).column for name in values]
+    params = [meta.get_field(name).get_db_prep_save(value, conn) for name, value in values.items()]
+    unique = [meta.get_field("key").column, meta.get_field("idempotency_key").column]
+    source = f"VALUES ({', '.join(['%s'] * len(params))})"
+    if conn.vendor == "postgresql" and not conn.in_atomic_block:
+        source = (
+            f"SELECT {', '.join(['%s'] * len(params))} "  # noqa: S608
+            "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous"
+        )
+    # Every name is the model's, every value a parameter.
+    sql = (
+        f"INSERT INTO {meta.db_table} ({', '.join(columns)}) {source} "
+        f"ON CONFLICT ({', '.join(unique)}) DO NOTHING RETURNING {meta.pk.column}"
+    )
+    with conn.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return IdempotentRequest(
+        pk=row[0], key=key, **{k: v for k, v in values.items() if k != "key_id"}
+    )
 
 
 def idempotency_finish(record: IdempotentRequest, raw_api_key: str, response: HttpResponse) -> None:

@@ -48,7 +48,8 @@ def owner_for(request: Request, requested: str | None) -> str:
 
 class AgentDetailView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
-    gone_methods = ("GET",)  # a retired agent, to others than its owner: 410 (OpenAPI)
+    # A retired agent is gone to others (410); a stale If-Match changes nothing (412).
+    extra_problems = {"GET": {410}, "PUT": {412}, "PATCH": {412}, "DELETE": {412}}
 
     @extend_schema(responses=AgentSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
@@ -143,6 +144,9 @@ class EndpointListView(APIView):
 
 
 class EndpointDetailView(APIView):
+    # A card agent's A2A interfaces are the card's: removing one is a 409 (OpenAPI).
+    extra_problems = {"DELETE": {409}}
+
     @extend_schema(responses=EndpointSerializer)
     def get(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
         agent = selectors.agent_get(agent_id)

@@ -4,8 +4,7 @@
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 
 from registry.access.api import HasApiKey
 from registry.access.auth import principal_may_change
+from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
 from registry.agents import claims, ownership, selectors
 from registry.agents.models import DomainClaim, OwnershipTransfer
@@ -35,6 +35,47 @@ def transfer_json(transfer: OwnershipTransfer) -> dict[str, Any]:
         "expiresAt": _iso(transfer.expires_at),
         "decidedAt": _iso(transfer.decided_at),
     }
+
+
+def _object(properties: dict[str, dict], **extra) -> dict:
+    return {"type": "object", "properties": properties, "required": list(properties), **extra}
+
+
+TIME = {"type": "string", "format": "date-time"}
+NULLABLE_TIME = {**TIME, "nullable": True}
+TRANSFER = _object(
+    {
+        "id": {"type": "string", "format": "uuid"},
+        "agentId": {"type": "string", "format": "uuid"},
+        "fromOwner": {"type": "string"},
+        "toOwner": {"type": "string"},
+        "state": {"type": "string", "enum": list(OwnershipTransfer.State.values)},
+        "createdAt": TIME,
+        "expiresAt": NULLABLE_TIME,
+        "decidedAt": NULLABLE_TIME,
+    }
+)
+CLAIM = {
+    **_object(
+        {
+            "id": {"type": "string", "format": "uuid"},
+            "domain": {"type": "string"},
+            "owner": {"type": "string"},
+            "state": {"type": "string", "enum": list(DomainClaim.State.values)},
+            "method": {"type": "string", "nullable": True},
+            "createdAt": TIME,
+            "expiresAt": NULLABLE_TIME,
+            "verifiedAt": NULLABLE_TIME,
+        }
+    ),
+    # The claim's owner sees its token and where to publish it.
+    "additionalProperties": True,
+}
+CLAIM["properties"] |= {"token": {"type": "string"}, "publish": {"type": "object"}}
+
+
+def _items(item: dict) -> dict:
+    return _object({"items": {"type": "array", "items": item}})
 
 
 class TransferOfferSerializer(serializers.Serializer):
@@ -64,8 +105,9 @@ class AgentTransferListView(APIView):
 
     @extend_schema(
         request=TransferOfferSerializer,
-        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="The pending transfer.")},
+        responses={201: OpenApiResponse(TRANSFER, description="The pending transfer.")},
     )
+    @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
         """Offer the agent to another owner; it moves when that owner's key accepts."""
         agent = selectors.agent_get(agent_id)
@@ -84,7 +126,13 @@ class TransferListView(APIView):
     permission_classes = [HasApiKey]
 
     @extend_schema(
-        operation_id="transfers_list", responses={200: OpenApiResponse(OpenApiTypes.OBJECT)}
+        operation_id="transfers_list",
+        parameters=[
+            OpenApiParameter(
+                "state", str, enum=list(OwnershipTransfer.State.values), description="Only these."
+            )
+        ],
+        responses={200: OpenApiResponse(_items(TRANSFER))},
     )
     def get(self, request: Request) -> Response:
         """The transfers the key's owner offered or is offered (every one for admin keys),
@@ -109,7 +157,7 @@ class TransferListView(APIView):
 class TransferDetailView(APIView):
     permission_classes = [HasApiKey]
 
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @extend_schema(responses={200: OpenApiResponse(TRANSFER)})
     def get(self, request: Request, transfer_id: str) -> Response:
         return Response(transfer_json(_transfer(request, transfer_id, sides=("from", "to"))))
 
@@ -118,7 +166,7 @@ class TransferAcceptView(APIView):
     permission_classes = [HasApiKey]
     may_conflict = True  # 409 problems (OpenAPI)
 
-    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @extend_schema(request=None, responses={200: OpenApiResponse(TRANSFER)})
     def post(self, request: Request, transfer_id: str) -> Response:
         """The receiving owner takes the agent: the old owner's keys lose write access."""
         transfer = _transfer(request, transfer_id, sides=("to",))
@@ -129,7 +177,7 @@ class TransferCancelView(APIView):
     permission_classes = [HasApiKey]
     may_conflict = True  # 409 problems (OpenAPI)
 
-    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @extend_schema(request=None, responses={200: OpenApiResponse(TRANSFER)})
     def post(self, request: Request, transfer_id: str) -> Response:
         transfer = _transfer(request, transfer_id, sides=("from", "to"))
         return Response(transfer_json(ownership.transfer_cancel(transfer=transfer)))
@@ -162,10 +210,9 @@ class ClaimListView(APIView):
 
     @extend_schema(
         request=ClaimCreateSerializer,
-        responses={
-            201: OpenApiResponse(OpenApiTypes.OBJECT, description="The claim and its token.")
-        },
+        responses={201: OpenApiResponse(CLAIM, description="The claim and its token.")},
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Claim a domain: publish the token, then verify the claim."""
         payload = ClaimCreateSerializer(data=request.data)
@@ -177,9 +224,7 @@ class ClaimListView(APIView):
             claim_json(claim, token=True), status=201, headers={"Location": f"/claims/{claim.id}"}
         )
 
-    @extend_schema(
-        operation_id="claims_list", responses={200: OpenApiResponse(OpenApiTypes.OBJECT)}
-    )
+    @extend_schema(operation_id="claims_list", responses={200: OpenApiResponse(_items(CLAIM))})
     def get(self, request: Request) -> Response:
         """The key's owner's claims (every claim for admin keys), newest first (at most 100)."""
         params_check(request.query_params, set())
@@ -206,7 +251,7 @@ def _claim(request: Request, claim_id: str) -> DomainClaim:
 class ClaimDetailView(APIView):
     permission_classes = [HasApiKey]
 
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @extend_schema(responses={200: OpenApiResponse(CLAIM)})
     def get(self, request: Request, claim_id: str) -> Response:
         claim = _claim(request, claim_id)
         return Response(claim_json(claim, token=claim.owner == request.user.owner))
@@ -215,8 +260,19 @@ class ClaimDetailView(APIView):
 class ClaimVerifyView(APIView):
     permission_classes = [HasApiKey]
     may_conflict = True  # 409 problems (OpenAPI)
+    extra_problems = {"POST": {422}}  # the domain does not publish the token
 
-    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @extend_schema(
+        request=None,
+        responses={
+            200: OpenApiResponse(
+                {
+                    **CLAIM,
+                    "properties": {**CLAIM["properties"], "agentsMoved": {"type": "integer"}},
+                }
+            )
+        },
+    )
     def post(self, request: Request, claim_id: str) -> Response:
         """Check the token (well-known file, then DNS TXT); on success the claim's owner
         gets every agent and entity registered from the domain."""

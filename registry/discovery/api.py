@@ -27,7 +27,7 @@ from registry.discovery.filters import agent_filterset
 from registry.discovery.lean import next_link, page_body
 from registry.discovery.listings import listings_read
 from registry.discovery.pagination import cursor_key
-from registry.http.params import params_check
+from registry.http.params import limit_schema, params_check
 
 
 class AgentPageSerializer(serializers.Serializer):
@@ -66,7 +66,9 @@ class DiscoverAgentsView(APIView):
             OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
             OpenApiParameter("facets", str, description="Comma-separated facet names."),
             OpenApiParameter("updated_since", OpenApiTypes.DATETIME),
-            OpenApiParameter("limit", int, description="Agents per page, 1 to 100 (default 20)."),
+            OpenApiParameter(
+                "limit", limit_schema(), description="Agents per page, 1 to 100 (default 20)."
+            ),
             OpenApiParameter("cursor", str),
         ],
         filters=True,

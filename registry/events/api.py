@@ -10,11 +10,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry.access.api import HasApiKey
+from registry.access.idempotency import idempotent
 from registry.events import delivery, envelope, subscriptions
 from registry.events.models import Delivery, Subscription
 from registry.events.outbox import latest_cursor, oldest_cursor
 from registry.http.jsonutil import Problem
-from registry.http.params import limit_parse, params_check, parse_uuid
+from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
 
 EVENT_CHOICES = list(envelope.EVENT_TYPES)
@@ -134,6 +135,7 @@ class SubscriptionListView(APIView):
         "match the discovery filters. It is pending until the receiver answers the signed "
         "webhook.verification event with its data.challenge; the secret is shown once.",
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         data = _valid(SubscriptionCreateSerializer, request.data)
         subscription, secret = subscriptions.subscription_create(owner=request.user.owner, **data)
@@ -183,7 +185,9 @@ class DeliveryListView(APIView):
 
     @extend_schema(
         operation_id="subscription_deliveries",
-        parameters=[OpenApiParameter("limit", int, description="1 to 100 (default 20).")],
+        parameters=[
+            OpenApiParameter("limit", limit_schema(), description="1 to 100 (default 20).")
+        ],
         responses=DeliveryListSerializer,
         description="The subscription's latest deliveries, newest first.",
     )

@@ -11,6 +11,11 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 
 
+def limit_schema(most: int = MAX_LIMIT) -> dict:
+    """The OpenAPI schema of a ``limit`` that ``limit_parse(..., most=most)`` reads."""
+    return {"type": "integer", "minimum": 1, "maximum": most}
+
+
 def bad_parameter(name: str, message: str) -> ProblemError:
     """A 400 problem naming one query parameter."""
     return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])

@@ -19,7 +19,7 @@ from registry.agents.serializers import (
     UPTIME_SCHEMA,
     liveness_shown,
 )
-from registry.http.params import limit_parse, params_check, parse_uuid
+from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
 from registry.liveness.heartbeats import heartbeat_fast
 from registry.liveness.models import ProbeResult
@@ -109,7 +109,7 @@ class EndpointHeartbeatView(APIView):
     either model. The hottest write: no audit entry, no card rebuilt, updatedAt untouched."""
 
     throttle_classes = [HeartbeatThrottle]
-    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
+    extra_problems = {"POST": {410}}  # a retired agent's heartbeat: 410 Gone
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
@@ -128,7 +128,7 @@ class AgentHeartbeatView(APIView):
     """A heartbeat of every endpoint of the agent."""
 
     throttle_classes = [HeartbeatThrottle]
-    gone_methods = ("POST",)  # a retired agent's heartbeat: 410 (OpenAPI)
+    extra_problems = {"POST": {410}}  # a retired agent's heartbeat: 410 Gone
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "POST":
@@ -172,7 +172,9 @@ class AgentLivenessView(APIView):
     """The agent's recent probe history, newest first (a week at the most)."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int, description="Probes to list, 1 to 500.")],
+        parameters=[
+            OpenApiParameter("limit", limit_schema(500), description="Probes to list, 1 to 500.")
+        ],
         responses=AgentLivenessSerializer,
     )
     def get(self, request: Request, agent_id: str) -> Response:

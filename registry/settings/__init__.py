@@ -254,6 +254,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "registry.events.openapi.events_schema_hook",
+        "registry.schema.links_hook",
     ],
 }
 

@@ -215,7 +215,9 @@ def test_the_schema_documents_problem_responses_with_the_problem_schema(anon):
         assert patch[status]["content"] == {"application/problem+json": {"schema": problem}}
     listing = schema["paths"]["/discover/agents"]["get"]["responses"]
     assert {"400", "429"} <= set(listing)
-    assert "401" not in listing  # reads need no key
+    # Reads need no key (none or one), but a key sent is checked: an unknown one is a 401.
+    assert schema["paths"]["/discover/agents"]["get"]["security"] == [{}, {"apiKey": []}]
+    assert "401" in listing and "403" not in listing
     assert "404" in schema["paths"]["/agents/{agent_id}"]["get"]["responses"]
     assert "401" in schema["paths"]["/api-keys"]["get"]["responses"]
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from registry.access.idempotency import request_fingerprint
 from registry.access.keys import api_key_create
 from registry.access.models import ApiKey, IdempotentRequest
-from registry.agents.models import Agent
+from registry.agents.models import Agent, DomainClaim, OwnershipTransfer
 
 pytestmark = pytest.mark.django_db
 
@@ -86,6 +86,23 @@ def test_every_creating_post_is_idempotent(
         # The answer carries the new key's secret: it is kept encrypted, never readable.
         secret = first.json()["key"].encode()
         assert secret not in bytes(IdempotentRequest.objects.get().body)
+
+
+@pytest.mark.parametrize("kind", ["claim", "transfer"])
+def test_the_owners_creates_are_idempotent(kind, alice, native_payload):
+    if kind == "claim":
+        path, payload = "/claims", {"domain": "agents.example.com"}
+    else:
+        agent = alice.post("/agents", native_payload(), format="json").json()
+        path, payload = f"/agents/{agent['id']}/transfers", {"toOwner": "bob"}
+    first = post(alice, path, payload)
+    again = post(alice, path, payload)
+    assert first.status_code == 201, first.content
+    assert (again.status_code, again.content) == (first.status_code, first.content)
+    assert again["Location"] == first["Location"]
+    assert again["Idempotent-Replayed"] == "true"
+    model = DomainClaim if kind == "claim" else OwnershipTransfer
+    assert model.objects.count() == 1
 
 
 def test_an_invalid_key_header_is_a_400_naming_it(alice, native_payload):
