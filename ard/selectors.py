@@ -103,10 +103,11 @@ def search(
 ) -> tuple[list[tuple[bytes, int]], str | None]:
     """The page's entries with their scores, best first, and the next page's token.
 
-    Ranked as ``GET /discover/agents?q=<text>&sort=relevance`` ranks; the score falls by one
+    Ranked as ``GET /discover/agents?q=<text>&sort=relevance&mode=<query.mode>`` ranks; in
+    mode hybrid or semantic the score is the fused score (0 to 100); in keyword it falls by one
     per place from 100 (a rank, not a measure of trust)."""
     offset, cursor = _search_token_parse(token)
-    params = {"q": query.text, "sort": "relevance", "limit": str(page_size)}
+    params = {"q": query.text, "sort": "relevance", "limit": str(page_size), "mode": query.mode}
     if cursor:
         params["cursor"] = cursor
     try:
@@ -117,10 +118,10 @@ def search(
             raise invalid("pageToken", "must be a token from a previous answer") from None
         raise
     bodies = entries_read(page.rows)
+    # A fused order's own score (registry/discovery/hybrid.py); the keyword order's place.
+    scores = page.scores or [max(1, 100 - offset - place) for place in range(len(page.rows))]
     results = [
-        (bodies[pk], max(1, 100 - offset - place))
-        for place, pk in enumerate(page.rows)
-        if pk in bodies
+        (bodies[pk], round(score)) for pk, score in zip(page.rows, scores, strict=True) if pk in bodies
     ]
     following = (
         _search_token(offset + len(page.rows), page.next_cursor) if page.next_cursor else None
@@ -131,7 +132,10 @@ def search(
 def _matched(query: Query) -> QuerySet[Agent]:
     agents = agents_matching(query.filters)
     if query.text:
-        agents = discovery.agents_filter({"q": query.text}, agents)
+        params = {"q": query.text, "mode": query.mode}
+        agents = discovery.agents_filter(params, agents)
+        if query.mode != "keyword":  # the agents of the fused order
+            agents = discovery.facet_source(agents, params, prefiltered=True)
     return agents.values("pk")
 
 

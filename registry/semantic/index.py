@@ -1,0 +1,113 @@
+"""The nearest agents to a text: every stored vector in one matrix (one signed byte per
+dimension, 25.6 MB at 100,000 agents), scored against the query's vector in blocks.
+
+The matrix follows the stored vectors: before each search it reads the rows written since
+it last looked (an index range of ``AgentVector.updated_at``, from a minute before, so a
+transaction that committed late is not missed). Agents deleted since stay in the matrix
+until it is rebuilt; a search's candidates are always intersected with the agents the
+query's filters select, so they never show."""
+
+import threading
+import time
+import uuid
+from datetime import timedelta
+
+from registry.semantic.embedder import DIMENSIONS, SCALE, embed
+from registry.semantic.models import AgentVector
+
+BLOCK = 16384
+# Re-read what changed in this span before the last read (transactions commit late).
+OVERLAP = timedelta(seconds=60)
+# A full reload (dropping deleted agents) at most this often.
+RELOAD_SECONDS = 3600
+
+
+class VectorIndex:
+    def __init__(self):
+        import numpy as np
+
+        self._np = np
+        self._lock = threading.Lock()
+        self._ids: list[uuid.UUID] = []
+        self._row: dict[uuid.UUID, int] = {}
+        self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+        self._seen = None
+        self._loaded_at = 0.0
+        self._model = None
+
+    def refresh(self) -> None:
+        from registry.semantic.embedder import model_name
+
+        np = self._np
+        with self._lock:
+            if time.monotonic() - self._loaded_at > RELOAD_SECONDS:
+                self._ids, self._row, self._seen = [], {}, None
+                self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+                self._loaded_at = time.monotonic()
+            rows = AgentVector.objects.filter(model=model_name())
+            if self._seen is not None:
+                rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
+            found = list(rows.values_list("agent_id", "vector", "updated_at"))
+            if not found:
+                return
+            self._seen = max(row[2] for row in found)
+            added, replaced = [], []
+            for agent_id, vector, _ in found:
+                at = self._row.get(agent_id)
+                if at is None:
+                    self._row[agent_id] = len(self._ids) + len(added)
+                    added.append((agent_id, bytes(vector)))
+                else:
+                    replaced.append((at, bytes(vector)))
+            for at, vector in replaced:
+                self._matrix[at] = np.frombuffer(vector, dtype=np.int8)
+            if added:
+                block = np.frombuffer(b"".join(v for _, v in added), dtype=np.int8)
+                self._matrix = np.vstack([self._matrix, block.reshape(len(added), DIMENSIONS)])
+                self._ids.extend(agent_id for agent_id, _ in added)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def nearest(
+        self, text: str, k: int, among: list[uuid.UUID] | None = None
+    ) -> list[tuple[uuid.UUID, float]]:
+        """Up to ``k`` (agent id, cosine) pairs, nearest first, ties by id; only the agents
+        of ``among`` when given."""
+        np = self._np
+        self.refresh()
+        query = embed([text])[0]
+        if not query.any():
+            return []
+        with self._lock:
+            matrix, ids = self._matrix, self._ids
+            if among is not None:
+                rows = np.fromiter(
+                    (r for r in map(self._row.get, among) if r is not None), dtype=np.int64
+                )
+                matrix = matrix[rows]
+                ids = [ids[r] for r in rows]
+        scores = np.empty(len(ids), dtype=np.float32)
+        for start in range(0, len(ids), BLOCK):
+            block = matrix[start : start + BLOCK].astype(np.float32)
+            scores[start : start + BLOCK] = block @ query
+        scores /= SCALE
+        if len(ids) > k:
+            best = np.argpartition(-scores, k - 1)[:k]
+        else:
+            best = np.arange(len(ids))
+        # Nearest first; equal scores by id, so every process answers in the same order.
+        ranked = sorted(best.tolist(), key=lambda r: (-round(float(scores[r]), 6), str(ids[r])))
+        return [(ids[r], round(float(scores[r]), 6)) for r in ranked]
+
+
+_index = None
+_index_lock = threading.Lock()
+
+
+def local_index() -> VectorIndex:
+    global _index
+    with _index_lock:
+        if _index is None:
+            _index = VectorIndex()
+        return _index
