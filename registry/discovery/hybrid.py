@@ -45,10 +45,10 @@ def mode_parse(params) -> str:
 
 def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tuple]:
     """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``."""
-    hits = [hit for hit in client.nearest(text, NEAREST_ALL) if hit[1] >= MIN_COSINE]
+    hits = client.nearest(text, NEAREST_ALL, floor=MIN_COSINE)
     kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
     ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
-    if filtered and len(ranked) < DEPTH and len(hits) >= NEAREST_ALL * 0.9:
+    if filtered and len(ranked) < DEPTH and len(hits) == NEAREST_ALL:
         among = list(
             queryset.select_related(None)
             .prefetch_related(None)
@@ -56,8 +56,7 @@ def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tu
             .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
         )
         if len(among) <= NEAREST_AMONG:
-            near = client.nearest(text, DEPTH, among)
-            ranked = [hit for hit in near if hit[1] >= MIN_COSINE]
+            ranked = client.nearest(text, DEPTH, among, floor=MIN_COSINE)
     return ranked
 
 

@@ -5,7 +5,7 @@ every vector out of the web workers.
 
 The protocol is one JSON line each way per request: ``{"op": "embed", "texts": [...]}``
 answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ...,
-"among": [id, ...] | null}`` answers ``{"hits": [[id, cosine], ...]}``."""
+"floor": ..., "among": [id, ...] | null}`` answers ``{"hits": [[id, cosine], ...]}``."""
 
 import base64
 import json
@@ -55,17 +55,21 @@ def embed(texts: list[str]) -> list[bytes]:
     return [base64.b64decode(v) for v in answer["vectors"]]
 
 
-def nearest(text: str, k: int, among: list | None = None) -> list[tuple[uuid.UUID, float]]:
-    """Up to ``k`` (agent id, cosine) pairs nearest to ``text``, among ``among`` if given."""
+def nearest(
+    text: str, k: int, among: list | None = None, floor: float = -1.0
+) -> list[tuple[uuid.UUID, float]]:
+    """Up to ``k`` (agent id, cosine) pairs nearest to ``text`` with a cosine of ``floor``
+    or more, among ``among`` if given."""
     if not settings.SEMANTIC_SOCKET:
         from registry.semantic.index import local_index
 
-        return local_index().nearest(text, k, among)
+        return local_index().nearest(text, k, among, floor)
     answer = _ask(
         {
             "op": "nearest",
             "text": text,
             "k": k,
+            "floor": floor,
             "among": None if among is None else [str(pk) for pk in among],
         }
     )

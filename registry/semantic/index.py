@@ -1,8 +1,8 @@
 """The nearest agents to a text: every stored vector in one matrix (one signed byte per
 dimension, 25.6 MB at 100,000 agents), scored against the query's vector in blocks.
 
-The matrix follows the stored vectors: before each search it reads the rows written since
-it last looked (an index range of ``AgentVector.updated_at``, from a minute before, so a
+The matrix follows the stored vectors: before each search it reads their count and newest
+time (one index-only read), and when either moved, the rows written since it last looked (an index range of ``AgentVector.updated_at``, from a minute before, so a
 transaction that committed late is not missed). Agents deleted since stay in the matrix
 until it is rebuilt; a search's candidates are always intersected with the agents the
 query's filters select, so they never show."""
@@ -11,6 +11,8 @@ import threading
 import time
 import uuid
 from datetime import timedelta
+
+from django.db.models import Count, Max
 
 from registry.semantic.embedder import DIMENSIONS, SCALE, embed
 from registry.semantic.models import AgentVector
@@ -32,6 +34,7 @@ class VectorIndex:
         self._row: dict[uuid.UUID, int] = {}
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
         self._seen = None
+        self._stamp = None
         self._loaded_at = 0.0
         self._model = None
 
@@ -41,10 +44,15 @@ class VectorIndex:
         np = self._np
         with self._lock:
             if time.monotonic() - self._loaded_at > RELOAD_SECONDS:
-                self._ids, self._row, self._seen = [], {}, None
+                self._ids, self._row, self._seen, self._stamp = [], {}, None, None
                 self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
                 self._loaded_at = time.monotonic()
             rows = AgentVector.objects.filter(model=model_name())
+            # Nothing written since the last look: the same newest time and count.
+            stamp = tuple(rows.aggregate(last=Max("updated_at"), count=Count("pk")).values())
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
             if self._seen is not None:
                 rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
             found = list(rows.values_list("agent_id", "vector", "updated_at"))
@@ -70,10 +78,10 @@ class VectorIndex:
         return len(self._ids)
 
     def nearest(
-        self, text: str, k: int, among: list[uuid.UUID] | None = None
+        self, text: str, k: int, among: list[uuid.UUID] | None = None, floor: float = -1.0
     ) -> list[tuple[uuid.UUID, float]]:
-        """Up to ``k`` (agent id, cosine) pairs, nearest first, ties by id; only the agents
-        of ``among`` when given."""
+        """Up to ``k`` (agent id, cosine) pairs of cosine ``floor`` or more, nearest first,
+        ties by id; only the agents of ``among`` when given."""
         np = self._np
         self.refresh()
         query = embed([text])[0]
@@ -92,13 +100,13 @@ class VectorIndex:
             block = matrix[start : start + BLOCK].astype(np.float32)
             scores[start : start + BLOCK] = block @ query
         scores /= SCALE
-        if len(ids) > k:
-            best = np.argpartition(-scores, k - 1)[:k]
-        else:
-            best = np.arange(len(ids))
+        best = np.flatnonzero(scores >= floor)
+        if len(best) > k:
+            best = best[np.argpartition(-scores[best], k - 1)[:k]]
         # Nearest first; equal scores by id, so every process answers in the same order.
-        ranked = sorted(best.tolist(), key=lambda r: (-round(float(scores[r]), 6), str(ids[r])))
-        return [(ids[r], round(float(scores[r]), 6)) for r in ranked]
+        found = [(round(float(scores[r]), 6), ids[r]) for r in best.tolist()]
+        found.sort(key=lambda hit: (-hit[0], hit[1].int))
+        return [(pk, score) for score, pk in found]
 
 
 _index = None

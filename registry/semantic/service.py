@@ -27,11 +27,14 @@ def answer(index: VectorIndex, request: dict) -> dict:
         return {"vectors": [base64.b64encode(v).decode() for v in embed_quantized(texts)]}
     if op == "nearest":
         text, k, among = request.get("text"), request.get("k"), request.get("among")
+        floor = request.get("floor", -1.0)
         if not isinstance(text, str) or not isinstance(k, int) or k < 1:
             return {"error": "nearest needs a text and k >= 1"}
+        if not isinstance(floor, int | float):
+            return {"error": "floor must be a number"}
         if among is not None:
             among = [uuid.UUID(pk) for pk in among]
-        hits = index.nearest(text, k, among)
+        hits = index.nearest(text, k, among, float(floor))
         return {"hits": [[str(pk), score] for pk, score in hits]}
     return {"error": f"unknown op {op!r}"}
 
