@@ -39,10 +39,12 @@ def answer(index: VectorIndex, request: dict) -> dict:
     return {"error": f"unknown op {op!r}"}
 
 
-def serve(path: str) -> None:
+def server_make(path: str) -> socketserver.ThreadingUnixStreamServer:
+    """The service bound to the socket ``path``, its model loaded and index read."""
     index = VectorIndex()
     model()
     index.refresh()
+    connections.close_all()
     log.info("semantic service: %d vectors, socket %s", len(index), path)
 
     class Handler(socketserver.StreamRequestHandler):
@@ -65,6 +67,11 @@ def serve(path: str) -> None:
     if os.path.exists(path):
         os.unlink(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with Server(path, Handler) as server:
-        os.chmod(path, 0o600)
+    server = Server(path, Handler)
+    os.chmod(path, 0o600)
+    return server
+
+
+def serve(path: str) -> None:
+    with server_make(path) as server:
         server.serve_forever()

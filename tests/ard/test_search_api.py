@@ -204,3 +204,24 @@ def test_deleted_agents_leave_search(anon, alice, three):
     assert alice.delete(f"/agents/{three['tides']}").status_code == 204
     answer = search(anon, {"query": {"text": "tide"}})
     assert answer["results"] == []
+
+
+def test_search_takes_the_mode_and_scores_from_the_fused_score(anon, three):
+    body = {"query": {"text": "will it rain tomorrow", "mode": "semantic"}, "federation": "none"}
+    answer = search(anon, body)
+    assert openapi_problems("SearchResponse", answer) == []
+    assert answer["results"][0]["identifier"].endswith(three["weather"])
+    scores = [r["score"] for r in answer["results"]]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 100 for s in scores)
+    keyword = {"query": {"text": "will it rain tomorrow", "mode": "keyword"}, "federation": "none"}
+    assert search(anon, keyword)["results"] == []
+    hybrid = search(anon, {"query": {"text": "weather"}, "federation": "none"})
+    assert hybrid["results"][0]["score"] > hybrid["results"][-1]["score"]
+
+
+def test_a_bad_mode_is_invalid_argument_naming_query_mode(anon, three):
+    response = anon.post(
+        "/ard/search", {"query": {"text": "x", "mode": "vibes"}}, format="json"
+    )
+    assert response.status_code == 400
+    assert "query.mode" in response.content.decode()
