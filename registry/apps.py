@@ -76,6 +76,7 @@ class RegistryConfig(AppConfig):
             "events-sweep", "registry.events.tasks.events_sweep", settings.EVENTS_SWEEP_SECONDS
         )
         extensions.register_schedule("events-prune", "registry.events.tasks.events_prune", 3600)
+        extensions.register_schedule("vectors-fill", "registry.semantic.tasks.vectors_fill", 300)
 
 
 def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:

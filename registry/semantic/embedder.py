@@ -32,24 +32,36 @@ def model():
     from wordllama import WordLlama
 
     with _lock:
-        return WordLlama.load(
+        loaded = WordLlama.load(
             MODEL_CONFIG,
             cache_dir=Path(wordllama.__file__).parent,
             dim=DIMENSIONS,
             disable_download=True,
         )
+        # embed() pools each text's own tokens: no padding to the batch's longest.
+        loaded.tokenizer.no_padding()
+        return loaded
 
 
 def embed(texts: list[str]):
-    """The unit vectors (float32, one row per text) of ``texts``."""
+    """The unit vectors (float32, one row per text) of ``texts``: the mean of each text's
+    token vectors, normalized, as WordLlama's own ``embed`` makes them, without padding
+    every text of a batch to the longest (which made a bulk load's long cards slow)."""
     import numpy as np
 
+    vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     if not texts:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        vectors = model().embed(texts, norm=True).astype(np.float32)
-    # An empty text (or one of unknown words only) embeds to zeros: no direction, no match.
-    return np.nan_to_num(vectors)
+        return vectors
+    loaded = model()
+    table = loaded.embedding
+    for row, encoded in enumerate(loaded.tokenizer.encode_batch(texts, add_special_tokens=False)):
+        if encoded.ids:
+            ids = np.clip(np.asarray(encoded.ids, dtype=np.int64), 0, table.shape[0] - 1)
+            vectors[row] = table[ids].sum(axis=0)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A text of no known word has no direction: it stays zeros, near nothing.
+    np.divide(vectors, norms, out=vectors, where=norms > 0)
+    return vectors
 
 
 def quantize(vectors) -> list[bytes]:

@@ -1,5 +1,7 @@
-"""The nearest agents to a text: every stored vector in one matrix (one signed byte per
-dimension, 25.6 MB at 100,000 agents), scored against the query's vector in blocks.
+"""The nearest agents to a text: every stored vector (one signed byte per dimension in the
+database) in one float32 matrix, 100 MB at 100,000 agents, scored against the query's
+vector by one matrix-vector product (a byte matrix converted block by block measured four
+times slower).
 
 The matrix follows the stored vectors: before each search it reads their count and newest
 time (one index-only read), and when either moved, the rows written since it last looked (an index range of ``AgentVector.updated_at``, from a minute before, so a
@@ -17,7 +19,6 @@ from django.db.models import Count, Max
 from registry.semantic.embedder import DIMENSIONS, SCALE, embed
 from registry.semantic.models import AgentVector
 
-BLOCK = 16384
 # Re-read what changed in this span before the last read (transactions commit late).
 OVERLAP = timedelta(seconds=60)
 # A full reload (dropping deleted agents) at most this often.
@@ -32,7 +33,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._ids: list[uuid.UUID] = []
         self._row: dict[uuid.UUID, int] = {}
-        self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+        self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
         self._stamp = None
         self._loaded_at = 0.0
@@ -45,7 +46,7 @@ class VectorIndex:
         with self._lock:
             if time.monotonic() - self._loaded_at > RELOAD_SECONDS:
                 self._ids, self._row, self._seen, self._stamp = [], {}, None, None
-                self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+                self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
                 self._loaded_at = time.monotonic()
             rows = AgentVector.objects.filter(model=model_name())
             # Nothing written since the last look: the same newest time and count.
@@ -68,10 +69,11 @@ class VectorIndex:
                 else:
                     replaced.append((at, bytes(vector)))
             for at, vector in replaced:
-                self._matrix[at] = np.frombuffer(vector, dtype=np.int8)
+                self._matrix[at] = np.frombuffer(vector, dtype=np.int8) / np.float32(SCALE)
             if added:
                 block = np.frombuffer(b"".join(v for _, v in added), dtype=np.int8)
-                self._matrix = np.vstack([self._matrix, block.reshape(len(added), DIMENSIONS)])
+                block = block.reshape(len(added), DIMENSIONS).astype(np.float32) / SCALE
+                self._matrix = np.vstack([self._matrix, block])
                 self._ids.extend(agent_id for agent_id, _ in added)
 
     def __len__(self) -> int:
@@ -95,11 +97,7 @@ class VectorIndex:
                 )
                 matrix = matrix[rows]
                 ids = [ids[r] for r in rows]
-        scores = np.empty(len(ids), dtype=np.float32)
-        for start in range(0, len(ids), BLOCK):
-            block = matrix[start : start + BLOCK].astype(np.float32)
-            scores[start : start + BLOCK] = block @ query
-        scores /= SCALE
+        scores = matrix @ query
         best = np.flatnonzero(scores >= floor)
         if len(best) > k:
             best = best[np.argpartition(-scores[best], k - 1)[:k]]

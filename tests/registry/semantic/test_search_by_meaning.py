@@ -120,3 +120,14 @@ def test_browse_takes_the_mode(client, population):
     assert page.status_code == 200 and b"Scribe Audio" in page.content
     page = client.get("/browse", {"q": "turn speech into text", "mode": "keyword"})
     assert b"Scribe Audio" not in page.content
+
+
+def test_a_write_while_the_service_is_down_is_embedded_later(add_agent, settings, tmp_path):
+    settings.SEMANTIC_SOCKET = str(tmp_path / "nobody-listens.sock")
+    agent = add_agent("Late", "Written while the embedding service was starting.")
+    assert not AgentVector.objects.filter(agent_id=agent).exists()
+    settings.SEMANTIC_SOCKET = ""
+    from registry.semantic.tasks import vectors_fill
+
+    assert vectors_fill() == 1
+    assert AgentVector.objects.filter(agent_id=agent).exists()
