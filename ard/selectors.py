@@ -121,7 +121,9 @@ def search(
     # A fused order's own score (registry/discovery/hybrid.py); the keyword order's place.
     scores = page.scores or [max(1, 100 - offset - place) for place in range(len(page.rows))]
     results = [
-        (bodies[pk], round(score)) for pk, score in zip(page.rows, scores, strict=True) if pk in bodies
+        (bodies[pk], round(score))
+        for pk, score in zip(page.rows, scores, strict=True)
+        if pk in bodies
     ]
     following = (
         _search_token(offset + len(page.rows), page.next_cursor) if page.next_cursor else None

@@ -26,11 +26,13 @@ class MiniLM:
         from tokenizers import Tokenizer
 
         with safe_open(str(folder / "model.safetensors"), "np") as f:
-            self.w = {key: f.get_tensor(key) for key in f.keys()}
+            self.w = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 (a safetensors handle, not a dict)
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
-        self.layers = 1 + max(int(k.split(".")[2]) for k in self.w if k.startswith("encoder.layer."))
+        self.layers = 1 + max(
+            int(k.split(".")[2]) for k in self.w if k.startswith("encoder.layer.")
+        )
 
     def _norm(self, x, name):
         mean = x.mean(-1, keepdims=True)
@@ -60,7 +62,10 @@ class MiniLM:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             attended = (scores @ v).transpose(1, 0, 2).reshape(n, -1)
-            x = self._norm(x + self._dense(attended, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm")
+            x = self._norm(
+                x + self._dense(attended, f"{p}.attention.output.dense"),
+                f"{p}.attention.output.LayerNorm",
+            )
             h = self._dense(x, f"{p}.intermediate.dense")
             h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))
             x = self._norm(x + self._dense(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")

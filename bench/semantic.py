@@ -17,16 +17,52 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.load import OWNER, django_start, database_migrate
-from bench.generate import cards_generate
 from bench import semantic_set
+from bench.generate import cards_generate
+from bench.load import OWNER, database_migrate, django_start
 
 MODES = ("keyword", "semantic", "hybrid")
 K = 10
 WORD = re.compile(r"[a-z0-9]+")
-STOP = {"a", "an", "the", "to", "of", "for", "in", "on", "my", "is", "i", "me", "this", "and",
-        "what", "how", "with", "when", "at", "be", "can", "do", "our", "we", "it", "from", "by",
-        "are", "should", "will", "would", "much", "many", "where", "which", "someone", "near"}
+STOP = {
+    "a",
+    "an",
+    "the",
+    "to",
+    "of",
+    "for",
+    "in",
+    "on",
+    "my",
+    "is",
+    "i",
+    "me",
+    "this",
+    "and",
+    "what",
+    "how",
+    "with",
+    "when",
+    "at",
+    "be",
+    "can",
+    "do",
+    "our",
+    "we",
+    "it",
+    "from",
+    "by",
+    "are",
+    "should",
+    "will",
+    "would",
+    "much",
+    "many",
+    "where",
+    "which",
+    "someone",
+    "near",
+}
 
 
 def _words(text: str) -> set[str]:
@@ -101,7 +137,9 @@ def scores(found: list, relevant: set) -> tuple[float, float]:
 def evaluate(keys: dict) -> dict:
     texts = {}
     for key, (name, description, skills) in semantic_set.AGENTS.items():
-        texts[key] = " ".join([name, description, *(f"{n} {d} {' '.join(t)}" for n, d, t in skills)])
+        texts[key] = " ".join(
+            [name, description, *(f"{n} {d} {' '.join(t)}" for n, d, t in skills)]
+        )
     for key, (name, category, description, caps) in semantic_set.ENTITIES.items():
         texts[key] = " ".join([name, category, description, *caps])
     rows, seconds = [], {mode: [] for mode in MODES}
@@ -134,9 +172,7 @@ def evaluate(keys: dict) -> dict:
     return {
         "summary": summary,
         "latency_ms_median": {m: round(statistics.median(s) * 1000, 2) for m, s in seconds.items()},
-        "misses": {
-            m: [r["query"] for r in rows if r[m][0] == 0] for m in ("semantic", "hybrid")
-        },
+        "misses": {m: [r["query"] for r in rows if r[m][0] == 0] for m in ("semantic", "hybrid")},
         "queries": rows,
     }
 

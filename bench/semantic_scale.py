@@ -17,9 +17,15 @@ from bench.generate import cards_generate
 from bench.load import django_start
 
 QUERIES = [
-    "will it rain tomorrow", "turn speech into text", "book a table for four tonight",
-    "pay my suppliers' bills", "translate a contract into German", "track my parcel",
-    "summarize this report", "find security holes in my server", "plan a trip to Japan",
+    "will it rain tomorrow",
+    "turn speech into text",
+    "book a table for four tonight",
+    "pay my suppliers' bills",
+    "translate a contract into German",
+    "track my parcel",
+    "summarize this report",
+    "find security holes in my server",
+    "plan a trip to Japan",
     "schedule a meeting with the team",
 ]
 
@@ -44,7 +50,10 @@ def worker_rss() -> dict:
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'numpy' in sys.modules)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
         env={**__import__("os").environ, "SEMANTIC_SOCKET": "/nonexistent.sock"},
     ).stdout.split()
     return {"worker_max_rss_mib": round(float(out[0]), 1), "worker_imports_numpy": out[1] == "True"}
@@ -78,7 +87,8 @@ def main(argv=None) -> int:
         index._ids = [uuid.uuid4() for _ in vectors]
         index._row = {pk: i for i, pk in enumerate(index._ids)}
         index._matrix = (
-            np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1) / np.float32(127)
+            np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)
+            / np.float32(127)
         ).astype(np.float32)
         del vectors
         result["rss_with_index_mib"] = round(rss_mib(), 1)

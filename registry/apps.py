@@ -83,7 +83,6 @@ def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:
     from django.db import transaction
 
     from registry.discovery.listings import listings_missing_build
-
     from registry.semantic.vectors import vectors_rebuild
 
     with transaction.atomic(using=using):

@@ -14,8 +14,8 @@ from registry import extensions
 from registry.agents.liveness_state import conformant_agents, live_agents
 from registry.agents.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.agents.text import search_words_problem
-from registry.discovery.models import AgentFacet
 from registry.discovery import hybrid
+from registry.discovery.models import AgentFacet
 from registry.discovery.search import text_filter
 
 BOOLEAN = [("true", "true"), ("false", "false")]

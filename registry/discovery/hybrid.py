@@ -45,10 +45,12 @@ def mode_parse(params) -> str:
 
 def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tuple]:
     """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``."""
-    hits = client.nearest(text, NEAREST_ALL, floor=MIN_COSINE)
+    # Without filters only deleted or retired agents drop out: fewer candidates suffice.
+    wanted = NEAREST_ALL if filtered else 2 * DEPTH
+    hits = client.nearest(text, wanted, floor=MIN_COSINE)
     kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
     ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
-    if filtered and len(ranked) < DEPTH and len(hits) == NEAREST_ALL:
+    if filtered and len(ranked) < DEPTH and len(hits) == wanted:
         among = list(
             queryset.select_related(None)
             .prefetch_related(None)

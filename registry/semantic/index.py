@@ -4,9 +4,10 @@ vector by one matrix-vector product (a byte matrix converted block by block meas
 times slower).
 
 The matrix follows the stored vectors: before each search it reads their count and newest
-time (one index-only read), and when either moved, the rows written since it last looked (an index range of ``AgentVector.updated_at``, from a minute before, so a
-transaction that committed late is not missed). Agents deleted since stay in the matrix
-until it is rebuilt; a search's candidates are always intersected with the agents the
+time (one index-only read), and when either moved, the rows written since it last looked
+(an index range of ``AgentVector.updated_at``, from a minute before, so a transaction that
+committed late is not missed). Agents deleted since stay in the matrix until it is
+reloaded (hourly); a search's candidates are always intersected with the agents the
 query's filters select, so they never show."""
 
 import threading

@@ -30,7 +30,9 @@ def vectors_write(agent_ids) -> int:
         try:
             vectors = client.embed(list(texts.values()))
         except client.SemanticUnavailable as exc:
-            log.warning("embedding service unavailable, %d agents not embedded: %s", len(texts), exc)
+            log.warning(
+                "embedding service unavailable, %d agents not embedded: %s", len(texts), exc
+            )
             return written
         now, name = timezone.now(), model_name()
         AgentVector.objects.bulk_create(

@@ -220,8 +220,6 @@ def test_search_takes_the_mode_and_scores_from_the_fused_score(anon, three):
 
 
 def test_a_bad_mode_is_invalid_argument_naming_query_mode(anon, three):
-    response = anon.post(
-        "/ard/search", {"query": {"text": "x", "mode": "vibes"}}, format="json"
-    )
+    response = anon.post("/ard/search", {"query": {"text": "x", "mode": "vibes"}}, format="json")
     assert response.status_code == 400
     assert "query.mode" in response.content.decode()

@@ -14,6 +14,8 @@ class Command(BaseCommand):
         parser.add_argument("--socket", default="")
 
     def handle(self, *args, **options):
-        path = options["socket"] or settings.SEMANTIC_SOCKET or str(settings.VAR_DIR / "semantic.sock")
+        path = (
+            options["socket"] or settings.SEMANTIC_SOCKET or str(settings.VAR_DIR / "semantic.sock")
+        )
         self.stdout.write(f"Embedding service on {path}")
         serve(path)

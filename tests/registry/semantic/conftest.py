@@ -21,7 +21,13 @@ def population(add_agent):
         "tables": add_agent(
             "TableFinder",
             "Restaurant reservations at thousands of venues.",
-            [{"name": "Reserve", "description": "Reserve seating for a party.", "tags": ["dining"]}],
+            [
+                {
+                    "name": "Reserve",
+                    "description": "Reserve seating for a party.",
+                    "tags": ["dining"],
+                }
+            ],
         ),
         "scribe": add_agent(
             "Scribe Audio",

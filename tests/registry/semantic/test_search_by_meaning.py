@@ -48,11 +48,15 @@ def test_filters_apply_exactly_in_every_mode(anon, add_agent, population):
         for query in ("turn speech into text", "Inventory reports"):
             found = ids(anon.get("/discover/agents", {"q": query, "mode": mode, "tag": "ops"}))
             assert set(found) <= set(tagged), (mode, query)
-    found = ids(anon.get("/discover/agents", {"q": "stock level reports", "mode": "semantic", "tag": "ops"}))
+    found = ids(
+        anon.get("/discover/agents", {"q": "stock level reports", "mode": "semantic", "tag": "ops"})
+    )
     assert set(found) == set(tagged)
     # A filter that nothing passes leaves nothing, whatever the text's meaning.
     for mode in MODES:
-        assert ids(anon.get("/discover/agents", {"q": "speech", "mode": mode, "tag": "nothing"})) == []
+        assert (
+            ids(anon.get("/discover/agents", {"q": "speech", "mode": mode, "tag": "nothing"})) == []
+        )
 
 
 def test_facet_counts_count_the_agents_of_the_mode(anon, population):
@@ -69,13 +73,18 @@ def test_facet_counts_count_the_agents_of_the_mode(anon, population):
 
 
 def test_a_fused_order_pages_with_its_cursor(anon, population):
-    first = anon.get("/discover/agents", {"q": "restaurant reservations and airline ticket booking", "mode": "semantic", "limit": 1}).json()
+    first = anon.get(
+        "/discover/agents",
+        {"q": "restaurant reservations and airline ticket booking", "mode": "semantic", "limit": 1},
+    ).json()
     assert first["next"] and "mode=semantic" in first["next"]
     second = anon.get(first["next"]).json()
     assert second["results"][0]["id"] != first["results"][0]["id"]
     # A cursor of another mode is refused, naming cursor.
     cursor = first["next"].split("cursor=")[1].split("&")[0]
-    response = anon.get("/discover/agents", {"q": "restaurant reservations", "mode": "hybrid", "cursor": cursor})
+    response = anon.get(
+        "/discover/agents", {"q": "restaurant reservations", "mode": "hybrid", "cursor": cursor}
+    )
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "cursor"
 
