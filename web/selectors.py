@@ -53,6 +53,8 @@ FLAGS = [
     ("aapCompliant", "AAP compliant"),
 ]
 SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
+# How the search text matches (registry.discovery.hybrid); the first is the default.
+MODES = [("", "Words and meaning"), ("semantic", "Meaning"), ("keyword", "Words")]
 
 
 class SearchError(Exception):

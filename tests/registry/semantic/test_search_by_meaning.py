@@ -127,6 +127,7 @@ def test_embeddings_rebuild_embeds_every_agent_again(population, capsys):
 def test_browse_takes_the_mode(client, population):
     page = client.get("/browse", {"q": "turn speech into text"})
     assert page.status_code == 200 and b"Scribe Audio" in page.content
+    assert b'<select id="mode" name="mode" form="search">' in page.content
     page = client.get("/browse", {"q": "turn speech into text", "mode": "keyword"})
     assert b"Scribe Audio" not in page.content
 
