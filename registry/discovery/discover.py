@@ -140,6 +140,8 @@ def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> Qu
         # The agents of the fused order (registry/discovery/hybrid.py), which a text query
         # lists in this mode whatever its sort.
         ranked = _fused(queryset, params, prefiltered)
+        if not ranked:  # (an empty pk__in compiles to no SQL, which facet counts need)
+            return queryset.filter(pk__isnull=True)
         return queryset.filter(pk__in=[pk for pk, _ in ranked])
     rows = _matches(params, *_text_scope(queryset, params, prefiltered))
     return queryset if rows is None else rows
