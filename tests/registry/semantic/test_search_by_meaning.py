@@ -141,3 +141,13 @@ def test_a_write_while_the_service_is_down_is_embedded_later(add_agent, settings
 
     assert vectors_fill() == 1
     assert AgentVector.objects.filter(agent_id=agent).exists()
+
+
+def test_a_repeated_hybrid_page_is_served_from_the_cache(
+    anon, population, django_assert_max_num_queries
+):
+    query = {"q": "turn speech into text"}
+    first = anon.get("/discover/agents", query).content
+    # Its keys from the page cache at the current data generation: the listings alone.
+    with django_assert_max_num_queries(2):
+        assert anon.get("/discover/agents", query).content == first
