@@ -31,6 +31,8 @@ FEDERATION = ("auto", "referrals", "none")
 MAX_PAGE_SIZE = 100
 MAX_VALUES = 50
 MAX_TEXT = 500
+# query.mode: how the text ranks (the registry's extension; GET /discover/agents's mode).
+MODES = ("hybrid", "semantic", "keyword")
 
 
 def invalid(path: str, message: str) -> ProblemError:
@@ -90,18 +92,23 @@ def _filters(value, path: str) -> dict[str, list[str]]:
 class Query:
     text: str = ""
     filters: dict[str, list[str]] = field(default_factory=dict)
+    # How the text ranks: registry/discovery/hybrid.py (hybrid, semantic or keyword).
+    mode: str = "hybrid"
 
 
 def query_parse(value, path: str, *, text_required: bool) -> Query:
     body = _closed(
-        value, path, {"text", "filter", "@context"}, {"text"} if text_required else set()
+        value, path, {"text", "filter", "mode", "@context"}, {"text"} if text_required else set()
     )
     text = body.get("text", "")
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise invalid(f"{path}.text", f"must be a string of at most {MAX_TEXT} characters")
     if text_required and not text.strip():
         raise invalid(f"{path}.text", "must not be empty")
-    return Query(text.strip(), _filters(body.get("filter"), f"{path}.filter"))
+    mode = body.get("mode", "hybrid")
+    if mode not in MODES:
+        raise invalid(f"{path}.mode", f"must be one of {', '.join(MODES)}")
+    return Query(text.strip(), _filters(body.get("filter"), f"{path}.filter"), mode)
 
 
 @dataclass

@@ -82,7 +82,7 @@ class SearchView(ArdView):
     @extend_schema(
         request=OpenApiTypes.OBJECT,
         responses={200: OpenApiTypes.OBJECT},
-        description="ARD search: {query: {text, filter}, federation, pageSize, pageToken} → "
+        description="ARD search: {query: {text, filter, mode}, federation, pageSize, pageToken} → "
         "{results: [entry + score + source], referrals?, pageToken?}.",
     )
     def post(self, request: Request) -> HttpResponse:

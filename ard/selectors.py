@@ -112,15 +112,23 @@ UNCACHED_FILTERS = frozenset({"metadata.live"})
 def _search_params(query: Query, page_size: int, token: str | None) -> dict[str, str]:
     """The search's cache key: everything that decides its page."""
     filters = json.dumps(query.filters, sort_keys=True, separators=(",", ":"))
-    return {"q": query.text, "limit": str(page_size), "token": token or "", "filter": filters}
+    return {
+        "q": query.text,
+        "mode": query.mode,
+        "limit": str(page_size),
+        "token": token or "",
+        "filter": filters,
+    }
 
 
 def _scored(
     page: Page, read: EntriesRead, offset: int
 ) -> tuple[list[tuple[bytes, int]], str | None]:
+    # A fused order's own score (registry/discovery/hybrid.py); the keyword order's place.
+    scores = page.scores or [max(1, 100 - offset - place) for place in range(len(page.rows))]
     results = [
-        (read.bodies[pk], max(1, 100 - offset - place))
-        for place, pk in enumerate(page.rows)
+        (read.bodies[pk], round(score))
+        for pk, score in zip(page.rows, scores, strict=True)
         if pk in read.bodies
     ]
     following = (
@@ -134,12 +142,13 @@ def search(
 ) -> tuple[list[tuple[bytes, int]], str | None]:
     """The page's entries with their scores, best first, and the next page's token.
 
-    Ranked as ``GET /discover/agents?q=<text>&sort=relevance`` ranks; the score falls by one
+    Ranked as ``GET /discover/agents?q=<text>&sort=relevance&mode=<query.mode>`` ranks; in
+    mode hybrid or semantic the score is the fused score (0 to 100); in keyword it falls by one
     per place from 100 (a rank, not a measure of trust). The page's keys come from the
     discovery cache when they were found at the current data generation (the statement
     that reads the entries reads it too)."""
     offset, cursor = _search_token_parse(token)
-    params = {"q": query.text, "sort": "relevance", "limit": str(page_size)}
+    params = {"q": query.text, "sort": "relevance", "limit": str(page_size), "mode": query.mode}
     if cursor:
         params["cursor"] = cursor
 
@@ -181,7 +190,10 @@ def search_peek(
 def _matched(query: Query) -> QuerySet[Agent]:
     agents = agents_matching(query.filters)
     if query.text:
-        agents = discovery.agents_filter({"q": query.text}, agents)
+        params = {"q": query.text, "mode": query.mode}
+        agents = discovery.agents_filter(params, agents)
+        if query.mode != "keyword":  # the agents of the fused order
+            agents = discovery.facet_source(agents, params, prefiltered=True)
     return agents.values("pk")
 
 

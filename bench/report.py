@@ -346,5 +346,7 @@ def results_write(results: dict[str, Any], out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     summary = out.parent / "RESULTS.md"
-    summary.write_text(markdown(results))
+    # The search-by-meaning figures come from their own programs (bench/semantic.md).
+    semantic = Path(__file__).parent / "semantic.md"
+    summary.write_text(markdown(results) + (semantic.read_text() if semantic.exists() else ""))
     return summary

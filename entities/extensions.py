@@ -62,9 +62,18 @@ def entity_member(agent: Agent) -> dict | None:
     }
 
 
+def entity_categories(agent_ids: list) -> dict:
+    """An entity's category (restaurant, dentist …), for search by meaning."""
+    from registry.discovery.models import AgentFacet
+
+    rows = AgentFacet.objects.filter(agent_id__in=agent_ids, kind="entityCategory")
+    return {a: v.replace("_", " ") for a, v in rows.values_list("agent_id", "value")}
+
+
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
+    extensions.register_meaning_text("entity-category", entity_categories)
     if "card-managed" not in extensions.problem_types:  # A2A's too, when installed
         extensions.register_problem_type(
             "card-managed", "The agent is described by its card: change the card instead."

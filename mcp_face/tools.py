@@ -111,12 +111,19 @@ async def discover_agents(
     provider: Annotated[str | None, Field(description="Provider organization.")] = None,
     liveOnly: Annotated[bool | None, Field(description="Only agents live now.")] = None,
     sort: Annotated[str | None, Field(description="relevance, recent or name.")] = None,
+    mode: Annotated[
+        str | None,
+        Field(
+            description="How q ranks: hybrid (default: by words and by meaning), semantic "
+            "(by meaning: finds agents that share no word with q) or keyword (by words)."
+        ),
+    ] = None,
     limit: Annotated[int | None, Field(description="Agents per page, 1 to 100.")] = None,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous page.")] = None,
     query: Annotated[
         dict | None,
         Field(
-            description="An ARD search query, {text, filter}, instead of the parameters "
+            description="An ARD search query, {text, filter, mode}, instead of the parameters "
             "above: answered with ARD entries (results, score, source), as POST /ard/search."
         ),
     ] = None,

@@ -24,6 +24,7 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
+        from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
             agent_status_changed,
@@ -34,6 +35,8 @@ class RegistryConfig(AppConfig):
         # Discovery's stored listings follow every write (registry.signals), then the
         # outbox writes each change's events with the fresh listings (registry.events).
         agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
+        # Each written agent's text embedded for search by meaning (registry.semantic).
+        agents_written.connect(vectors_on_write, dispatch_uid="semantic-vectors")
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
         agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")
@@ -82,12 +85,16 @@ class RegistryConfig(AppConfig):
             "events-sweep", "registry.events.tasks.events_sweep", settings.EVENTS_SWEEP_SECONDS
         )
         extensions.register_schedule("events-prune", "registry.events.tasks.events_prune", 3600)
+        extensions.register_schedule("vectors-fill", "registry.semantic.tasks.vectors_fill", 300)
 
 
 def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:
     from django.db import transaction
 
     from registry.discovery.listings import listings_missing_build
+    from registry.semantic.vectors import vectors_rebuild
 
     with transaction.atomic(using=using):
         listings_missing_build()
+    # Agents written before search by meaning (or under another model) get their vectors.
+    vectors_rebuild(missing_only=True)

@@ -18,7 +18,13 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The core's own jobs live in its rooms (the apps' in ``<app>/tasks.py``).
 app.autodiscover_tasks(
-    ["registry.liveness", "registry.access", "registry.agents", "registry.events"]
+    [
+        "registry.liveness",
+        "registry.access",
+        "registry.agents",
+        "registry.events",
+        "registry.semantic",
+    ]
 )
 
 

@@ -179,6 +179,7 @@ probers = _Store("prober")
 agent_panels = _Store("agent panel")
 badges = _Store("badge")
 lean_routes = _Store("lean route")
+meaning_texts = _Store("meaning text")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -234,3 +235,10 @@ def register_badge(badge: Badge) -> None:
 
 def register_lean_route(route: LeanRoute) -> None:
     lean_routes.add(f"{route.method} {route.prefix}", route)
+
+
+def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
+    """``texts(agent_ids) -> {agent_id: text}``: what an app knows of some agents that says
+    what they do (skill examples, an entity's category), added to the text that semantic
+    search embeds (registry/semantic/text.py)."""
+    meaning_texts.add(name, texts)

@@ -17,6 +17,7 @@ from registry.agents.models import (
 from registry.discovery.models import AgentFacet, AgentListing, AgentSearchVector, DataGeneration
 from registry.events.models import Delivery, EndpointStatusSeen, Event, Subscription
 from registry.liveness.models import ProbeResult
+from registry.semantic.models import AgentVector
 
 __all__ = [
     "Agent",
@@ -24,6 +25,7 @@ __all__ = [
     "AgentListing",
     "AgentSearchText",
     "AgentSearchVector",
+    "AgentVector",
     "ApiKey",
     "AuditEntry",
     "Capability",

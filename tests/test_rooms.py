@@ -18,8 +18,18 @@ ROOMS = {
     "fastpath": {"http", "access"},
     "agents": {"http", "outbound", "access", "fastpath"},
     "liveness": {"http", "outbound", "access", "fastpath", "agents"},
-    "discovery": {"http", "outbound", "access", "fastpath", "agents"},
-    "events": {"http", "outbound", "access", "fastpath", "agents", "liveness", "discovery"},
+    "semantic": {"http", "outbound", "access", "fastpath", "agents"},
+    "discovery": {"http", "outbound", "access", "fastpath", "agents", "semantic"},
+    "events": {
+        "http",
+        "outbound",
+        "access",
+        "fastpath",
+        "agents",
+        "liveness",
+        "semantic",
+        "discovery",
+    },
 }
 CONTRACT = {"registry.extensions", "registry.signals"}
 REGISTRY_MAX_LINES = 400

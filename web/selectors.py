@@ -22,7 +22,7 @@ PAGE_SIZE = 20
 ALIASES = {"live": "liveOnly", "binding": "protocolBinding"}
 ALIASES_BACK = {v: k for k, v in ALIASES.items()}
 # What a page's query keeps besides the filters: the text, the order and the page.
-SHAPING = {"q", "sort", "cursor"}
+SHAPING = {"q", "sort", "cursor", "mode"}
 # The facets shown first in the sidebar, in this order; other registered ones follow.
 FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap", "aapCompliant"]
 FACET_TITLES = {
@@ -53,6 +53,8 @@ FLAGS = [
     ("aapCompliant", "AAP compliant"),
 ]
 SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
+# How the search text matches (registry.discovery.hybrid); the first is the default.
+MODES = [("", "Words and meaning"), ("semantic", "Meaning"), ("keyword", "Words")]
 
 
 class SearchError(Exception):

@@ -61,6 +61,7 @@ def browse(request: HttpRequest) -> HttpResponse:
         flags=selectors.flag_list(),
         flag_names=[name for name, _ in selectors.flag_list()],
         sorts=selectors.SORTS,
+        modes=selectors.MODES,
         params=selectors.page_params(request.GET),
     )
     try:

@@ -5,6 +5,7 @@ app's ``__init__`` does for ``a2a``, ``extend_path`` adds the SDK's directory, s
 ``a2a.extensions.common`` is still the SDK's (its own ``__init__`` is empty).
 """
 
+import json
 from pkgutil import extend_path
 
 # First: the imports below reach SDK modules that import a2a.extensions.common.
@@ -98,12 +99,39 @@ def queue_url(endpoint: Endpoint) -> str | None:
     return registry_url(f"/a2a/queue/{endpoint.id}")
 
 
+def skill_examples(agent_ids: list) -> dict:
+    """What a posted card's skills give as examples of requests: the words people use to
+    ask for them, for search by meaning (registry.semantic)."""
+    from a2a.models import CardDocument
+
+    found = {}
+    documents = CardDocument.objects.filter(
+        agent_id__in=agent_ids, origin=CardDocument.Origin.SUBMITTED
+    ).values_list("agent_id", "body")
+    for agent_id, body in documents:
+        try:
+            skills = json.loads(bytes(body)).get("skills") or []
+        except (ValueError, AttributeError):
+            continue
+        examples = [
+            example
+            for skill in skills
+            if isinstance(skill, dict) and isinstance(skill.get("examples"), list)
+            for example in skill["examples"]
+            if isinstance(example, str)
+        ]
+        if examples:
+            found[agent_id] = ". ".join(examples)
+    return found
+
+
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
     for slug, description in PROBLEM_TYPES.items():
         extensions.register_problem_type(slug, description)
     extensions.register_source(CARD_SOURCE, "A2A agent card")
+    extensions.register_meaning_text("a2a-skill-examples", skill_examples)
     extensions.register_related("a2a_provenance")
     extensions.register_agent_member(
         Member(

@@ -64,6 +64,13 @@ class DiscoverAgentsView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
+            OpenApiParameter(
+                "mode",
+                str,
+                enum=["hybrid", "semantic", "keyword"],
+                description="How q finds and ranks: hybrid (default; by words and by meaning, "
+                "fused), semantic (by meaning alone) or keyword (by words alone).",
+            ),
             OpenApiParameter("facets", str, description="Comma-separated facet names."),
             OpenApiParameter("updated_since", OpenApiTypes.DATETIME),
             OpenApiParameter(

@@ -1,6 +1,7 @@
 """Discovery reads: sort, page, what facet counts sample, and the change feed for mirrors
 (filters: registry/discovery/filters.py; facet counts: registry/discovery/facets.py)."""
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from django.db.models import DateTimeField, Max, Q, QuerySet
@@ -10,15 +11,16 @@ from django.utils.dateparse import parse_datetime
 
 from registry.agents.liveness_state import live_agents
 from registry.agents.models import Agent, Tombstone
+from registry.discovery import hybrid
 from registry.discovery.filters import agent_filterset
 from registry.discovery.pagination import SORTS, Page, keyset_page, tiered_keys, tiered_page
-from registry.discovery.search import KEY_FILTERS, TIERS, filter_keys, text_matches
+from registry.discovery.search import KEY_FILTERS, TIERS, filter_keys, text_filter, text_matches
 from registry.http.jsonutil import Problem
 from registry.http.params import bad_parameter, limit_parse
 from registry.http.problems import ProblemError
 
 # The query parameters of discovery besides its filters.
-DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor"})
+DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor", "mode"})
 
 
 def filter_problems(filterset) -> ProblemError:
@@ -96,7 +98,7 @@ def registry_last_change() -> datetime | None:
 
 
 # Parameters that only shape the answer; any other one filters the agents.
-NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets"}
+NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets", "mode"}
 
 
 def _text_scope(
@@ -133,8 +135,43 @@ def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> Qu
     """What facet_counts samples: with a text query on PostgreSQL, the search rows of the
     matching agents, so that an id slice of them is one bitmap AND of the text and id
     indexes; otherwise the filtered agents. Both have the agent's id as pk."""
+    text = (params.get("q") or "").strip()
+    if text and _fused_order(params):
+        # The agents of the fused order (registry/discovery/hybrid.py), which a text query
+        # lists in this mode whatever its sort.
+        ranked = _fused(queryset, params, prefiltered)
+        if not ranked:  # (an empty pk__in compiles to no SQL, which facet counts need)
+            return queryset.filter(pk__isnull=True)
+        return queryset.filter(pk__in=[pk for pk, _ in ranked])
     rows = _matches(params, *_text_scope(queryset, params, prefiltered))
     return queryset if rows is None else rows
+
+
+def _fused_order(params) -> bool:
+    return hybrid.mode_parse(params) != "keyword"
+
+
+def _keyword_ranked(queryset: QuerySet, params, prefiltered: bool) -> Callable[[], list]:
+    """The first ids of the keyword relevance order of ``params`` (mode=keyword)."""
+    plain = {name: params.get(name) for name in params if name not in {"cursor", "sort"}}
+    plain.update(mode="keyword", limit=str(hybrid.DEPTH), sort="relevance")
+    # What the filters keep in keyword mode: the agents whose words match, ranked.
+    matching = text_filter(queryset, plain["q"])
+    return lambda: discover(matching, plain, None, prefiltered=prefiltered)[0].rows
+
+
+def _fused(queryset: QuerySet, params, prefiltered: bool) -> list[tuple]:
+    return hybrid.fused(
+        queryset,
+        params.get("q").strip(),
+        hybrid.mode_parse(params),
+        _keyword_ranked(queryset, params, prefiltered),
+        filtered=_filtered(params, prefiltered),
+    )
+
+
+def _filtered(params, prefiltered: bool) -> bool:
+    return prefiltered or any(params.get(k) for k in params if k not in NOT_FILTERS)
 
 
 def _relevance_tiers(
@@ -164,7 +201,7 @@ def live_candidates(
         return None
     sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=False)
     agents, keys, live = _text_scope(queryset, params, prefiltered)
-    if sort != "relevance" or not live:
+    if sort != "relevance" or not live or _fused_order(params):
         return None
     tiers = []
     for tier in TIERS:
@@ -189,6 +226,24 @@ def discover(
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
     limit = limit_parse(params.get("limit"))
+    fused_order = _fused_order(params)  # and a 400 naming mode when it is none
+    if fused_order and sort != "relevance" and (params.get("q") or "").strip():
+        # Another order of the same agents as the fused relevance order.
+        queryset = queryset.filter(pk__in=[pk for pk, _ in _fused(queryset, params, prefiltered)])
+    elif sort == "relevance" and fused_order:
+        page = hybrid.fused_page(
+            queryset,
+            params.get("q").strip(),
+            hybrid.mode_parse(params),
+            _keyword_ranked(queryset, params, prefiltered),
+            limit=limit,
+            cursor=params.get("cursor"),
+            filtered=_filtered(params, prefiltered),
+        )
+        if full_rows is not None:
+            by_pk = {row.pk: row for row in full_rows.filter(pk__in=page.rows)}
+            page.rows = [by_pk[pk] for pk in page.rows if pk in by_pk]
+        return page, sort, since
     if sort == "relevance":
         tiers = _relevance_tiers(queryset, params, prefiltered)
         if tiers is not None:

@@ -14,6 +14,7 @@ from registry import extensions
 from registry.agents.liveness_state import conformant_agents, live_agents
 from registry.agents.models import Agent, Capability, CapabilityTag, Endpoint
 from registry.agents.text import search_words_problem
+from registry.discovery import hybrid
 from registry.discovery.models import AgentFacet
 from registry.discovery.search import text_filter
 
@@ -119,6 +120,10 @@ class AgentFilter(django_filters.FilterSet):
         )
 
     def filter_text(self, queryset, name, value):
+        # In mode semantic or hybrid the text orders the filtered agents (discovery.hybrid)
+        # instead of keeping those whose words match it.
+        if (self.data.get("mode") or hybrid.DEFAULT_MODE).strip() != "keyword":
+            return queryset
         return text_filter(queryset, value)
 
     def filter_skill(self, queryset, name, value):

@@ -87,6 +87,8 @@ class Page:
     # The data generation the page's keys were read at (registry/discovery/generation.py), read by
     # the same statement; None for an empty page.
     generation: int | None = None
+    # Each row's score from 0 to 100, best first (a fused text order: registry/discovery/hybrid.py).
+    scores: list[float] | None = None
 
 
 def _generation() -> Subquery:

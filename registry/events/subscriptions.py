@@ -88,6 +88,8 @@ def filter_validate(params: dict) -> dict:
 def _query(params: dict) -> QueryDict:
     query = QueryDict(mutable=True)
     query.update(params)
+    # A subscription's q keeps the agents whose words match it (search by meaning ranks).
+    query["mode"] = "keyword"
     return query
 
 

@@ -47,6 +47,8 @@ PROBLEM_TYPES = {
     "service-unavailable": "The registry's database does not answer: a passing outage, not "
     "a fault of the request. Retry after Retry-After seconds (with the same Idempotency-Key "
     "for a registration).",
+    "semantic-unavailable": "Search by meaning (mode=semantic) is unavailable: its embedding "
+    "service does not answer. mode=keyword searches by words.",
     "idempotency-key-reused": "This Idempotency-Key was used with another request (another "
     "body, method or path) by the same API key: use a new key for a new request.",
     "idempotency-in-progress": "A request with this Idempotency-Key is still being handled: "

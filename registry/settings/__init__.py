@@ -302,6 +302,10 @@ FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 # Facet counts are exact for up to this many matching agents; beyond, estimated from a
 # uniform sample of as many (registry/discovery/facets.py; README: how far off, measured).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
+# Search by meaning (registry/semantic/): the embedding service's Unix socket
+# (manage.py semantic_serve); empty: each process embeds and searches itself, holding the
+# model (about 130 MB) and every vector. The Procfiles run the service and set it.
+SEMANTIC_SOCKET = os.environ.get("SEMANTIC_SOCKET", "")
 # Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
 # host means: "flag" (stored and shown) or "reject" (the registration fails).

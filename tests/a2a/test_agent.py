@@ -561,3 +561,18 @@ def test_a_refused_searchs_problem_is_the_http_apis_document_over_raw_json_rpc(r
         over_http = http.get(f"{registry_url}/discover/agents?limit=1000").json()
     assert problem == over_http
     assert isinstance(problem["status"], int)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discovery_by_data_takes_the_search_mode(registered, registry_url):
+    parts = [new_data_part({"q": "will it rain tomorrow", "mode": "semantic"})]
+    message, _, _ = converse(registry_url, "JSONRPC", parts)
+    data, _ = reply(message)
+    assert data["agents"][0]["id"] == registered["weather"]
+    parts = [new_data_part({"q": "will it rain tomorrow", "mode": "keyword"})]
+    data, _ = reply(converse(registry_url, "JSONRPC", parts)[0])
+    assert data["agents"] == []
+
+    task, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"q": "x", "mode": "vibes"})])
+    assert task.status.state == TaskState.TASK_STATE_REJECTED
+    assert [e["path"] for e in answer(task)[0]["problem"]["errors"]] == ["mode"]

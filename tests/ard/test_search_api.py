@@ -91,10 +91,9 @@ def test_filters_are_or_within_a_key_and_and_across_keys(anon, three):
 def test_paging_with_the_page_token(anon, alice, make_card):
     for n in range(5):
         register(alice, card_at(make_card, n, name=f"Weather {n}"))
-    first = search(anon, {"query": {"text": "weather"}, "pageSize": 2})
-    second = search(
-        anon, {"query": {"text": "weather"}, "pageSize": 2, "pageToken": first["pageToken"]}
-    )
+    query = {"text": "weather", "mode": "keyword"}  # whose score falls by one per place
+    first = search(anon, {"query": query, "pageSize": 2})
+    second = search(anon, {"query": query, "pageSize": 2, "pageToken": first["pageToken"]})
     assert len(first["results"]) == len(second["results"]) == 2
     assert not {r["identifier"] for r in first["results"]} & {
         r["identifier"] for r in second["results"]
@@ -204,3 +203,22 @@ def test_deleted_agents_leave_search(anon, alice, three):
     assert alice.delete(f"/agents/{three['tides']}").status_code == 204
     answer = search(anon, {"query": {"text": "tide"}})
     assert answer["results"] == []
+
+
+def test_search_takes_the_mode_and_scores_from_the_fused_score(anon, three):
+    body = {"query": {"text": "will it rain tomorrow", "mode": "semantic"}, "federation": "none"}
+    answer = search(anon, body)
+    assert openapi_problems("SearchResponse", answer) == []
+    assert answer["results"][0]["identifier"].endswith(three["weather"])
+    scores = [r["score"] for r in answer["results"]]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 100 for s in scores)
+    keyword = {"query": {"text": "will it rain tomorrow", "mode": "keyword"}, "federation": "none"}
+    assert search(anon, keyword)["results"] == []
+    hybrid = search(anon, {"query": {"text": "weather"}, "federation": "none"})
+    assert hybrid["results"][0]["score"] > hybrid["results"][-1]["score"]
+
+
+def test_a_bad_mode_is_invalid_argument_naming_query_mode(anon, three):
+    response = anon.post("/ard/search", {"query": {"text": "x", "mode": "vibes"}}, format="json")
+    assert response.status_code == 400
+    assert "query.mode" in response.content.decode()

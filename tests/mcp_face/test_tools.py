@@ -183,3 +183,24 @@ def test_there_is_no_stream_to_get_nor_session_to_delete(registry_url, method):
         response = http.request(method, f"{registry_url}/mcp")
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discover_agents_takes_the_search_mode(weather, registry_url):
+    result = call(
+        registry_url, "discover_agents", {"q": "will it rain tomorrow", "mode": "semantic"}
+    )
+    assert [a["id"] for a in result.structured_content["agents"]] == [weather]
+    keyword = call(
+        registry_url, "discover_agents", {"q": "will it rain tomorrow", "mode": "keyword"}
+    )
+    assert keyword.structured_content["agents"] == []
+    bad = call(registry_url, "discover_agents", {"q": "rain", "mode": "vibes"})
+    assert bad.is_error is True
+    assert [e["path"] for e in bad.structured_content["problem"]["errors"]] == ["mode"]
+    ard = call(
+        registry_url,
+        "discover_agents",
+        {"query": {"text": "will it rain tomorrow", "mode": "semantic"}, "federation": "none"},
+    )
+    assert ard.structured_content["results"][0]["identifier"].endswith(weather)

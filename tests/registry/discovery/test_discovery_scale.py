@@ -117,23 +117,34 @@ def names_of_every_page(anon, response):
 
 
 def test_text_search_covers_skill_names_descriptions_and_tags(anon, population):
-    assert names(anon.get("/discover/agents", {"q": "sonnets"})) == ["Bard Writer"]
-    assert names(anon.get("/discover/agents", {"q": "poetry"})) == ["Bard Writer"]
-    assert sorted(names(anon.get("/discover/agents", {"q": "logistics"}))) == [
+    assert names(anon.get("/discover/agents", {"mode": "keyword", "q": "sonnets"})) == [
+        "Bard Writer"
+    ]
+    assert names(anon.get("/discover/agents", {"mode": "keyword", "q": "poetry"})) == [
+        "Bard Writer"
+    ]
+    assert sorted(names(anon.get("/discover/agents", {"mode": "keyword", "q": "logistics"}))) == [
         "Atlas Router",
         "Cargo Tracker",
     ]
-    assert names(anon.get("/discover/agents", {"q": "contain"})) == ["Cargo Tracker"]  # prefix
-    assert names(anon.get("/discover/agents", {"q": "truck europe"})) == ["Atlas Router"]
-    assert names(anon.get("/discover/agents", {"q": "truck haiku"})) == []
+    assert names(anon.get("/discover/agents", {"mode": "keyword", "q": "contain"})) == [
+        "Cargo Tracker"
+    ]  # prefix
+    assert names(anon.get("/discover/agents", {"mode": "keyword", "q": "truck europe"})) == [
+        "Atlas Router"
+    ]
+    assert names(anon.get("/discover/agents", {"mode": "keyword", "q": "truck haiku"})) == []
 
 
 def test_relevance_puts_the_better_match_first(anon, population):
     # "route" is Atlas's skill name, tag-free description word and skill id; Dune only
     # mentions it once in its description.
-    found = names(anon.get("/discover/agents", {"q": "route"}))
+    found = names(anon.get("/discover/agents", {"mode": "keyword", "q": "route"}))
     assert found == ["Atlas Router", "Dune Oracle"]
-    assert anon.get("/discover/agents", {"q": "route"}).json()["sort"] == "relevance"
+    assert (
+        anon.get("/discover/agents", {"mode": "keyword", "q": "route"}).json()["sort"]
+        == "relevance"
+    )
 
 
 def test_sort_by_name_and_recent(anon, population):
@@ -236,7 +247,7 @@ def test_every_facet_is_counted_in_one_statement(anon, population, django_assert
     ],
 )
 def test_facet_counts_of_text_queries_with_filters(anon, population, params, expected):
-    body = anon.get("/discover/agents", {**params, "facets": "tag"}).json()
+    body = anon.get("/discover/agents", {**params, "facets": "tag", "mode": "keyword"}).json()
     assert {f["value"]: f["count"] for f in body["facets"]["tag"]} == expected
 
 
@@ -260,7 +271,9 @@ def test_facet_counts_beyond_the_exact_limit_are_estimated_from_a_uniform_sample
     cards_bulk_import(owner="crawler", cards=cards)
     settings.DISCOVERY_FACET_EXACT = 10
     with django_assert_max_num_queries(10):  # the page (up to 7), last change, probe, count
-        body = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
+        body = anon.get(
+            "/discover/agents", {"mode": "keyword", "q": "sampled", "facets": "tag"}
+        ).json()
     assert body["facetsExact"] is False
     counted = {f["value"]: f["count"] for f in body["facets"]["tag"]}
 
@@ -278,7 +291,9 @@ def test_facet_counts_beyond_the_exact_limit_are_estimated_from_a_uniform_sample
     assert counted == {tag: round(n * scale) for tag, n in in_sample.items()}
 
     settings.DISCOVERY_FACET_EXACT = 1000
-    exact = anon.get("/discover/agents", {"q": "sampled", "facets": "tag"}).json()
+    exact = anon.get(
+        "/discover/agents", {"mode": "keyword", "q": "sampled", "facets": "tag"}
+    ).json()
     assert exact["facetsExact"] is True
     assert {f["value"]: f["count"] for f in exact["facets"]["tag"]} == {t: 200 for t in tags}
 
@@ -416,7 +431,9 @@ def test_listing_queries_do_not_grow_with_results(
     # the page's keys (on PostgreSQL, one query per relevance tier: 3), its rows, 2
     # prefetches, last change; for the facets: the id-slice probe and one statement
     with django_assert_max_num_queries(9):
-        body = anon.get("/discover/agents", {"q": "summarize", "facets": "tag"}).json()
+        body = anon.get(
+            "/discover/agents", {"mode": "keyword", "q": "summarize", "facets": "tag"}
+        ).json()
     assert len(body["results"]) == 15
 
 
@@ -476,9 +493,11 @@ def test_relevance_pages_walk_every_match_once(anon, population, extra):
 
 
 def test_relevance_with_a_filter_keeps_only_filtered_matches(anon, population):
-    found = names(anon.get("/discover/agents", {"q": "tracks", "tag": "maps"}))
+    found = names(anon.get("/discover/agents", {"mode": "keyword", "q": "tracks", "tag": "maps"}))
     assert found == []
-    found = names(anon.get("/discover/agents", {"q": "route", "tag": "logistics"}))
+    found = names(
+        anon.get("/discover/agents", {"mode": "keyword", "q": "route", "tag": "logistics"})
+    )
     assert found == ["Atlas Router"]
 
 
@@ -548,7 +567,8 @@ def test_capability_and_tag_filters_join_the_text_index_query(anon, population):
     query asks for the keys and checks no capability table."""
     with CaptureQueriesContext(connection) as queries:
         response = anon.get(
-            "/discover/agents", {"q": "route", "capability": "Route planning", "tag": "maps"}
+            "/discover/agents",
+            {"mode": "keyword", "q": "route", "capability": "Route planning", "tag": "maps"},
         )
     assert names(response) == ["Atlas Router"]
     if connection.vendor == "postgresql":
@@ -608,8 +628,10 @@ def test_relevance_tiers_name_then_titles_then_the_rest(alice, anon, native_payl
     register("Wind Four", tags=["zephyrs"])
     register("Calm", description="No wind at all.")
     expected = ["Zephyr Agent", "Wind Four", "Wind One", "Wind Three", "Wind Two"]
-    found = names(anon.get("/discover/agents", {"q": "zephyr"}))
-    walked = names_of_every_page(anon, anon.get("/discover/agents", {"q": "zephyr", "limit": 2}))
+    found = names(anon.get("/discover/agents", {"mode": "keyword", "q": "zephyr"}))
+    walked = names_of_every_page(
+        anon, anon.get("/discover/agents", {"mode": "keyword", "q": "zephyr", "limit": 2})
+    )
     if connection.vendor == "postgresql":
         assert found == expected
         assert walked == expected
@@ -617,7 +639,7 @@ def test_relevance_tiers_name_then_titles_then_the_rest(alice, anon, native_payl
         assert sorted(found) == sorted(expected)
         assert sorted(walked) == sorted(expected)
     # Every word counts: none of these names has both; two agents' titles do.
-    both = names(anon.get("/discover/agents", {"q": "zephyr wind"}))
+    both = names(anon.get("/discover/agents", {"mode": "keyword", "q": "zephyr wind"}))
     expected = ["Wind Four", "Wind One", "Wind Three", "Wind Two"]
     assert both == expected if connection.vendor == "postgresql" else sorted(both) == expected
 

@@ -77,7 +77,8 @@ def test_writes_rebuild_the_listing_in_their_transaction(alice, anon, agents):
 
 
 def test_a_page_without_facets_is_at_most_two_queries(anon, agents, django_assert_max_num_queries):
-    for params in ({"q": "route"}, {"tag": "maps"}, {"q": "route", "tag": "maps"}, {}):
+    text = {"q": "route", "mode": "keyword"}
+    for params in (text, {"tag": "maps"}, {**text, "tag": "maps"}, {}):
         # The page's keys (every relevance tier in one statement), then its listings with
         # their endpoints' liveness and the registry's last change.
         with django_assert_max_num_queries(2):
@@ -155,11 +156,11 @@ def facets_of(client, **params):
 def test_a_repeated_facet_query_is_answered_from_the_cache_without_counting_again(
     anon, agents, django_assert_max_num_queries
 ):
-    first = facets_of(anon, q="route")
+    first = facets_of(anon, q="route", mode="keyword")
 
     # Another page size: its keys and listings, but neither probe nor counting statement.
     with django_assert_max_num_queries(2):
-        assert facets_of(anon, q="route", limit="2") == first
+        assert facets_of(anon, q="route", mode="keyword", limit="2") == first
     assert {"value": "maps", "count": 4} in first
 
 

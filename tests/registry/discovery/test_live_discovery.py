@@ -110,7 +110,7 @@ def test_a_write_since_the_candidates_were_found_is_seen(
 
 
 def test_a_live_query_without_matches_is_answered_from_its_candidates(anon, weather_agents):
-    params = {"q": "zeppelin", "liveOnly": "true"}
+    params = {"q": "zeppelin", "liveOnly": "true", "mode": "keyword"}
     assert anon.get("/discover/agents", params).json()["results"] == []
     with CaptureQueriesContext(connection) as queries:
         assert anon.get("/discover/agents", params).json()["results"] == []

@@ -1,0 +1,139 @@
+"""Text search by meaning and by keyword together (``mode``): the relevance order of a text
+query in ``semantic`` mode (the agents whose embedded text is nearest the query's,
+registry/semantic/) or ``hybrid`` mode (the keyword order and the semantic order fused by
+reciprocal rank), over exactly the agents the query's filters select. ``keyword`` is the
+full-text search alone (registry/discovery/search.py), unchanged.
+
+Each order contributes its first ``DEPTH`` agents; the fused list is paged by an offset
+cursor. An agent's score is its fused score over the best a fused score can be (first in
+both orders), or in ``semantic`` mode its cosine, both as 0 to 100."""
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Callable
+
+from django.db.models import QuerySet
+
+from registry.discovery.generation import generation_read
+from registry.discovery.pagination import Page
+from registry.http.params import bad_parameter
+from registry.http.problems import ProblemError
+from registry.semantic import client
+
+log = logging.getLogger(__name__)
+MODES = ("hybrid", "semantic", "keyword")
+DEFAULT_MODE = "hybrid"
+# Candidates from each order, and the reciprocal rank fusion constant (Cormack et al.).
+DEPTH = 100
+RRF_K = 60
+# Semantic candidates: the nearest of all agents, then those the filters keep; when the
+# filters keep too few of them, the nearest among every filtered agent (up to this many).
+NEAREST_ALL = 1000
+NEAREST_AMONG = 50_000
+# Below this cosine an agent is not near the query at all.
+MIN_COSINE = 0.15
+
+
+def mode_parse(params) -> str:
+    mode = (params.get("mode") or DEFAULT_MODE).strip()
+    if mode not in MODES:
+        raise bad_parameter("mode", f"must be one of {', '.join(MODES)}, not '{mode}'")
+    return mode
+
+
+def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tuple]:
+    """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``."""
+    # Without filters only deleted or retired agents drop out: fewer candidates suffice.
+    wanted = NEAREST_ALL if filtered else 2 * DEPTH
+    hits = client.nearest(text, wanted, floor=MIN_COSINE)
+    kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
+    ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
+    if filtered and len(ranked) < DEPTH and len(hits) == wanted:
+        among = list(
+            queryset.select_related(None)
+            .prefetch_related(None)
+            .order_by()
+            .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
+        )
+        if len(among) <= NEAREST_AMONG:
+            ranked = client.nearest(text, DEPTH, among, floor=MIN_COSINE)
+    return ranked
+
+
+def fused(
+    queryset: QuerySet,
+    text: str,
+    mode: str,
+    keyword_ranked: Callable[[], list],
+    *,
+    filtered: bool,
+) -> list[tuple]:
+    """The whole relevance order of ``mode``: (agent id, score 0-100), best first."""
+    try:
+        semantic = semantic_ranked(queryset, text, filtered=filtered)
+    except client.SemanticUnavailable as exc:
+        if mode == "semantic":
+            raise ProblemError(
+                503, "semantic-unavailable", "Search by meaning is unavailable; try mode=keyword."
+            ) from exc
+        log.warning("search by meaning unavailable, keyword order alone: %s", exc)
+        semantic = []
+    if mode == "semantic":
+        return [(pk, round(max(0.0, min(1.0, cosine)) * 100, 2)) for pk, cosine in semantic]
+    keyword = keyword_ranked()
+    scores: dict = {}
+    places: dict = {}
+    for order, ranked in enumerate((keyword, [pk for pk, _ in semantic])):
+        for rank, pk in enumerate(ranked, start=1):
+            scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank)
+            places.setdefault(pk, [DEPTH + 1, DEPTH + 1])[order] = rank
+    best = 2.0 / (RRF_K + 1)
+    order = sorted(scores, key=lambda pk: (-scores[pk], places[pk], str(pk)))
+    return [(pk, round(scores[pk] / best * 100, 2)) for pk in order]
+
+
+def _cursor(mode: str, offset: int) -> str:
+    raw = json.dumps(["fused", mode, offset], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _offset(cursor: str | None, mode: str) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        kind, cursor_mode, offset = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError):
+        raise bad_parameter("cursor", "is not valid: use the next link as given") from None
+    if kind != "fused" or type(offset) is not int or offset < 0:
+        raise bad_parameter("cursor", "is not valid: use the next link as given")
+    if cursor_mode != mode:
+        raise bad_parameter("cursor", f"belongs to another mode ({cursor_mode})")
+    return offset
+
+
+def fused_page(
+    queryset: QuerySet,
+    text: str,
+    mode: str,
+    keyword_ranked: Callable[[], list],
+    *,
+    limit: int,
+    cursor: str | None,
+    filtered: bool,
+) -> Page:
+    """A page of the fused order (its ids, and their scores in ``Page.scores``)."""
+    start = _offset(cursor, mode)
+    # Read before the search: a write meanwhile makes the page's cache entry refused.
+    generation = generation_read()
+    ranked = fused(queryset, text, mode, keyword_ranked, filtered=filtered)
+    chosen = ranked[start : start + limit]
+    more = len(ranked) > start + limit
+    return Page(
+        [pk for pk, _ in chosen],
+        _cursor(mode, start + limit) if more else None,
+        generation if chosen else None,
+        [score for _, score in chosen],
+    )

@@ -1,0 +1,76 @@
+"""The embedding model: WordLlama's 256-dimension static model (``l2_supercat``), whose
+weights and tokenizer ship inside the installed ``wordllama`` package. It is loaded from
+there with downloads disabled: nothing here reaches a model hub. (WordLlama 0.4 looks for
+its tokenizer under ``wordllama/tokenizer/`` while the package holds
+``wordllama/tokenizers/``; its cache directory, set to the package itself, finds it.)
+
+Vectors are unit length, quantized to one signed byte per dimension (``quantize``): the
+dot product of two of them, over 127², is their cosine within about 1 %."""
+
+import threading
+from functools import cache
+
+MODEL_CONFIG = "l2_supercat"
+DIMENSIONS = 256
+SCALE = 127
+_lock = threading.Lock()
+
+
+@cache
+def model_name() -> str:
+    """The model's name and version, stored with each vector."""
+    from importlib.metadata import version
+
+    return f"wordllama-{MODEL_CONFIG}-{DIMENSIONS}@{version('wordllama')}"
+
+
+@cache
+def model():
+    from pathlib import Path
+
+    import wordllama
+    from wordllama import WordLlama
+
+    with _lock:
+        loaded = WordLlama.load(
+            MODEL_CONFIG,
+            cache_dir=Path(wordllama.__file__).parent,
+            dim=DIMENSIONS,
+            disable_download=True,
+        )
+        # embed() pools each text's own tokens: no padding to the batch's longest.
+        loaded.tokenizer.no_padding()
+        return loaded
+
+
+def embed(texts: list[str]):
+    """The unit vectors (float32, one row per text) of ``texts``: the mean of each text's
+    token vectors, normalized, as WordLlama's own ``embed`` makes them, without padding
+    every text of a batch to the longest (which made a bulk load's long cards slow)."""
+    import numpy as np
+
+    vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    if not texts:
+        return vectors
+    loaded = model()
+    table = loaded.embedding
+    for row, encoded in enumerate(loaded.tokenizer.encode_batch(texts, add_special_tokens=False)):
+        if encoded.ids:
+            ids = np.clip(np.asarray(encoded.ids, dtype=np.int64), 0, table.shape[0] - 1)
+            vectors[row] = table[ids].sum(axis=0)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A text of no known word has no direction: it stays zeros, near nothing.
+    np.divide(vectors, norms, out=vectors, where=norms > 0)
+    return vectors
+
+
+def quantize(vectors) -> list[bytes]:
+    import numpy as np
+
+    return [
+        row.tobytes() for row in np.clip(np.rint(vectors * SCALE), -SCALE, SCALE).astype(np.int8)
+    ]
+
+
+def embed_quantized(texts: list[str]) -> list[bytes]:
+    return quantize(embed(texts))

@@ -1,0 +1,52 @@
+import pytest
+
+
+@pytest.fixture
+def add_agent(alice, native_payload):
+    def add(name, description, capabilities=(), **overrides):
+        payload = native_payload(
+            name=name, description=description, capabilities=list(capabilities), **overrides
+        )
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        return response.json()["id"]
+
+    return add
+
+
+@pytest.fixture
+def population(add_agent):
+    """Agents that describe what they do in words other than a person's request."""
+    return {
+        "tables": add_agent(
+            "TableFinder",
+            "Restaurant reservations at thousands of venues.",
+            [
+                {
+                    "name": "Reserve",
+                    "description": "Reserve seating for a party.",
+                    "tags": ["dining"],
+                }
+            ],
+        ),
+        "scribe": add_agent(
+            "Scribe Audio",
+            "Audio transcription for meetings, podcasts and calls.",
+            [{"name": "Transcribe", "tags": ["audio"]}],
+        ),
+        "pdf": add_agent(
+            "TabulaX",
+            "PDF table extraction into spreadsheets.",
+            [{"name": "Extract tables", "tags": ["pdf"]}],
+        ),
+        "weather": add_agent(
+            "Nimbus",
+            "Meteorological forecasts and severe storm alerts.",
+            [{"name": "Forecast", "tags": ["meteorology"]}],
+        ),
+        "flights": add_agent(
+            "SkyFare",
+            "Airline ticket search and booking across carriers.",
+            [{"name": "Search fares", "tags": ["travel"]}],
+        ),
+    }
