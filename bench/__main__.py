@@ -123,27 +123,7 @@ def throughput(
     headers: dict[str, str] | None = None,
     warm_requests: int = 0,
 ) -> loadgen.Throughput:
-    paths_file = tmp / f"{name}-paths.txt"
-    paths_file.write_text("\n".join(paths) + "\n")
-
-    def run(seconds: float) -> loadgen.Throughput:
-        if generator == "wrk":
-            return loadgen.throughput_wrk(
-                port=port,
-                paths_file=paths_file,
-                duration=seconds,
-                connections=args.connections,
-                workdir=tmp,
-                headers=headers,
-            )
-        return loadgen.throughput_python(
-            port=port,
-            paths=paths,
-            duration=seconds,
-            connections=args.connections,
-            seed=args.seed,
-            headers=headers,
-        )
+    run = _runner(name, paths, args, port, generator, tmp, headers)
 
     # A warm-up as long as the run (100,000 cards outgrow PostgreSQL's default shared
     # buffers, and a short one left the card fetch measuring a cold cache), repeated until
@@ -158,11 +138,93 @@ def throughput(
     return result
 
 
+def _runner(
+    name: str,
+    paths: list[str],
+    args: argparse.Namespace,
+    port: int,
+    generator: str,
+    tmp: Path,
+    headers: dict[str, str] | None = None,
+    in_order: bool = False,
+):
+    """A function of seconds: one run of the generator over ``paths`` (``in_order``: each
+    once while they last, else at random)."""
+    paths_file = tmp / f"{name}-paths.txt"
+    paths_file.write_text("\n".join(paths) + "\n")
+
+    def run(seconds: float) -> loadgen.Throughput:
+        if generator == "wrk":
+            return loadgen.throughput_wrk(
+                port=port,
+                paths_file=paths_file,
+                duration=seconds,
+                connections=args.connections,
+                workdir=tmp,
+                headers=headers,
+                in_order=in_order,
+            )
+        return loadgen.throughput_python(
+            port=port,
+            paths=paths,
+            duration=seconds,
+            connections=args.connections,
+            seed=args.seed,
+            headers=headers,
+            in_order=in_order,
+        )
+
+    return run
+
+
+# Distinct-query throughput: a warm-up of this many URLs (worker start-up, the database's
+# buffers), a third of the run long, before the run; neither repeats a URL.
+DISTINCT_WARM_URLS = 2000
+
+
+def throughput_distinct(
+    name: str,
+    pool: discover.DistinctQueries,
+    share: int,
+    args: argparse.Namespace,
+    port: int,
+    generator: str,
+    tmp: Path,
+) -> dict[str, Any]:
+    """Throughput of queries that are each a first query: ``share`` URLs of ``pool`` never
+    sent before in this run, in order; ``repeated`` counts the requests past their end (the
+    generator starts them over), which then were not first queries."""
+    warm = _runner(
+        f"{name}-warm", pool.take(DISTINCT_WARM_URLS), args, port, generator, tmp, in_order=True
+    )
+    warm(max(1.0, args.duration / 3))
+    paths = pool.take(share)
+    result = _runner(name, paths, args, port, generator, tmp, in_order=True)(args.duration)
+    if result.errors > result.requests * 0.01:
+        raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")
+    return {
+        **result.as_dict(),
+        "urls": len(paths),
+        "repeated": max(0, result.requests - len(paths)),
+    }
+
+
 def discovery(port: int, agents: int, paths: dict[str, list[str]]) -> dict[str, Any]:
     queries = {}
     for kind, kind_paths in paths.items():
         say(f"  discovery '{kind}' at N={agents}: {len(kind_paths)} requests")
         queries[kind] = discover.discovery_measure(port, kind, kind_paths)
+    return {"agents": agents, "queries": queries}
+
+
+def discovery_distinct(
+    port: int, agents: int, pools: dict[str, discover.DistinctQueries], count: int
+) -> dict[str, Any]:
+    """One client, ``count`` queries of each distinct kind, none asked before in the run."""
+    queries = {}
+    for kind, pool in pools.items():
+        say(f"  distinct '{kind}' at N={agents}: {count} requests")
+        queries[kind] = discover.discovery_measure(port, kind, pool.take(count))
     return {"agents": agents, "queries": queries}
 
 
@@ -195,9 +257,12 @@ def throughput_block(
     port: int,
     generator: str,
     tmp: Path,
+    pools: dict[str, discover.DistinctQueries] | None = None,
+    shares_left: int = 1,
 ) -> dict[str, Any]:
-    """At one size: the bare application, /healthz, card fetches and discovery, each
-    driven by the same generator, connections and duration."""
+    """At one size: the bare application, /healthz, card fetches and discovery (repeated
+    URL lists, then ``pools``' distinct queries: ``1/shares_left`` of what they have left),
+    each driven by the same generator, connections and duration."""
     say(f"throughput at N={agents} with {generator}, {args.duration:g} s each")
     rows = {"bare": bare_measure(args, generator, tmp)}
     rows["healthz"] = throughput("healthz", ["/healthz"], args, port, generator, tmp)
@@ -218,7 +283,17 @@ def throughput_block(
         rows[f"discover {kind}"] = throughput(f"discover-{kind}", paths, args, port, generator, tmp)
     for name, figures in rows.items():
         say(f"  {name}: {figures.requests_per_second:.0f} req/s")
-    return {"agents": agents, "rows": {name: figures.as_dict() for name, figures in rows.items()}}
+    block = {name: figures.as_dict() for name, figures in rows.items()}
+    # Queries never asked before in the run: half of what is left of each kind's URLs here,
+    # the rest at the next size.
+    for kind, pool in (pools or {}).items():
+        share = pool.left() // shares_left
+        name = f"distinct {kind}"
+        block[name] = throughput_distinct(
+            name.replace(" ", "-"), pool, share, args, port, generator, tmp
+        )
+        say(f"  {name}: {block[name]['requests_per_second']:.0f} req/s")
+    return {"agents": agents, "rows": block}
 
 
 def entities_phases(args: argparse.Namespace, port: int) -> dict[str, Any]:
@@ -273,6 +348,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     query_paths = {
         kind: discover.query_paths(kind, args.requests, args.seed) for kind in discover.QUERY_KINDS
     }
+    # Distinct queries: every URL sent once in the run, whatever row sends it.
+    pools = discover.distinct_pools(args.seed)
     port = args.port or port_free()
     with tempfile.TemporaryDirectory(prefix="registry-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -288,9 +365,13 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             discover.discovery_warm(port, args.seed)
             small = discovery(port, args.small, query_paths)
             load_to("middle", args.small, args.middle)
-            middle = throughput_block(args.middle, load.card_paths(), args, port, generator, tmp)
+            distinct = {"middle": discovery_distinct(port, args.middle, pools, args.requests)}
+            middle = throughput_block(
+                args.middle, load.card_paths(), args, port, generator, tmp, pools, 2
+            )
             load_to("rest", args.middle, args.agents)
             full = discovery(port, args.agents, query_paths)
+            distinct["full"] = discovery_distinct(port, args.agents, pools, args.requests)
 
             card_paths = load.card_paths()
             ids = [path.rsplit("/", 1)[1] for path in card_paths]
@@ -300,7 +381,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             }
             say(f"pages at N={args.agents}: {args.requests} requests each")
             page_figures = pages.pages_measure(port, page_paths)
-            at_full = throughput_block(args.agents, card_paths, args, port, generator, tmp)
+            at_full = throughput_block(
+                args.agents, card_paths, args, port, generator, tmp, pools, 1
+            )
             beats = load.heartbeat_paths(args.seed)
             say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
@@ -366,6 +449,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         },
         "load": [phase.as_dict() for phase in phases],
         "discovery": {"small": small, "full": full},
+        "distinct": distinct,
         "pages": {"agents": args.agents, "pages": page_figures},
         "throughput": {"middle": middle, "full": at_full},
         "pairs": {
