@@ -1,29 +1,38 @@
-"""First queries on the lean lane: a text query's first page found without the filterset,
-the ORM or the view, for the queries people and agents ask most (words, with the tag and
-capability filters the search index holds as keys), on PostgreSQL.
+"""Queries never asked before, found on the lean lane as the view finds them (its filters,
+its checks, ``discover.discover``), without Django's request, the middleware, DRF or a
+FilterSet built per request.
 
-``first_query`` takes a query only when the view would find its page the same way
-(``discover.discover`` with no filter beyond the index keys: the relevance tiers of
-``search.text_matches``, read by ``pagination.tiered_keys``) and would accept its
-parameters; for anything else it answers None and the view answers, checks and explains.
-``first_page`` then runs the tiers' statement itself: the same SQL the ORM writes for them,
-built from the same query words and keys, read by a plain cursor.
+``agents_filtered`` is the view's filtering (``discover.agents_filter``) through one
+FilterSet built once per process: each parameter read by its form field's widget, cleaned
+by its field, applied by its filter, in the filters' order, as the FilterSet's form does;
+any value the view would refuse makes it answer None, and the view answers and explains.
 
-A new way to search (a ``mode`` parameter) joins here: ``first_query`` accepts it and
-``first_page`` branches on it; until then the view answers it.
+The queries asked most, words with the tag and capability filters the search index holds as
+keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the relevance
+tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
+``pagination.tiered_keys``, built from the same words and keys, on a plain cursor.
+
+A new way to search (a ``mode`` parameter) joins at ``lane_find``: until it does, the
+view's parameter check refuses ``mode`` here, and the view answers it.
 """
 
+import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import QuerySet
 
+from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
+from registry.discovery import discover
+from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.search import TIERS, filter_keys, text_query, tier_exact
-from registry.http.params import limit_parse
+from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
 
 # The parameters a first query may have; with any other the view answers.
@@ -102,3 +111,54 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
     """The query's first page (its agents' ids) and sort, as ``discover.discover`` finds it."""
     keys, generation = first_keys(query)
     return relevance_page(keys, query.limit, generation), "relevance"
+
+
+@functools.cache
+def _filters() -> dict:
+    """The discovery FilterSet's filters, bound to one FilterSet made once (their methods
+    are its methods: they keep no state of a request)."""
+    filterset = agent_filterset()(queryset=agent_discoverable_queryset().none())
+    return filterset.filters
+
+
+def agents_filtered(params) -> QuerySet | None:
+    """``discover.agents_filter(params, agent_discoverable_queryset())`` after the view's
+    parameter check, or None where the view answers a 400 instead."""
+    filters = _filters()
+    try:
+        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
+    except ProblemError:
+        return None
+    queryset = agent_discoverable_queryset()
+    for name, found in filters.items():
+        field = found.field
+        try:
+            value = field.clean(field.widget.value_from_datadict(params, {}, name))
+        except ValidationError:
+            return None
+        queryset = found.filter(queryset, value)
+    return queryset
+
+
+def lane_find(params):
+    """What the view's ``find`` and ``candidates`` are for ``params`` (discovery.cache
+    calls them when nothing cached answers), or None when the view must answer: the change
+    feed (``updated_since``: its tombstones are the view's), or a parameter it refuses.
+    ``find`` may still raise the view's ProblemError (a bad sort, limit or cursor)."""
+    if params.get("updated_since"):
+        return None
+    query = first_query(params)
+    if query is not None:
+        return (lambda: first_page(query)), None
+    agents = agents_filtered(params)
+    if agents is None:
+        return None
+
+    def find():
+        page, sort, _ = discover.discover(agents, params, full_rows=None)
+        return page, sort
+
+    def candidates(count: int):
+        return discover.live_candidates(agents, params, count)
+
+    return find, candidates

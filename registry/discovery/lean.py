@@ -7,7 +7,6 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest
 from django.utils.http import http_date, quote_etag
 
-from registry.agents.selectors import agent_discoverable_queryset
 from registry.discovery import cache as discovery_cache
 from registry.discovery import facets, first
 from registry.discovery.discover import facet_source
@@ -46,10 +45,10 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
     has answered before: its page's keys and any facet counts cached at the current data
     generation (registry.discovery.cache, whose keys are the query's parameters), so they
     were checked then. One statement, the page's listings (which reads the generation).
-    A first query of words (and index keys: registry.discovery.first) is found here as the
-    view would find it: two statements, its keys and its listings (and its facet counts
-    when asked). Anything else — another query, credentials, HEAD, an Accept the view would
-    refuse — goes on to ``DiscoverAgentsView``."""
+    A query not cached is found here as the view would find it (registry.discovery.first):
+    two statements, its keys and its listings (and its facet counts when asked). Anything
+    else — the change feed, a parameter the view refuses, credentials, HEAD, an Accept it
+    would refuse — goes on to ``DiscoverAgentsView``."""
     if environ["REQUEST_METHOD"] != "GET" or environ.get("HTTP_ACCEPT") not in _DISCOVER_ACCEPTS:
         return None
     request = WSGIRequest(environ)
@@ -59,29 +58,27 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
     except ProblemError:
         return None
     found = discovery_cache.page_peek(scope, params, listings_read)
-    query = None
     if found is None:
-        query = first.first_query(params)
-        if query is None:
+        # Never asked (or asked before a write): found here as the view finds it, and
+        # cached for both.
+        lane = first.lane_find(params)
+        if lane is None:
             return None
-        # Found here as the view finds it, and cached for both.
-        found = discovery_cache.page_cached(
-            scope, params, lambda: first.first_page(query), listings_read
-        )
+        find, candidates = lane
+        try:
+            found = discovery_cache.page_cached(scope, params, find, listings_read, candidates)
+        except ProblemError:  # the view's 400: the view answers it
+            return None
     page, sort, read = found
     members = {"next": next_link(request, params, page.next_cursor), "sort": sort}
     if names:
         counted = discovery_cache.facet_counts_peek(read.generation, scope, params, names)
         if counted is None:
-            query = query or first.first_query(params)
-            if query is None:
+            agents = first.agents_filtered(params)
+            if agents is None:
                 return None
             counted = discovery_cache.facet_counts_cached(
-                read.generation,
-                scope,
-                params,
-                lambda: facet_source(agent_discoverable_queryset(), params),
-                names,
+                read.generation, scope, params, lambda: facet_source(agents, params), names
             )
         members["facets"], members["facetsExact"] = counted
     body = page_body(read, members)

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def repeated_queries_only(monkeypatch):
-    """These tests are about queries the view answered first: on PostgreSQL the lane would
-    find a first query of words itself (tests/registry/discovery/test_discover_first.py)."""
-    monkeypatch.setattr(first, "first_query", lambda params: None)
+    """These tests are about queries the view answered first: the lane would find a query
+    never asked itself (tests/registry/discovery/test_discover_first.py)."""
+    monkeypatch.setattr(first, "lane_find", lambda params: None)
 
 
 @pytest.fixture
