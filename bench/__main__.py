@@ -122,8 +122,9 @@ def throughput(
     tmp: Path,
     headers: dict[str, str] | None = None,
     warm_requests: int = 0,
+    addresses: tuple[str, ...] = (),
 ) -> loadgen.Throughput:
-    run = _runner(name, paths, args, port, generator, tmp, headers)
+    run = _runner(name, paths, args, port, generator, tmp, headers, addresses=addresses)
 
     # A warm-up as long as the run (100,000 cards outgrow PostgreSQL's default shared
     # buffers, and a short one left the card fetch measuring a cold cache), repeated until
@@ -147,9 +148,11 @@ def _runner(
     tmp: Path,
     headers: dict[str, str] | None = None,
     in_order: bool = False,
+    addresses: tuple[str, ...] = (),
 ):
     """A function of seconds: one run of the generator over ``paths`` (``in_order``: each
-    once while they last, else at random)."""
+    once while they last, else at random; ``addresses``: the built-in generator's client
+    addresses)."""
     paths_file = tmp / f"{name}-paths.txt"
     paths_file.write_text("\n".join(paths) + "\n")
 
@@ -172,6 +175,7 @@ def _runner(
             seed=args.seed,
             headers=headers,
             in_order=in_order,
+            addresses=addresses,
         )
 
     return run
@@ -243,6 +247,67 @@ def bare_measure(args: argparse.Namespace, generator: str, tmp: Path) -> loadgen
         return throughput("bare", ["/"], args, server.port, generator, tmp)
     finally:
         server.stop()
+
+
+def shipped_block(
+    agents: int, card_paths: list[str], args: argparse.Namespace, port: int, tmp: Path
+) -> dict[str, Any]:
+    """``make serve`` exactly as shipped (bench.shipped) against the bench's own server and
+    the bare application, all three driven by the built-in generator from 256 client
+    addresses (wrk connects from one, which the shipped read limit would refuse)."""
+    from bench.shipped import CLIENT_ADDRESSES, ShippedServer
+
+    addresses = tuple(CLIENT_ADDRESSES)
+    say(f"make serve as shipped at N={agents}: the built-in generator, {len(addresses)} clients")
+    warm = CARD_WARM_FETCHES * WORKERS * len(card_paths)
+    rows = {}
+    bare = Server(
+        port=port_free(),
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        log_path=tmp / "bare-shipped.log",
+        app="bench.bare",
+    )
+    bare.start()
+    try:
+        rows["bare"] = throughput(
+            "bare-many", ["/"], args, bare.port, "python", tmp, addresses=addresses
+        )
+    finally:
+        bare.stop()
+    rows["card"] = throughput(
+        "card-many", card_paths, args, port, "python", tmp, addresses=addresses
+    )
+    shipped = ShippedServer(
+        port=port_free(),
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        log_path=tmp / "shipped.log",
+    )
+    shipped.start()
+    try:
+        rows["served as shipped"] = throughput(
+            "card-shipped",
+            card_paths,
+            args,
+            shipped.port,
+            "python",
+            tmp,
+            warm_requests=warm,
+            addresses=addresses,
+        )
+    except BaseException:
+        say(shipped.log())
+        raise
+    finally:
+        shipped.stop()
+    for name, figures in rows.items():
+        say(f"  {name}: {figures.requests_per_second:.0f} req/s")
+    return {
+        "agents": agents,
+        "clients": len(addresses),
+        "rows": {name: figures.as_dict() for name, figures in rows.items()},
+    }
 
 
 CARD_WARM_FETCHES = 3
@@ -384,6 +449,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             at_full = throughput_block(
                 args.agents, card_paths, args, port, generator, tmp, pools, 1
             )
+            shipped = shipped_block(args.agents, card_paths, args, port, tmp)
             beats = load.heartbeat_paths(args.seed)
             say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
@@ -452,6 +518,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "distinct": distinct,
         "pages": {"agents": args.agents, "pages": page_figures},
         "throughput": {"middle": middle, "full": at_full},
+        "shipped": shipped,
         "pairs": {
             "discover": discover_get.as_dict(),
             "a2a-discover": a2a_message.as_dict(),

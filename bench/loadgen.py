@@ -182,15 +182,19 @@ def _client_thread(
     errors: list,
     headers: dict[str, str],
     turns=None,
+    addresses=(),
 ) -> None:
     """``turns``: a counter the process's threads share, to send ``paths`` in order, each
-    once while they last; None: at random."""
+    once while they last; None: at random. ``addresses``: client addresses to connect from,
+    a random one for each connection (the server sees that many clients)."""
     rng = random.Random(seed)
     connection = http.client.HTTPConnection(HOST, port, timeout=30)
     failed = 0
     while time.monotonic() < deadline:
         n = next(turns) % len(paths) if turns is not None else rng.randrange(len(paths))
         method, path, body = request_line(paths[n])
+        if addresses and connection.sock is None:
+            connection.source_address = (addresses[rng.randrange(len(addresses))], 0)
         began = time.perf_counter()
         try:
             # gunicorn's sync workers close after each answer; http.client reconnects.
@@ -217,6 +221,7 @@ def _client_process(
     results,
     headers: dict[str, str],
     in_order: bool = False,
+    addresses: tuple[str, ...] = (),
 ) -> None:
     latencies: list[float] = []
     errors: list[int] = []
@@ -235,6 +240,7 @@ def _client_process(
                 errors,
                 headers,
                 turns,
+                addresses,
             ),
         )
         for n in range(threads)
@@ -255,9 +261,11 @@ def throughput_python(
     seed: int = 1,
     headers: dict[str, str] | None = None,
     in_order: bool = False,
+    addresses: tuple[str, ...] = (),
 ) -> Throughput:
     """Closed loop: `connections` clients, each sending its next request on an answer.
-    ``in_order``: each path once while they last (each process its share), not at random."""
+    ``in_order``: each path once while they last (each process its share), not at random.
+    ``addresses``: the client addresses the connections come from (default: one)."""
     context = multiprocessing.get_context("spawn")
     processes = max(1, min(connections, os.cpu_count() or 1))
     shares = [connections // processes + (n < connections % processes) for n in range(processes)]
@@ -276,6 +284,7 @@ def throughput_python(
                 results,
                 headers or {},
                 in_order,
+                tuple(addresses),
             ),
             daemon=True,
         )

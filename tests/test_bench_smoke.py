@@ -100,6 +100,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert sum(" queries >= 0.07 x card fetch" in name for name in names) == 3
     assert sum(name.startswith("distinct '") and " p95 at N=60 <= 2 x" in name for name in names)
     assert set(results["pairs"]) == {"discover", "a2a-discover", "ard-search"}
+    # make serve as shipped (honcho, Procfile.serve, the shipped read limit) from many
+    # client addresses, beside the bench's server and the bare application.
+    shipped = results["shipped"]
+    assert shipped["agents"] == 60 and shipped["clients"] == 256
+    assert set(shipped["rows"]) == {"bare", "card", "served as shipped"}
+    for figures in shipped["rows"].values():
+        assert figures["generator"] == "python" and figures["requests"] > 0
+        assert figures["errors"] <= figures["requests"] * 0.01
+    assert any(name.startswith("card fetch from make serve as shipped") for name in names)
     # The AI Catalog built from the 60 agents' stored entries, in one document.
     assert (results["catalog"]["entries"], results["catalog"]["pages"]) == (60, 1)
     assert results["catalog"]["seconds"] > 0 and results["catalog"]["root_bytes"] > 0
