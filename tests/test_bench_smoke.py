@@ -47,7 +47,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(out.read_text())

@@ -78,6 +78,7 @@ FIRST_QUERIES = [
     "/discover/agents?capability=forecasts+skill&transport=Http",
     "/discover/agents?status=active&owner=alice",
     "/discover/agents?tag=finance&facets=tag",
+    "/discover/agents?q=weather&facets=live,tag",  # live: never cached
     "/discover/agents",
     "/discover/agents?q=weather&tag=" + "t" * 2100,  # too long to be a key: a filter
 ]

@@ -18,6 +18,7 @@ def repeated_queries_only(monkeypatch):
     """These tests are about queries the view answered first: the lane would find a query
     never asked itself (tests/registry/discovery/test_discover_first.py)."""
     monkeypatch.setattr(first, "lane_find", lambda params: None)
+    monkeypatch.setattr(first, "agents_filtered", lambda params: None)
 
 
 @pytest.fixture
