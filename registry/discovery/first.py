@@ -12,8 +12,8 @@ keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the 
 tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
 ``pagination.tiered_keys``, built from the same words and keys, on a plain cursor.
 
-A new way to search (a ``mode`` parameter) joins at ``lane_find``: until it does, the
-view's parameter check refuses ``mode`` here, and the view answers it.
+A new way to search (a ``mode`` parameter) joins at ``lane_find``: until it does, a query
+with a parameter the lane does not know (``LANE_PARAMS`` and the filters) is the view's.
 """
 
 import functools
@@ -35,6 +35,10 @@ from registry.discovery.search import TIERS, filter_keys, text_query, tier_exact
 from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
 
+# The parameters besides the filters that the lane knows how to answer; with any other (the
+# change feed's updated_since, an unknown one, a search mode the lane does not have) the
+# view answers.
+LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor"})
 # The parameters a first query may have; with any other the view answers.
 FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets"})
 
@@ -143,10 +147,11 @@ def agents_filtered(params) -> QuerySet | None:
 def lane_find(params):
     """What the view's ``find`` and ``candidates`` are for ``params`` (discovery.cache
     calls them when nothing cached answers), or None when the view must answer: the change
-    feed (``updated_since``: its tombstones are the view's), or a parameter it refuses.
-    ``find`` may still raise the view's ProblemError (a bad sort, limit or cursor)."""
-    if params.get("updated_since"):
-        return None
+    feed (``updated_since``: its tombstones are the view's), a parameter the lane does not
+    know (a search mode joins here, with its own ``find``), or one the view refuses. ``find``
+    may still raise the view's ProblemError (a bad sort, limit or cursor)."""
+    if any(name not in LANE_PARAMS and name not in _filters() for name in params):
+        return None  # the change feed, a parameter the view refuses, or one the lane lacks
     query = first_query(params)
     if query is not None:
         return (lambda: first_page(query)), None

@@ -138,6 +138,7 @@ LEFT_TO_THE_VIEW = [
     "/discover/agents?q=weather&facets=nonsense",
     "/discover/agents?q=weather&tag=%00",  # a NUL: the form's 400
     "/discover/agents?q=weather&updated_since=2020-01-01T00:00:00Z",  # the change feed
+    "/discover/agents?q=weather&mode=semantic",  # a search the lane does not have
     "/discover/agents?q=weather&cursor=abc",
     "/discover/agents?tag=finance&cursor=abc",
     "/discover/agents?liveOnly=maybe",
