@@ -8,9 +8,9 @@ queries), so no answer comes from a cache another query filled.
 ``setup`` drops, migrates and bulk-loads the database as ``python -m bench`` does, and
 gives the same 30% of endpoints a heartbeat. ``profile`` asks ``--count`` distinct queries
 of each kind and prints, per kind, one JSON line: wall and CPU time a request (median, p95),
-the time spent in SQL statements and their number, the rows the database read for them
-(``--explain``: EXPLAIN (ANALYZE, BUFFERS) of each statement of the first few requests),
-the answer's bytes and, with ``--cprofile``, the functions that took the most time.
+the time spent in SQL statements and their number, the answer's bytes; ``--explain N``:
+each statement of N more requests with its time; ``--cprofile N``: the N functions that
+took the most time (``--sort tottime`` or ``cumulative``).
 """
 
 import argparse
@@ -144,7 +144,7 @@ def profile(args) -> None:
 
 
 def _explain(application, paths, record, statements) -> None:
-    """Each statement of these requests, EXPLAINed: what it read (rows and buffers)."""
+    """Each statement of these requests, with its time."""
     from django.db import connection
 
     for path in paths:
