@@ -40,7 +40,7 @@ from registry.http.problems import ProblemError
 # view answers.
 LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor"})
 # The parameters a first query may have; with any other the view answers.
-FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets"})
+FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly"})
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class FirstQuery:
     text: str
     keys: tuple[str, ...]
     limit: int
+    live: bool = False  # liveOnly=true: the page is of the live ones among its candidates
 
 
 def first_query(params) -> FirstQuery | None:
@@ -63,6 +64,9 @@ def first_query(params) -> FirstQuery | None:
     text = params.get("q") or ""
     if params.get("sort") not in (None, "", "relevance"):
         return None
+    live = params.get("liveOnly")
+    if live not in (None, "true"):  # (false is a filter of its own)
+        return None
     if search_words_problem(text) or not search_terms(text):
         return None
     keys = filter_keys(params)
@@ -72,7 +76,7 @@ def first_query(params) -> FirstQuery | None:
         limit = limit_parse(params.get("limit"))
     except ProblemError:
         return None
-    return FirstQuery(text, tuple(keys), limit)
+    return FirstQuery(text, tuple(keys), limit, live == "true")
 
 
 def _tier_sql(tier: int) -> str:
@@ -153,7 +157,7 @@ def lane_find(params):
     if any(name not in LANE_PARAMS and name not in _filters() for name in params):
         return None  # the change feed, a parameter the view refuses, or one the lane lacks
     query = first_query(params)
-    if query is not None:
+    if query is not None and not query.live:
         return (lambda: first_page(query)), None
     agents = agents_filtered(params)
     if agents is None:
@@ -164,6 +168,8 @@ def lane_find(params):
         return page, sort
 
     def candidates(count: int):
+        if query is not None:  # liveOnly words and keys: discover.live_candidates's keys
+            return first_keys(FirstQuery(query.text, query.keys, count))
         return discover.live_candidates(agents, params, count)
 
     return find, candidates

@@ -155,3 +155,39 @@ def test_what_the_lane_does_not_take_the_view_answers(agents, path):
     assert answer[0] == expected[0]
     if expected[0] == 200:
         assert answer == expected
+
+
+@pytest.fixture
+def some_live(alice, native_payload):
+    from tests.registry.liveness.test_liveness import endpoint
+
+    for number in range(12):
+        payload = native_payload(
+            name=f"Weather station {number}",
+            description="Reports the weather of the day.",
+            capabilities=[{"name": "report", "tags": ["climate" if number % 2 else "sea"]}],
+            endpoints=[endpoint(f"web{number}", seconds=60)],
+        )
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        if number % 3:
+            assert alice.post(f"/agents/{response.json()['id']}/heartbeat").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/discover/agents?q=weather&liveOnly=true",
+        "/discover/agents?q=weather&liveOnly=true&limit=2",
+        "/discover/agents?q=stat&tag=climate&liveOnly=true&limit=3",
+        "/discover/agents?q=weather&liveOnly=true&facets=live",
+        "/discover/agents?q=weather&liveOnly=true&status=active&limit=2",
+        "/discover/agents?tag=sea&liveOnly=true",
+    ],
+)
+def test_a_first_live_query_on_the_lane_answers_as_the_view(some_live, path):
+    expected = view_answer(path)
+    answer, asked_django = lane_answer(path)
+    assert not asked_django
+    assert answer == expected and expected[0] == 200
+    assert b'"live":true' in expected[2]  # it has live agents to show
