@@ -4,13 +4,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench.report_distinct import DISTINCT_LABELS, distinct_targets
+
 CARD_TO_BARE_MIN = 0.8
 # At the largest size (--agents) the card fetch must come closer.
 CARD_TO_BARE_FULL_MIN = 0.85
 # Distinct queries (each a first query) against the card fetch, at --middle and --agents.
 DISTINCT_TO_CARD_MIN = {"middle": 0.10, "full": 0.07}
 DISTINCT_RATED = ("text", "text+filter", "filter")
-DISTINCT_P95_RATIO_MAX = 2.0
 LOAD_AGENTS_PER_SECOND_MIN = 1000.0
 HEALTHZ_TO_BARE_MIN = 0.8
 DISCOVERY_TO_CARD_MIN = 0.15
@@ -113,6 +114,21 @@ def throughput_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                         limit,
                     )
                 )
+        targets.append(
+            _at_least(
+                f"/healthz >= {HEALTHZ_TO_BARE_MIN} x bare WSGI at N={n}",
+                _ratio(_rate(rows.get("healthz")), bare),
+                HEALTHZ_TO_BARE_MIN,
+            )
+        )
+        if "card pinned" in rows:
+            targets.append(
+                _at_least(
+                    f"pinned card version fetch >= {PINNED_TO_CARD_MIN} x card fetch at N={n}",
+                    _ratio(_rate(rows["card pinned"]), card),
+                    PINNED_TO_CARD_MIN,
+                )
+            )
         for name in sorted(k for k in rows if k.startswith("discover ")):  # repeated URLs
             targets.append(
                 _at_least(
@@ -171,43 +187,6 @@ def throughput_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     return targets
 
 
-def _distinct_targets(distinct: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Distinct queries hold up with size (p95 at --agents against --middle), and
-    ``liveOnly`` costs little over the same kind of query without it."""
-    if not distinct or "full" not in distinct or "middle" not in distinct:
-        return []
-    middle, full = distinct["middle"], distinct["full"]
-    targets = []
-    for kind, at_middle in middle["queries"].items():
-        at_full = full["queries"].get(kind)
-        if not (at_full and at_middle.get("supported") and at_full.get("supported")):
-            continue
-        ratio = _ratio(at_full["p95_ms"], at_middle["p95_ms"])
-        targets.append(
-            _target(
-                f"distinct '{kind}' p95 at N={full['agents']} <= {DISTINCT_P95_RATIO_MAX:g} "
-                f"x p95 at N={middle['agents']}",
-                round(ratio, 2),
-                DISTINCT_P95_RATIO_MAX,
-                ratio <= DISTINCT_P95_RATIO_MAX,
-            )
-        )
-    for block in (middle, full):
-        live, text = block["queries"].get("text+liveOnly"), block["queries"].get("text")
-        if live and text:
-            ratio = _ratio(live["p95_ms"], text["p95_ms"])
-            targets.append(
-                _target(
-                    f"distinct 'text+liveOnly' p95 <= {LIVE_ONLY_P95_RATIO_MAX} x 'text' p95 "
-                    f"at N={block['agents']}",
-                    round(ratio, 2),
-                    LIVE_ONLY_P95_RATIO_MAX,
-                    ratio <= LIVE_ONLY_P95_RATIO_MAX,
-                )
-            )
-    return targets
-
-
 def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     targets = throughput_targets(results)
     small, full = results["discovery"]["small"], results["discovery"]["full"]
@@ -237,7 +216,7 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": ratio <= DISCOVERY_P95_RATIO_MAX,
             }
         )
-    targets += _distinct_targets(results.get("distinct"))
+    targets += distinct_targets(results.get("distinct"))
     pages = results.get("pages")
     for kind, figures in (pages or {}).get("pages", {}).items():
         targets.append(
@@ -389,15 +368,6 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
         rows.append(["worker resident memory", "", ", ".join(f"{v:g} MiB" for v in rss), "", ""])
     return rows + _entity_rows(results.get("entities"))
 
-
-# What each distinct kind asks (bench.discover.DISTINCT_KINDS, shortened).
-DISTINCT_LABELS = {
-    "text": "q=<word> <typed>",
-    "text+filter": "q=<typed>&tag=<tag>",
-    "filter": "tag=<tag>&protocolBinding&streaming&sort&limit",
-    "facets": "q=<word> <typed>&facets=tag,protocolBinding",
-    "text+liveOnly": "q=<word> <typed>&liveOnly=true",
-}
 
 HEADER = ["measurement", "N", "p50 / time", "p95 / p99", "throughput"]
 
