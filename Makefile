@@ -63,7 +63,8 @@ run: $(VENV)/.runtime
 	$(RUN_ENV) $(BIN)/honcho start -f Procfile
 
 ## Production-style serving (Procfile.serve): gunicorn (WORKERS processes) with static files
-## from whitenoise, and the event stream server (uvicorn) on EVENTS_PORT, where /events redirects.
+## from whitenoise (access log: ACCESS_LOG=path or -, none by default), and the event stream
+## server (uvicorn) on EVENTS_PORT, where /events redirects.
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(BIN):$$PATH \

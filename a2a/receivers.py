@@ -145,7 +145,7 @@ def on_agent_changed(
         return  # a new agent without A2A interfaces has no card to generate or to remove
     if agent.status == Agent.Status.RETIRED:
         return  # its card is gone for good (410)
-    if "owner" in changed:
+    if "owner" in changed and not created:  # a new agent has no identity yet to move
         _identity_move(agent)
     if writer == WRITER or not changed & CARD_PARTS:
         return  # this app's own writes store their documents themselves

@@ -21,6 +21,12 @@ from bench import discover, entities, loadgen, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.server import WORKER_CLASS, WORKERS, Server, port_free
+from bench.throughput import (
+    CARD_WARM_FETCHES,
+    shipped_block,
+    throughput,
+    throughput_distinct,
+)
 
 BATCH_SIZE = 2000
 
@@ -113,56 +119,22 @@ def generator_choice(choice: str) -> str:
     return choice
 
 
-def throughput(
-    name: str,
-    paths: list[str],
-    args: argparse.Namespace,
-    port: int,
-    generator: str,
-    tmp: Path,
-    headers: dict[str, str] | None = None,
-    warm_requests: int = 0,
-) -> loadgen.Throughput:
-    paths_file = tmp / f"{name}-paths.txt"
-    paths_file.write_text("\n".join(paths) + "\n")
-
-    def run(seconds: float) -> loadgen.Throughput:
-        if generator == "wrk":
-            return loadgen.throughput_wrk(
-                port=port,
-                paths_file=paths_file,
-                duration=seconds,
-                connections=args.connections,
-                workdir=tmp,
-                headers=headers,
-            )
-        return loadgen.throughput_python(
-            port=port,
-            paths=paths,
-            duration=seconds,
-            connections=args.connections,
-            seed=args.seed,
-            headers=headers,
-        )
-
-    # A warm-up as long as the run (100,000 cards outgrow PostgreSQL's default shared
-    # buffers, and a short one left the card fetch measuring a cold cache), repeated until
-    # it has sent ``warm_requests``.
-    warmed = run(args.duration).requests
-    while warmed < warm_requests:
-        warmed += run(args.duration).requests
-    result = run(args.duration)
-    # An answer that is not a 2xx (a 404, a 429) measures something else: stop.
-    if result.errors > result.requests * 0.01:
-        raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")
-    return result
-
-
 def discovery(port: int, agents: int, paths: dict[str, list[str]]) -> dict[str, Any]:
     queries = {}
     for kind, kind_paths in paths.items():
         say(f"  discovery '{kind}' at N={agents}: {len(kind_paths)} requests")
         queries[kind] = discover.discovery_measure(port, kind, kind_paths)
+    return {"agents": agents, "queries": queries}
+
+
+def discovery_distinct(
+    port: int, agents: int, pools: dict[str, discover.DistinctQueries], count: int
+) -> dict[str, Any]:
+    """One client, ``count`` queries of each distinct kind, none asked before in the run."""
+    queries = {}
+    for kind, pool in pools.items():
+        say(f"  distinct '{kind}' at N={agents}: {count} requests")
+        queries[kind] = discover.discovery_measure(port, kind, pool.take(count))
     return {"agents": agents, "queries": queries}
 
 
@@ -183,7 +155,6 @@ def bare_measure(args: argparse.Namespace, generator: str, tmp: Path) -> loadgen
         server.stop()
 
 
-CARD_WARM_FETCHES = 3
 # The discovery kinds measured for throughput, as in bench.discover.QUERY_KINDS.
 THROUGHPUT_DISCOVERY = ("text", "filter", "facets")
 
@@ -195,9 +166,12 @@ def throughput_block(
     port: int,
     generator: str,
     tmp: Path,
+    pools: dict[str, discover.DistinctQueries] | None = None,
+    shares_left: int = 1,
 ) -> dict[str, Any]:
-    """At one size: the bare application, /healthz, card fetches and discovery, each
-    driven by the same generator, connections and duration."""
+    """At one size: the bare application, /healthz, card fetches and discovery (repeated
+    URL lists, then ``pools``' distinct queries: ``1/shares_left`` of what they have left),
+    each driven by the same generator, connections and duration."""
     say(f"throughput at N={agents} with {generator}, {args.duration:g} s each")
     rows = {"bare": bare_measure(args, generator, tmp)}
     rows["healthz"] = throughput("healthz", ["/healthz"], args, port, generator, tmp)
@@ -218,7 +192,17 @@ def throughput_block(
         rows[f"discover {kind}"] = throughput(f"discover-{kind}", paths, args, port, generator, tmp)
     for name, figures in rows.items():
         say(f"  {name}: {figures.requests_per_second:.0f} req/s")
-    return {"agents": agents, "rows": {name: figures.as_dict() for name, figures in rows.items()}}
+    block = {name: figures.as_dict() for name, figures in rows.items()}
+    # Queries never asked before in the run: half of what is left of each kind's URLs here,
+    # the rest at the next size.
+    for kind, pool in (pools or {}).items():
+        share = pool.left() // shares_left
+        name = f"distinct {kind}"
+        block[name] = throughput_distinct(
+            name.replace(" ", "-"), pool, share, args, port, generator, tmp
+        )
+        say(f"  {name}: {block[name]['requests_per_second']:.0f} req/s")
+    return {"agents": agents, "rows": block}
 
 
 def entities_phases(args: argparse.Namespace, port: int) -> dict[str, Any]:
@@ -273,6 +257,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     query_paths = {
         kind: discover.query_paths(kind, args.requests, args.seed) for kind in discover.QUERY_KINDS
     }
+    # Distinct queries: every URL sent once in the run, whatever row sends it.
+    pools = discover.distinct_pools(args.seed)
     port = args.port or port_free()
     with tempfile.TemporaryDirectory(prefix="registry-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -288,9 +274,13 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             discover.discovery_warm(port, args.seed)
             small = discovery(port, args.small, query_paths)
             load_to("middle", args.small, args.middle)
-            middle = throughput_block(args.middle, load.card_paths(), args, port, generator, tmp)
+            distinct = {"middle": discovery_distinct(port, args.middle, pools, args.requests)}
+            middle = throughput_block(
+                args.middle, load.card_paths(), args, port, generator, tmp, pools, 2
+            )
             load_to("rest", args.middle, args.agents)
             full = discovery(port, args.agents, query_paths)
+            distinct["full"] = discovery_distinct(port, args.agents, pools, args.requests)
 
             card_paths = load.card_paths()
             ids = [path.rsplit("/", 1)[1] for path in card_paths]
@@ -300,7 +290,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             }
             say(f"pages at N={args.agents}: {args.requests} requests each")
             page_figures = pages.pages_measure(port, page_paths)
-            at_full = throughput_block(args.agents, card_paths, args, port, generator, tmp)
+            at_full = throughput_block(
+                args.agents, card_paths, args, port, generator, tmp, pools, 1
+            )
+            shipped = shipped_block(args.agents, card_paths, args, port, tmp)
             beats = load.heartbeat_paths(args.seed)
             say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
@@ -366,8 +359,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         },
         "load": [phase.as_dict() for phase in phases],
         "discovery": {"small": small, "full": full},
+        "distinct": distinct,
         "pages": {"agents": args.agents, "pages": page_figures},
         "throughput": {"middle": middle, "full": at_full},
+        "shipped": shipped,
         "pairs": {
             "discover": discover_get.as_dict(),
             "a2a-discover": a2a_message.as_dict(),

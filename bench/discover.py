@@ -155,3 +155,83 @@ def catalog_build_measure() -> dict[str, Any]:
         "pages": pages,
         "root_bytes": len(bytes(CatalogPage.objects.get(number=0).body)),
     }
+
+
+# Distinct queries: URLs that never repeat within a run, as people and agents ask (a person
+# types a word, then a second, adds a filter; an agent asks with its own task's words). No
+# answer of one can come from a cache the others filled.
+DISTINCT_KINDS = {
+    "text": "q=<word> <prefix of a word>",
+    "text+filter": "q=<prefix of a word>&tag=<tag>",
+    "filter": "tag=<tag>[&protocolBinding=<binding>][&streaming=<flag>]&sort=<sort>&limit=<n>",
+    "facets": "q=<word> <prefix of a word>&facets=tag,protocolBinding",
+    "text+liveOnly": "q=<word> <prefix of a word>&liveOnly=true",
+}
+
+
+def _prefixes(word: str) -> list[str]:
+    """What a person has typed of ``word`` on the way to it: 3 letters, 4, ..., all of it."""
+    return [word[:n] for n in range(min(3, len(word)), len(word) + 1)]
+
+
+def _distinct_params(kind: str) -> list[dict[str, str]]:
+    words = sorted(
+        set(query_words() + [a.split()[-1].lower() for a in AUDIENCES])
+        | {o.lower() for o in ORG_FIRST}
+    )
+    if kind in ("text", "facets", "text+liveOnly"):
+        extra = {"facets": {"facets": "tag,protocolBinding"}, "text+liveOnly": {"liveOnly": "true"}}
+        more = extra.get(kind, {})
+        return [
+            {"q": f"{first} {typed}", **more}
+            for first in words
+            for second in words
+            if second != first
+            for typed in _prefixes(second)
+        ]
+    if kind == "text+filter":
+        return [
+            {"q": typed, "tag": tag} for word in words for typed in _prefixes(word) for tag in TAGS
+        ]
+    if kind == "filter":
+        found = []
+        for tag in TAGS:
+            for binding in ("", "JSONRPC", "HTTP+JSON", "GRPC"):
+                for streaming in ("", "true", "false"):
+                    for sort in ("recent", "name"):
+                        for limit in range(10, 55, 5):
+                            params = {"tag": tag}
+                            if binding:
+                                params["protocolBinding"] = binding
+                            if streaming:
+                                params["streaming"] = streaming
+                            found.append({**params, "sort": sort, "limit": str(limit)})
+        return found
+    raise ValueError(kind)
+
+
+class DistinctQueries:
+    """Every URL of one distinct kind, shuffled by the seed; ``take`` hands each out once
+    in a run (so no row can answer from a page another row cached)."""
+
+    def __init__(self, kind: str, seed: int):
+        self.kind = kind
+        # dict.fromkeys: a word that is a prefix of another one gives a URL twice.
+        self.paths = list(
+            dict.fromkeys(f"/discover/agents?{urlencode(p)}" for p in _distinct_params(kind))
+        )
+        random.Random(f"{seed}-distinct-{kind}").shuffle(self.paths)
+        self.used = 0
+
+    def take(self, count: int) -> list[str]:
+        """The next ``count`` URLs never handed out (fewer when the kind runs out)."""
+        taken = self.paths[self.used : self.used + count]
+        self.used += len(taken)
+        return taken
+
+    def left(self) -> int:
+        return len(self.paths) - self.used
+
+
+def distinct_pools(seed: int) -> dict[str, DistinctQueries]:
+    return {kind: DistinctQueries(kind, seed) for kind in DISTINCT_KINDS}

@@ -5,6 +5,7 @@ Python generator's processes are spawned and import this module alone.
 """
 
 import http.client
+import itertools
 import json
 import math
 import multiprocessing
@@ -22,12 +23,17 @@ from typing import Any
 HOST = "127.0.0.1"
 
 WRK_SCRIPT = r"""
--- Each thread reads the request paths from the file named after "--" and picks at random.
--- A line is a path (a GET), "POST <path>" (an empty POST) or "POST <path> <body>".
+-- Each thread reads the request paths from the file named after "--" and picks at random;
+-- with "in-order <n>" after the file (n: the threads), thread k sends lines k, k + n,
+-- k + 2n, ... (so no line is sent twice while the lines last). A line is a path (a GET),
+-- "POST <path>" (an empty POST) or "POST <path> <body>".
 local paths = {}
 local methods = {}
 local bodies = {}
 local counter = 0
+local in_order = false
+local next_line = 0
+local step = 1
 
 function setup(thread)
   counter = counter + 1
@@ -44,10 +50,19 @@ function init(args)
     end
   end
   math.randomseed(id * 7919 + os.time())
+  in_order = args[2] == "in-order"
+  step = tonumber(args[3] or "1")
+  next_line = id
 end
 
 function request()
-  local i = math.random(#paths)
+  local i
+  if in_order then
+    i = (next_line - 1) % #paths + 1
+    next_line = next_line + step
+  else
+    i = math.random(#paths)
+  end
   return wrk.format(methods[i], paths[i], nil, bodies[i])
 end
 
@@ -117,7 +132,10 @@ def throughput_wrk(
     connections: int,
     workdir: Path,
     headers: dict[str, str] | None = None,
+    in_order: bool = False,
 ) -> Throughput:
+    """``in_order``: the lines in their order, each sent once while they last (the
+    threads take turns), instead of at random."""
     script = workdir / "bench.lua"
     script.write_text(WRK_SCRIPT)
     threads = max(1, min(connections, os.cpu_count() or 1))
@@ -133,6 +151,7 @@ def throughput_wrk(
         f"http://{HOST}:{port}",
         "--",
         str(paths_file),
+        *(["in-order", str(threads)] if in_order else []),
     ]
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     found = re.search(r"^BENCH_JSON (.*)$", run.stdout, re.MULTILINE)
@@ -162,12 +181,20 @@ def _client_thread(
     latencies: list,
     errors: list,
     headers: dict[str, str],
+    turns=None,
+    addresses=(),
 ) -> None:
+    """``turns``: a counter the process's threads share, to send ``paths`` in order, each
+    once while they last; None: at random. ``addresses``: client addresses to connect from,
+    a random one for each connection (the server sees that many clients)."""
     rng = random.Random(seed)
     connection = http.client.HTTPConnection(HOST, port, timeout=30)
     failed = 0
     while time.monotonic() < deadline:
-        method, path, body = request_line(paths[rng.randrange(len(paths))])
+        n = next(turns) % len(paths) if turns is not None else rng.randrange(len(paths))
+        method, path, body = request_line(paths[n])
+        if addresses and connection.sock is None:
+            connection.source_address = (addresses[rng.randrange(len(addresses))], 0)
         began = time.perf_counter()
         try:
             # gunicorn's sync workers close after each answer; http.client reconnects.
@@ -193,15 +220,28 @@ def _client_process(
     barrier,
     results,
     headers: dict[str, str],
+    in_order: bool = False,
+    addresses: tuple[str, ...] = (),
 ) -> None:
     latencies: list[float] = []
     errors: list[int] = []
+    turns = itertools.count() if in_order else None  # next() on it is atomic under the GIL
     barrier.wait()
     began = time.monotonic()
     workers = [
         threading.Thread(
             target=_client_thread,
-            args=(port, paths, began + duration, seed * 1000 + n, latencies, errors, headers),
+            args=(
+                port,
+                paths,
+                began + duration,
+                seed * 1000 + n,
+                latencies,
+                errors,
+                headers,
+                turns,
+                addresses,
+            ),
         )
         for n in range(threads)
     ]
@@ -220,8 +260,12 @@ def throughput_python(
     connections: int,
     seed: int = 1,
     headers: dict[str, str] | None = None,
+    in_order: bool = False,
+    addresses: tuple[str, ...] = (),
 ) -> Throughput:
-    """Closed loop: `connections` clients, each sending its next request on an answer."""
+    """Closed loop: `connections` clients, each sending its next request on an answer.
+    ``in_order``: each path once while they last (each process its share), not at random.
+    ``addresses``: the client addresses the connections come from (default: one)."""
     context = multiprocessing.get_context("spawn")
     processes = max(1, min(connections, os.cpu_count() or 1))
     shares = [connections // processes + (n < connections % processes) for n in range(processes)]
@@ -230,7 +274,18 @@ def throughput_python(
     children = [
         context.Process(
             target=_client_process,
-            args=(port, paths, duration, share, seed + n, barrier, results, headers or {}),
+            args=(
+                port,
+                paths[n::processes] if in_order else paths,
+                duration,
+                share,
+                seed + n,
+                barrier,
+                results,
+                headers or {},
+                in_order,
+                tuple(addresses),
+            ),
             daemon=True,
         )
         for n, share in enumerate(shares)

@@ -34,6 +34,7 @@ from registry.discovery.facets import facet_counts
 from registry.discovery.listings import Listings
 from registry.discovery.pagination import Page, relevance_page
 from registry.http.params import limit_parse
+from registry.http.problems import ProblemError
 
 UNCACHED_PARAMS = {"liveOnly", "conformant", "updated_since"}
 UNCACHED_FACETS = {"live"}
@@ -134,9 +135,32 @@ def live_candidates_apply(params) -> bool:
     )
 
 
+def _candidates_find(key: str, params, candidates) -> tuple | None:
+    """A first liveOnly query's candidates, found and cached before its full query: when
+    enough of them are live, they answer it and the full query never runs. None when the
+    query has none or matches nothing (or a parameter the full query will refuse, with the
+    view's problem)."""
+    try:
+        limit = limit_parse(params.get("limit"))
+        count = LIVE_CANDIDATES * (limit + 1)
+        found = candidates(count)
+    except ProblemError:
+        return None
+    if found is None:
+        return None
+    keys, generation = found
+    if not keys:  # no match: the full query answers, and keeps them with its generation
+        return None
+    entry = (generation, keys, count, limit, "relevance")
+    cache.set(key, entry, CACHE_SECONDS)
+    return entry
+
+
 def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listings]:
     key = _key("live", scope, params, {"facets"})
     entry = cache.get(key)
+    if entry is None:
+        entry = _candidates_find(key, params, candidates)
     if entry is not None:
         generation, keys, count, limit, sort = entry
         pool = keys[:count]

@@ -8,7 +8,8 @@ from django.http import HttpRequest
 from django.utils.http import http_date, quote_etag
 
 from registry.discovery import cache as discovery_cache
-from registry.discovery import facets
+from registry.discovery import facets, first
+from registry.discovery.discover import facet_source
 from registry.discovery.listings import Listings, json_bytes, listings_read
 from registry.fastpath.lean import LeanAnswer
 from registry.http.problems import ProblemError
@@ -43,9 +44,11 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
     """GET /discover/agents on the lean lane (registry.fastpath.lean), for a query that the view
     has answered before: its page's keys and any facet counts cached at the current data
     generation (registry.discovery.cache, whose keys are the query's parameters), so they
-    were checked then. One statement, the page's listings (which reads the generation);
-    anything else — a new or uncached query, a change since, credentials, HEAD, an Accept
-    the view would refuse — goes on to ``DiscoverAgentsView``."""
+    were checked then. One statement, the page's listings (which reads the generation).
+    A query not cached is found here as the view would find it (registry.discovery.first):
+    two statements, its keys and its listings (and its facet counts when asked). Anything
+    else — the change feed, a parameter the view refuses, credentials, HEAD, an Accept it
+    would refuse — goes on to ``DiscoverAgentsView``."""
     if environ["REQUEST_METHOD"] != "GET" or environ.get("HTTP_ACCEPT") not in _DISCOVER_ACCEPTS:
         return None
     request = WSGIRequest(environ)
@@ -56,13 +59,27 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
         return None
     found = discovery_cache.page_peek(scope, params, listings_read)
     if found is None:
-        return None
+        # Never asked (or asked before a write): found here as the view finds it, and
+        # cached for both.
+        lane = first.lane_find(params)
+        if lane is None:
+            return None
+        find, candidates = lane
+        try:
+            found = discovery_cache.page_cached(scope, params, find, listings_read, candidates)
+        except ProblemError:  # the view's 400: the view answers it
+            return None
     page, sort, read = found
     members = {"next": next_link(request, params, page.next_cursor), "sort": sort}
     if names:
         counted = discovery_cache.facet_counts_peek(read.generation, scope, params, names)
         if counted is None:
-            return None
+            agents = first.agents_filtered(params)
+            if agents is None:
+                return None
+            counted = discovery_cache.facet_counts_cached(
+                read.generation, scope, params, lambda: facet_source(agents, params), names
+            )
         members["facets"], members["facetsExact"] = counted
     body = page_body(read, members)
     return LeanAnswer(

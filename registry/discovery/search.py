@@ -85,6 +85,19 @@ def _tier_query(terms: list[str], tier: int) -> str:
     return {2: in_name, 1: f"{in_titles} & !({in_name})", 0: f"!({in_titles})"}[tier]
 
 
+def text_query(terms: list[str]) -> str:
+    """The to_tsquery input of the query words: each the start of a word."""
+    return " & ".join(f"{term}:*" for term in terms)
+
+
+def tier_exact(terms: list[str], keys: list[str], tier: int | None) -> str:
+    """The tsquery of the filter keys and of one relevance tier ("" for neither)."""
+    exact = [_tsquery_literal(key) for key in keys]
+    if tier is not None:
+        exact.append(f"({_tier_query(terms, tier)})")
+    return " & ".join(exact)
+
+
 def text_matches(
     text: str, agents: QuerySet | None, keys: list[str] = (), tier: int | None = None
 ) -> QuerySet | None:
@@ -100,14 +113,12 @@ def text_matches(
     terms = search_terms(text)
     if connection.vendor != "postgresql" or not terms:
         return None
-    query = " & ".join(f"{term}:*" for term in terms)
-    exact = [_tsquery_literal(key) for key in keys]
-    if tier is not None:
-        exact.append(f"({_tier_query(terms, tier)})")
+    query = text_query(terms)
+    exact = tier_exact(terms, keys, tier)
     if exact:
         found = RawSQL(
             "tsv @@ (to_tsquery('simple', %s) && %s::tsquery)",
-            [query, " & ".join(exact)],
+            [query, exact],
             output_field=BooleanField(),
         )
     else:

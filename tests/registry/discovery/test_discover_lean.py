@@ -6,10 +6,19 @@ import pytest
 from django.core.cache import cache
 
 from registry import extensions
+from registry.discovery import first
 from registry.fastpath.lean import LeanApplication
 from tests.registry.fastpath.test_lean import Recorder, call
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def repeated_queries_only(monkeypatch):
+    """These tests are about queries the view answered first: the lane would find a query
+    never asked itself (tests/registry/discovery/test_discover_first.py)."""
+    monkeypatch.setattr(first, "lane_find", lambda params: None)
+    monkeypatch.setattr(first, "agents_filtered", lambda params: None)
 
 
 @pytest.fixture

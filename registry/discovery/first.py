@@ -1,0 +1,175 @@
+"""Queries never asked before, found on the lean lane as the view finds them (its filters,
+its checks, ``discover.discover``), without Django's request, the middleware, DRF or a
+FilterSet built per request.
+
+``agents_filtered`` is the view's filtering (``discover.agents_filter``) through one
+FilterSet built once per process: each parameter read by its form field's widget, cleaned
+by its field, applied by its filter, in the filters' order, as the FilterSet's form does;
+any value the view would refuse makes it answer None, and the view answers and explains.
+
+The queries asked most, words with the tag and capability filters the search index holds as
+keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the relevance
+tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
+``pagination.tiered_keys``, built from the same words and keys, on a plain cursor.
+
+A new way to search (a ``mode`` parameter) joins at ``lane_find``: until it does, a query
+with a parameter the lane does not know (``LANE_PARAMS`` and the filters) is the view's.
+"""
+
+import functools
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import QuerySet
+
+from registry.agents.selectors import agent_discoverable_queryset
+from registry.agents.text import search_terms, search_words_problem
+from registry.discovery import discover
+from registry.discovery.filters import agent_filterset
+from registry.discovery.models import AgentSearchVector, DataGeneration
+from registry.discovery.pagination import Page, relevance_page
+from registry.discovery.search import TIERS, filter_keys, text_query, tier_exact
+from registry.http.params import limit_parse, params_check
+from registry.http.problems import ProblemError
+
+# The parameters besides the filters that the lane knows how to answer; with any other (the
+# change feed's updated_since, an unknown one, a search mode the lane does not have) the
+# view answers.
+LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor"})
+# The parameters a first query may have; with any other the view answers.
+FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly"})
+
+
+@dataclass(frozen=True)
+class FirstQuery:
+    text: str
+    keys: tuple[str, ...]
+    limit: int
+    live: bool = False  # liveOnly=true: the page is of the live ones among its candidates
+
+
+def first_query(params) -> FirstQuery | None:
+    """``params`` (a QueryDict) as a first query the lane may answer, or None: another
+    database, another parameter or sort, a cursor, a value the view would refuse (a word
+    too long, a NUL, a bad limit), a repeated parameter, a filter value too long to be a
+    key, or no words to search."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        return None
+    for name, values in params.lists():
+        if name not in FIRST_PARAMS or len(values) != 1 or "\x00" in values[0]:
+            return None
+    text = params.get("q") or ""
+    if params.get("sort") not in (None, "", "relevance"):
+        return None
+    live = params.get("liveOnly")
+    if live not in (None, "true"):  # (false is a filter of its own)
+        return None
+    if search_words_problem(text) or not search_terms(text):
+        return None
+    keys = filter_keys(params)
+    if keys is None:
+        return None
+    try:
+        limit = limit_parse(params.get("limit"))
+    except ProblemError:
+        return None
+    return FirstQuery(text, tuple(keys), limit, live == "true")
+
+
+def _tier_sql(tier: int) -> str:
+    # The SQL the ORM writes for one tier of search.text_matches, read by tiered_keys. Only
+    # table names and the tier number are formatted in: the words and keys are parameters.
+    table = AgentSearchVector._meta.db_table
+    generation = DataGeneration._meta.db_table
+    return (
+        f'(SELECT "{table}"."agent_id", "{table}"."created_at", {int(tier)}, '  # noqa: S608
+        f'(SELECT U0."value" FROM "{generation}" U0 WHERE U0."id" = 1) '
+        f'FROM "{table}" '
+        "WHERE (tsv @@ (to_tsquery('simple', %s) && %s::tsquery)) "
+        "ORDER BY 2 DESC, 1 ASC LIMIT %s)"
+    )
+
+
+def _keys_sql() -> str:
+    return " UNION ALL ".join(_tier_sql(tier) for tier in TIERS) + " LIMIT %s"
+
+
+def first_keys(
+    query: FirstQuery,
+) -> tuple[list[tuple[uuid.UUID, list]], int | None]:
+    """``pagination.tiered_keys`` of the query's tiers (a first page): the first ``limit +
+    1`` (pk, [tier, created_at]) keys in the page's order, and the data generation."""
+    terms = search_terms(query.text)
+    words = text_query(terms)
+    params: list = []
+    for tier in TIERS:
+        params += [words, tier_exact(terms, list(query.keys), tier), query.limit + 1]
+    params.append(query.limit + 1)
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(_keys_sql(), params)
+        found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()
+    rows = sorted(found, key=lambda row: -row[2])  # stable: each tier's order
+    return [(pk, [tier, created]) for pk, created, tier, _ in rows], (rows[0][3] if rows else None)
+
+
+def first_page(query: FirstQuery) -> tuple[Page, str]:
+    """The query's first page (its agents' ids) and sort, as ``discover.discover`` finds it."""
+    keys, generation = first_keys(query)
+    return relevance_page(keys, query.limit, generation), "relevance"
+
+
+@functools.cache
+def _filters() -> dict:
+    """The discovery FilterSet's filters, bound to one FilterSet made once (their methods
+    are its methods: they keep no state of a request)."""
+    filterset = agent_filterset()(queryset=agent_discoverable_queryset().none())
+    return filterset.filters
+
+
+def agents_filtered(params) -> QuerySet | None:
+    """``discover.agents_filter(params, agent_discoverable_queryset())`` after the view's
+    parameter check, or None where the view answers a 400 instead."""
+    filters = _filters()
+    try:
+        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
+    except ProblemError:
+        return None
+    queryset = agent_discoverable_queryset()
+    for name, found in filters.items():
+        field = found.field
+        try:
+            value = field.clean(field.widget.value_from_datadict(params, {}, name))
+        except ValidationError:
+            return None
+        queryset = found.filter(queryset, value)
+    return queryset
+
+
+def lane_find(params):
+    """What the view's ``find`` and ``candidates`` are for ``params`` (discovery.cache
+    calls them when nothing cached answers), or None when the view must answer: the change
+    feed (``updated_since``: its tombstones are the view's), a parameter the lane does not
+    know (a search mode joins here, with its own ``find``), or one the view refuses. ``find``
+    may still raise the view's ProblemError (a bad sort, limit or cursor)."""
+    if any(name not in LANE_PARAMS and name not in _filters() for name in params):
+        return None  # the change feed, a parameter the view refuses, or one the lane lacks
+    query = first_query(params)
+    if query is not None and not query.live:
+        return (lambda: first_page(query)), None
+    agents = agents_filtered(params)
+    if agents is None:
+        return None
+
+    def find():
+        page, sort, _ = discover.discover(agents, params, full_rows=None)
+        return page, sort
+
+    def candidates(count: int):
+        if query is not None:  # liveOnly words and keys: discover.live_candidates's keys
+            return first_keys(FirstQuery(query.text, query.keys, count))
+        return discover.live_candidates(agents, params, count)
+
+    return find, candidates

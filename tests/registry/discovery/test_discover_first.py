@@ -1,0 +1,193 @@
+"""Queries never asked before, on the lean lane (registry.discovery.first): found on the lane,
+their answer is the view's, byte for byte and header for header (on PostgreSQL the words
+and index keys through the lane's own statement); a query the view would refuse, and the
+change feed, are the view's to answer."""
+
+import pytest
+from django.core.cache import cache
+
+from registry.fastpath.lean import LeanApplication
+from tests.registry.fastpath.test_lean import Recorder, call
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def agents(alice, native_payload):
+    kinds = [
+        ("Weather", "forecasts", ["climate", "nlp"]),
+        ("Invoice", "extracts invoices", ["finance"]),
+        ("Weather Invoice", "bills for forecasts", ["finance", "climate"]),
+    ]
+    for index in range(12):
+        name, words, tags = kinds[index % len(kinds)]
+        payload = native_payload(
+            name=f"{name} {index}",
+            description=f"Helps with {words} number {index}",
+            capabilities=[{"name": f"{words.split()[-1]} skill", "tags": tags}],
+        )
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+
+
+def view_answer(path: str, **meta):
+    """The view's own answer, found afresh (nothing cached)."""
+    cache.clear()
+    django = Recorder()
+    answer = call(django, "GET", path, **meta)
+    assert django.paths == ["/discover/agents"]
+    return answer
+
+
+def lane_answer(path: str, **meta):
+    """The lane's answer to the query asked for the first time, and whether Django was asked."""
+    cache.clear()
+    django = Recorder()
+    return call(LeanApplication(django), "GET", path, **meta), bool(django.paths)
+
+
+FIRST_QUERIES = [
+    "/discover/agents?q=weather",
+    "/discover/agents?q=weather&limit=2",  # a next link
+    "/discover/agents?q=weath",  # a prefix
+    "/discover/agents?q=weather+invo",  # two words: tiers of name and text
+    "/discover/agents?q=forecasts",  # text words only (the lowest tier)
+    "/discover/agents?q=invoice&tag=finance",
+    "/discover/agents?q=invoice&tag=FINANCE&capability=invoices+skill",  # keys lower-cased
+    "/discover/agents?q=bills&capability=forecasts+skill",
+    "/discover/agents?q=nothingmatches",
+    "/discover/agents?q=weather&tag=nosuchtag",
+    "/discover/agents?q=weather&sort=relevance&limit=100",
+    "/discover/agents?q=weather&sort=",
+    "/discover/agents?q=weather&limit=",
+    "/discover/agents?q=weather&tag=+",  # a blank filter: none
+    "/discover/agents?q=weather&facets=tag,protocol",
+    "/discover/agents?q=invoice&tag=finance&facets=tag",
+    "/discover/agents?q=%C3%A9t%C3%A9+weather",  # a word no agent has
+    "/discover/agents?q=weather%27s+%22invoice%22+%26+%7C+!",  # tsquery operators are not words
+    # Beyond words and index keys: the view's filtering and discover, on the lane.
+    "/discover/agents?q=weather&sort=name",
+    "/discover/agents?q=weather&sort=recent&limit=3",
+    "/discover/agents?q=weather&liveOnly=true",
+    "/discover/agents?q=weather&liveOnly=false",
+    "/discover/agents?q=weather&protocol=A2A",
+    "/discover/agents?q=!!!",  # no words
+    "/discover/agents?q=weather&q=invoice",  # repeated: the last one counts, as in the view
+    "/discover/agents?tag=finance",
+    "/discover/agents?tag=finance&sort=name&limit=2",
+    "/discover/agents?capability=forecasts+skill&transport=Http",
+    "/discover/agents?status=active&owner=alice",
+    "/discover/agents?tag=finance&facets=tag",
+    "/discover/agents?q=weather&facets=live,tag",  # live: never cached
+    "/discover/agents",
+    "/discover/agents?q=weather&tag=" + "t" * 2100,  # too long to be a key: a filter
+]
+
+
+@pytest.mark.parametrize("path", FIRST_QUERIES)
+def test_a_first_query_on_the_lane_answers_as_the_view(agents, path):
+    expected = view_answer(path)
+    answer, asked_django = lane_answer(path)
+    assert not asked_django  # the lane found it
+    assert answer == expected
+    assert expected[0] == 200
+
+
+def test_a_first_query_found_on_the_lane_is_then_answered_from_its_cached_keys(agents):
+    cache.clear()
+    django = Recorder()
+    app = LeanApplication(django)
+    path = "/discover/agents?q=weather&limit=2"
+    first = call(app, "GET", path)
+    again = call(app, "GET", path)
+    assert again == first and django.paths == []
+    next_link = first[2].split(b'"next":"', 1)[1].split(b'"', 1)[0].decode()
+    assert "cursor=" in next_link
+    second_page = call(app, "GET", next_link.removeprefix("http://testserver"))
+    assert second_page[0] == 200 and django.paths == []  # a cursor's page: the lane's too
+
+
+@pytest.mark.parametrize(
+    "path", ["/discover/agents?q=weather&limit=2", "/discover/agents?tag=climate&limit=2"]
+)
+def test_a_next_page_never_asked_on_the_lane_answers_as_the_view(agents, path):
+    link = view_answer(path)[2].split(b'"next":"', 1)[1].split(b'"', 1)[0].decode()
+    second = link.removeprefix("http://testserver")
+    expected = view_answer(second)
+    answer, asked_django = lane_answer(second)
+    assert not asked_django and answer == expected and expected[0] == 200
+
+
+def test_the_next_link_of_the_lane_keeps_the_requests_scheme_and_host(agents, settings):
+    settings.ALLOWED_HOSTS = ["registry.example"]
+    meta = {"HTTP_HOST": "registry.example", "wsgi.url_scheme": "https"}
+    path = "/discover/agents?q=weather&limit=2"
+    expected = view_answer(path, **meta)
+    answer, asked_django = lane_answer(path, **meta)
+    assert not asked_django and answer == expected
+    link = b'"next":"https://registry.example/discover/agents?q=weather&limit=2&cursor='
+    assert link in answer[2]
+
+
+LEFT_TO_THE_VIEW = [
+    "/discover/agents?q=" + "w" * 101,  # a word too long: the view's 400
+    "/discover/agents?q=weather&limit=0",
+    "/discover/agents?q=weather&limit=abc",
+    "/discover/agents?q=weather&sort=bogus",
+    "/discover/agents?q=weather&bogus=1",
+    "/discover/agents?q=weather&facets=nonsense",
+    "/discover/agents?q=weather&tag=%00",  # a NUL: the form's 400
+    "/discover/agents?q=weather&updated_since=2020-01-01T00:00:00Z",  # the change feed
+    "/discover/agents?q=weather&mode=semantic",  # a search the lane does not have
+    "/discover/agents?q=weather&cursor=abc",
+    "/discover/agents?tag=finance&cursor=abc",
+    "/discover/agents?liveOnly=maybe",
+    "/discover/agents?protocol=Nope",
+    "/discover/agents?sort=relevance",  # relevance needs words
+]
+
+
+@pytest.mark.parametrize("path", LEFT_TO_THE_VIEW)
+def test_what_the_lane_does_not_take_the_view_answers(agents, path):
+    expected = view_answer(path)
+    answer, asked_django = lane_answer(path)
+    assert asked_django
+    assert answer[0] == expected[0]
+    if expected[0] == 200:
+        assert answer == expected
+
+
+@pytest.fixture
+def some_live(alice, native_payload):
+    from tests.registry.liveness.test_liveness import endpoint
+
+    for number in range(12):
+        payload = native_payload(
+            name=f"Weather station {number}",
+            description="Reports the weather of the day.",
+            capabilities=[{"name": "report", "tags": ["climate" if number % 2 else "sea"]}],
+            endpoints=[endpoint(f"web{number}", seconds=60)],
+        )
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        if number % 3:
+            assert alice.post(f"/agents/{response.json()['id']}/heartbeat").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/discover/agents?q=weather&liveOnly=true",
+        "/discover/agents?q=weather&liveOnly=true&limit=2",
+        "/discover/agents?q=stat&tag=climate&liveOnly=true&limit=3",
+        "/discover/agents?q=weather&liveOnly=true&facets=live",
+        "/discover/agents?q=weather&liveOnly=true&status=active&limit=2",
+        "/discover/agents?tag=sea&liveOnly=true",
+    ],
+)
+def test_a_first_live_query_on_the_lane_answers_as_the_view(some_live, path):
+    expected = view_answer(path)
+    answer, asked_django = lane_answer(path)
+    assert not asked_django
+    assert answer == expected and expected[0] == 200
+    assert b'"live":true' in expected[2]  # it has live agents to show
