@@ -12,8 +12,11 @@ keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the 
 tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
 ``pagination.tiered_keys``, built from the same words and keys, on a plain cursor.
 
-A new way to search (a ``mode`` parameter) joins at ``lane_find``: until it does, a query
-with a parameter the lane does not know (``LANE_PARAMS`` and the filters) is the view's.
+The search ``mode`` decides what the words do: in ``keyword`` they keep the agents whose
+words match, ranked in tiers (the lane's own statement answers such a first page); in
+``hybrid`` (the default) and ``semantic`` they order the filtered agents by the fused order
+(``discover.discover`` finds it, as for the view). A query with a parameter the lane does not
+know (``LANE_PARAMS`` and the filters) is the view's.
 """
 
 import functools
@@ -27,20 +30,20 @@ from django.db.models import QuerySet
 
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
-from registry.discovery import discover
+from registry.discovery import discover, hybrid
 from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.pagination import Page, relevance_page
-from registry.discovery.search import TIERS, filter_keys, text_query, tier_exact
+from registry.discovery.search import TIERS, filter_keys, text_filter, text_query, tier_exact
 from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
 
 # The parameters besides the filters that the lane knows how to answer; with any other (the
-# change feed's updated_since, an unknown one, a search mode the lane does not have) the
-# view answers.
-LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor"})
-# The parameters a first query may have; with any other the view answers.
-FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly"})
+# change feed's updated_since, an unknown one) the view answers.
+LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor", "mode"})
+# The parameters a first query of words (mode=keyword) may have; with any other the view's
+# filters and discover find it.
+FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly", "mode"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def first_query(params) -> FirstQuery | None:
     database, another parameter or sort, a cursor, a value the view would refuse (a word
     too long, a NUL, a bad limit), a repeated parameter, a filter value too long to be a
     key, or no words to search."""
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or not keyword_mode(params):
         return None
     for name, values in params.lists():
         if name not in FIRST_PARAMS or len(values) != 1 or "\x00" in values[0]:
@@ -121,6 +124,12 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
     return relevance_page(keys, query.limit, generation), "relevance"
 
 
+def keyword_mode(params) -> bool:
+    """The words keep the agents whose words match (mode=keyword), rather than ordering the
+    filtered agents by meaning (hybrid, the default, and semantic: ``discovery.hybrid``)."""
+    return (params.get("mode") or hybrid.DEFAULT_MODE).strip() == "keyword"
+
+
 @functools.cache
 def _filters() -> dict:
     """The discovery FilterSet's filters, bound to one FilterSet made once (their methods
@@ -144,6 +153,11 @@ def agents_filtered(params) -> QuerySet | None:
             value = field.clean(field.widget.value_from_datadict(params, {}, name))
         except ValidationError:
             return None
+        if name == "q" and value:
+            # The text filter of the view's FilterSet reads the request's mode; the one made
+            # here has no request: the same choice, made with this one's.
+            queryset = text_filter(queryset, value) if keyword_mode(params) else queryset
+            continue
         queryset = found.filter(queryset, value)
     return queryset
 

@@ -81,6 +81,17 @@ FIRST_QUERIES = [
     "/discover/agents?q=weather&facets=live,tag",  # live: never cached
     "/discover/agents",
     "/discover/agents?q=weather&tag=" + "t" * 2100,  # too long to be a key: a filter
+    # The search modes: words that match (keyword), or the filtered agents by the fused order.
+    "/discover/agents?q=weather&mode=keyword",
+    "/discover/agents?q=invoice&tag=finance&mode=keyword",
+    "/discover/agents?q=weather&mode=keyword&sort=name",
+    "/discover/agents?q=weather&mode=keyword&liveOnly=true",
+    "/discover/agents?q=weather&mode=keyword&facets=tag",
+    "/discover/agents?q=weather&mode=hybrid",
+    "/discover/agents?q=bills+for+forecasts&mode=semantic",
+    "/discover/agents?q=invoice&tag=finance&mode=hybrid&facets=tag",
+    "/discover/agents?q=weather&mode=hybrid&sort=recent",
+    "/discover/agents?tag=finance&mode=semantic",
 ]
 
 
@@ -138,7 +149,7 @@ LEFT_TO_THE_VIEW = [
     "/discover/agents?q=weather&facets=nonsense",
     "/discover/agents?q=weather&tag=%00",  # a NUL: the form's 400
     "/discover/agents?q=weather&updated_since=2020-01-01T00:00:00Z",  # the change feed
-    "/discover/agents?q=weather&mode=semantic",  # a search the lane does not have
+    "/discover/agents?q=weather&mode=nope",  # the view's 400 naming mode
     "/discover/agents?q=weather&cursor=abc",
     "/discover/agents?tag=finance&cursor=abc",
     "/discover/agents?liveOnly=maybe",
