@@ -18,7 +18,8 @@ PROBLEM_RESPONSES = {
     404: "There is no such resource (also for an id that is not a UUID).",
     409: "The request conflicts with the resource's state (or, with an Idempotency-Key, "
     "the first request with that key is still in flight: idempotency-in-progress).",
-    410: "The agent was retired (retired): gone from discovery, its history kept; retiredAt says when.",
+    410: "The agent was retired (retired): gone from discovery, its history kept; retiredAt "
+    "says when.",
     412: "If-Match names an ETag that is no longer current (precondition-failed): read the "
     "resource again and retry.",
     413: "The request body is larger than REGISTRY_MAX_BODY_BYTES.",
