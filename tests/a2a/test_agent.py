@@ -573,6 +573,6 @@ def test_discovery_by_data_takes_the_search_mode(registered, registry_url):
     data, _ = reply(converse(registry_url, "JSONRPC", parts)[0])
     assert data["agents"] == []
 
-    task, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"q": "x", "mode": "vibes"})])
-    assert task.status.state == TaskState.TASK_STATE_REJECTED
-    assert [e["path"] for e in answer(task)[0]["problem"]["errors"]] == ["mode"]
+    with pytest.raises(InvalidParamsError) as refused:  # as every bad search: invalid params
+        converse(registry_url, "JSONRPC", [new_data_part({"q": "x", "mode": "vibes"})])
+    assert [e["path"] for e in refused.value.data["problem"]["errors"]] == ["mode"]
