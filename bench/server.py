@@ -74,8 +74,11 @@ class Server:
             env["REDIS_URL"] = self.redis_url
         return env
 
-    def start(self, timeout: float = 60.0) -> None:
-        command = [
+    # What start's errors call the process.
+    label = "gunicorn"
+
+    def command(self) -> list[str]:
+        return [
             sys.executable,
             "-m",
             "gunicorn",
@@ -89,9 +92,14 @@ class Server:
             "--log-level",
             "warning",
         ]
+
+    def collects_static(self) -> bool:
+        """As deployed (make serve): the pages need the static files' manifest."""
+        return self.app == "registry.wsgi"
+
+    def start(self, timeout: float = 60.0) -> None:
         with open(self.log_path, "ab") as log:
-            if self.app == "registry.wsgi":
-                # As deployed (make serve): the pages need the static files' manifest.
+            if self.collects_static():
                 subprocess.run(
                     [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
                     cwd=ROOT,
@@ -101,7 +109,7 @@ class Server:
                     check=True,
                 )
             self.process = subprocess.Popen(
-                command,
+                self.command(),
                 cwd=ROOT,
                 env=self.environment(),
                 stdout=log,
@@ -111,12 +119,15 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise BenchError(f"gunicorn exited with {self.process.returncode}:\n{self.log()}")
+                code = self.process.returncode
+                raise BenchError(f"{self.label} exited with {code}:\n{self.log()}")
             if self._healthy():
                 return
             time.sleep(0.2)
         self.stop()
-        raise BenchError(f"gunicorn did not answer /healthz within {timeout:.0f}s:\n{self.log()}")
+        raise BenchError(
+            f"{self.label} did not answer /healthz within {timeout:.0f}s:\n{self.log()}"
+        )
 
     def _healthy(self) -> bool:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)

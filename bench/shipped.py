@@ -10,14 +10,10 @@ turn), each far below its limit, as a registry's many users are.
 """
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench.database import BenchError
-from bench.load import BASE_URL, ROOT
+from bench.load import BASE_URL
 from bench.server import _REGISTRY_VARIABLES, Server, port_free
 
 # 256 client addresses: a 15 s run at 3,000 requests/s sends 176 requests from each, far
@@ -54,44 +50,14 @@ class ShippedServer(Server):
             env["REDIS_URL"] = self.redis_url
         return env
 
+    label = "make serve"
+
+    def command(self) -> list[str]:
+        return [str(Path(sys.executable).parent / "honcho"), "start", "-f", "Procfile.serve"]
+
+    def collects_static(self) -> bool:
+        return True  # make serve's steps before honcho: migrate (done) and collectstatic
+
     def start(self, timeout: float = 60.0) -> None:
         self.events_port = port_free()
-        env = self.environment()
-        with open(self.log_path, "ab") as log:
-            # make serve's steps before honcho: migrate (done) and collectstatic.
-            subprocess.run(
-                [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                check=True,
-            )
-            self.process = subprocess.Popen(
-                [str(Path(sys.executable).parent / "honcho"), "start", "-f", "Procfile.serve"],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise BenchError(f"make serve exited with {self.process.returncode}:\n{self.log()}")
-            if self._healthy():
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise BenchError(f"make serve did not answer /healthz within {timeout:.0f}s:\n{self.log()}")
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """TERM honcho (it stops gunicorn and the stream server); KILL its session if not."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        super().start(timeout)
