@@ -91,17 +91,28 @@ def _skill_of(message: Message, data: dict | None) -> str:
     return skills.DISCOVERY
 
 
-def answer_for(message: Message, key: str | None) -> tuple[str, skills.Answer]:
-    """Run the skill a message asks for: registration for a data part with ``card``,
-    ``domain`` or ``url`` (or ``metadata.skill``), discovery otherwise: by the first data
-    part's filters, else by the text. Returns the skill's name and its answer."""
+def message_skill(message: Message) -> tuple[str, dict | None]:
+    """The skill a message asks for: registration for a data part with ``card``, ``domain``
+    or ``url`` (or ``metadata.skill``), discovery otherwise; and its first data part that
+    is an object (None without one)."""
     data = next((d for d in get_data_parts(message.parts) if isinstance(d, dict)), None)
-    skill = _skill_of(message, data)
+    return _skill_of(message, data), data
+
+
+def discovery_answer(message: Message, data: dict | None) -> skills.Answer:
+    """Discovery by the first data part's filters, else by the message's text."""
+    if data is not None:
+        return skills.discover_data(whole_numbers(data))
+    return skills.discover_text(" ".join(get_text_parts(message.parts)))
+
+
+def answer_for(message: Message, key: str | None) -> tuple[str, skills.Answer]:
+    """Run the skill a message asks for (``message_skill``). Returns the skill's name and
+    its answer."""
+    skill, data = message_skill(message)
     if skill == skills.REGISTRATION:
         return skill, skills.register(whole_numbers(data or {}), key)
-    if data is not None:
-        return skill, skills.discover_data(whole_numbers(data))
-    return skill, skills.discover_text(" ".join(get_text_parts(message.parts)))
+    return skill, discovery_answer(message, data)
 
 
 def data_part(data: dict[str, Any]) -> Part:
@@ -110,6 +121,11 @@ def data_part(data: dict[str, Any]) -> Part:
     part = Part(media_type="application/json")
     part.data.struct_value.update(data)
     return part
+
+
+def discovery_reply(answer: skills.Answer, context_id: str) -> Message:
+    """The message that answers a discovery question: the summary and the found agents."""
+    return new_message([new_text_part(answer.text), data_part(answer.data)], context_id=context_id)
 
 
 def _now() -> Timestamp:
@@ -132,11 +148,7 @@ class RegistryAgentExecutor(AgentExecutor):
         if task is None and skill == skills.DISCOVERY and answer.state == "completed":
             # A2A lets an agent answer message/send with a Message: found agents are an
             # answer, not work to follow, so nothing is stored for them.
-            reply = new_message(
-                [new_text_part(answer.text), data_part(answer.data)],
-                context_id=context.context_id,
-            )
-            await event_queue.enqueue_event(reply)
+            await event_queue.enqueue_event(discovery_reply(answer, context.context_id))
             return
         parts = [data_part(answer.data)]
         if task is None:
@@ -262,7 +274,7 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
 
 # A JSON number written as a whole double ("status":400.0): protobuf's Struct, which A2A
 # data parts are, holds every number as a double, and the SDK writes it so.
-_WHOLE_DOUBLE = re.compile(rb"[:\[,]-?\d+\.0(?=[,}\]])")
+WHOLE_DOUBLE = re.compile(rb"[:\[,]-?\d+\.0(?=[,}\]])")
 
 
 def _whole_numbers_on_the_wire(response: HttpResponse) -> HttpResponse:
@@ -270,7 +282,7 @@ def _whole_numbers_on_the_wire(response: HttpResponse) -> HttpResponse:
     part is the HTTP API's document byte for byte (``"status": 400``, not ``400.0``); an
     answer without one (most) is passed on untouched."""
     body = response.content
-    if not _WHOLE_DOUBLE.search(body) or "json" not in response.get("Content-Type", ""):
+    if not WHOLE_DOUBLE.search(body) or "json" not in response.get("Content-Type", ""):
         return response
     value = whole_numbers(json.loads(body))
     response.content = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
