@@ -8,5 +8,19 @@ class A2AConfig(AppConfig):
 
     def ready(self) -> None:
         from a2a import extensions, receivers  # noqa: F401  (receivers: connects them)
+        from a2a.message_lean import message_lean
+        from registry.extensions import LeanRoute, register_lean_route
 
         extensions.register()
+        # Discovery questions, the A2A face's most frequent messages, on the lean lane
+        # (here, not in a2a.extensions: the skills they run import that module).
+        register_lean_route(
+            LeanRoute(
+                "/a2a/jsonrpc",
+                message_lean,
+                exact=True,
+                read_limited=False,
+                anonymous=True,
+                method="POST",
+            )
+        )
