@@ -99,6 +99,13 @@ def keyset_page(
     queryset: QuerySet, *, sort: str, limit: int, cursor: str | None, full_rows: QuerySet | None
 ) -> Page:
     """A page of ``queryset`` in ``sort`` order; its rows are read from ``full_rows``."""
+    found = list(keyset_keys(queryset, sort=sort, limit=limit, cursor=cursor))
+    return keyset_found_page(sort, found, limit, full_rows)
+
+
+def keyset_keys(queryset: QuerySet, *, sort: str, limit: int, cursor: str | None) -> QuerySet:
+    """The statement of a keyset page's keys: up to ``limit + 1`` (pk, sort key, data
+    generation) rows of ``queryset`` in ``sort`` order, after ``cursor``."""
     expression, descending = SORTS[sort]
     queryset = queryset.annotate(sort_key=expression)
     if cursor:
@@ -110,13 +117,19 @@ def keyset_page(
     order = "-sort_key" if descending else "sort_key"
     # First the page's keys alone (no joins for what the page shows: the database sorts
     # only what it must), then the rows of those keys, with everything they show.
-    found = list(
+    return (
         queryset.select_related(None)
         .prefetch_related(None)
         .annotate(generation=_generation())
         .order_by(order, "pk")
         .values_list("pk", "sort_key", "generation")[: limit + 1]
     )
+
+
+def keyset_found_page(
+    sort: str, found: list[tuple], limit: int, full_rows: QuerySet | None = None
+) -> Page:
+    """The page of the rows ``keyset_keys`` found."""
     keys = [(pk, key) for pk, key, _ in found]
     return _page(sort, keys, limit, full_rows, found[0][2] if found else None)
 
