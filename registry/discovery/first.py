@@ -30,7 +30,7 @@ from django.db.models import QuerySet
 
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
-from registry.discovery import discover, hybrid
+from registry.discovery import discover, hybrid, shapes
 from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.pagination import Page, relevance_page
@@ -173,6 +173,9 @@ def lane_find(params):
     query = first_query(params)
     if query is not None and not query.live:
         return (lambda: first_page(query)), None
+    shaped = shapes.shaped_find(params, _filters(), agents_filtered)
+    if shaped is not None:  # filters alone: their shape's statement
+        return shaped, None
     agents = agents_filtered(params)
     if agents is None:
         return None

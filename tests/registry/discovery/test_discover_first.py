@@ -104,6 +104,43 @@ def test_a_first_query_on_the_lane_answers_as_the_view(agents, path):
     assert expected[0] == 200
 
 
+# Filters alone, asked one after the other: each pair has one shape (registry.discovery.shapes)
+# with other values, so the second runs the statement the first built; and values a filter
+# changes (case, spaces, commas), which are part of their shape, not slotted.
+SHAPED_QUERIES = [
+    "/discover/agents?tag=finance&limit=3",
+    "/discover/agents?tag=climate&limit=5",
+    "/discover/agents?tag=nlp&limit=1",
+    "/discover/agents?tag=FINANCE&limit=3",
+    "/discover/agents?tag=Climate",
+    "/discover/agents?tag=+climate+&limit=4",
+    "/discover/agents?tag=climate,finance",
+    "/discover/agents?tag=finance&sort=name&limit=2",
+    "/discover/agents?tag=climate&sort=name&limit=3",
+    "/discover/agents?tag=finance&protocol=A2A&sort=recent",
+    "/discover/agents?tag=climate&protocol=A2A&sort=recent",
+    "/discover/agents?tag=climate&protocol=MCP",
+    "/discover/agents?capability=forecasts+skill&tag=climate",
+    "/discover/agents?capability=invoices+skill&tag=finance",
+    "/discover/agents?capability=invoices&tag=finance",
+    "/discover/agents?tag=finance&transport=Http&limit=2",
+    "/discover/agents?tag=climate&transport=Http&limit=2",
+    "/discover/agents?tag=nosuchtag&limit=2",
+    "/discover/agents?tag=finance&limit=0",
+    "/discover/agents?tag=finance&sort=relevance",
+    "/discover/agents?tag=finance&tag=climate",
+]
+
+
+def test_filters_alone_of_one_shape_answer_as_the_view_each_with_its_own_values(agents):
+    django = Recorder()
+    app = LeanApplication(django)
+    for path in SHAPED_QUERIES:
+        expected = view_answer(path)
+        cache.clear()
+        assert call(app, "GET", path) == expected, path
+
+
 def test_a_first_query_found_on_the_lane_is_then_answered_from_its_cached_keys(agents):
     cache.clear()
     django = Recorder()
