@@ -10,7 +10,8 @@ gives the same 30% of endpoints a heartbeat. ``profile`` asks ``--count`` distin
 of each kind and prints, per kind, one JSON line: wall and CPU time a request (median, p95),
 the time spent in SQL statements and their number, the answer's bytes; ``--explain N``:
 each statement of N more requests with its time; ``--cprofile N``: the N functions that
-took the most time (``--sort tottime`` or ``cumulative``).
+took the most time (``--sort tottime`` or ``cumulative``); ``--mode keyword``: the queries
+with words in that search mode (the default: hybrid).
 """
 
 import argparse
@@ -60,6 +61,11 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
+def _with_mode(path: str, mode: str) -> str:
+    """A query of words in this search ``mode`` (none: the default, hybrid)."""
+    return f"{path}&mode={mode}" if mode and "q=" in path else path
+
+
 def setup(args) -> None:
     os.environ.setdefault("RATE_LIMIT_READ", "100000000/sec")
     database_reset(args.database_url)
@@ -102,7 +108,7 @@ def profile(args) -> None:
     _call(application, "/discover/agents?q=warm")  # imports, the first connection
     kinds = [k for k in args.kinds.split(",") if k] or list(pools)
     for kind in kinds:
-        paths = pools[kind].take(args.count)
+        paths = [_with_mode(path, args.mode) for path in pools[kind].take(args.count)]
         walls, cpus, sql_times, counts, sizes = [], [], [], [], []
         profiler = cProfile.Profile() if args.cprofile else None
         with connection.execute_wrapper(record):
@@ -167,6 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cprofile", type=int, default=0, help="functions to print")
     parser.add_argument("--sort", default="cumulative", help="cumulative or tottime")
     parser.add_argument("--kinds", default="", help="comma-separated distinct kinds (all)")
+    parser.add_argument("--mode", default="", help="search mode of the queries with words")
     args = parser.parse_args(argv)
     {"setup": setup, "profile": profile}[args.command](args)
     return 0
