@@ -93,6 +93,8 @@ def shaped_find(params, filters: dict, agents_filtered):
         if SLOTTABLE.fullmatch(params[name])
         and (kind == "any" or params[name] == params[name].lower())
     }
+    if not slotted:  # a shape of this query alone: the ORM builds it as cheaply
+        return None
     fixed = tuple((n, params[n]) for n in names if n not in slotted)
     key = (names, sort, fixed, tuple(sorted(slotted.items())))
     shape = _shape(key, params, slotted, sort, agents_filtered)
@@ -158,8 +160,8 @@ def _slotted_names(params, names, sort, agents_filtered) -> dict[str, str]:
     (``lower``: the filter lowercases it); found once per set of names and sort."""
     key = (names, sort)
     with _lock:
-        if key in _slotted:
-            return _slotted[key]
+        if key in _slotted or len(_slotted) >= MAX_SHAPES:
+            return _slotted.get(key, {})
     slotted = {}
     for name in names:
         for kind, (a, b) in _STAND_INS.items():
@@ -169,15 +171,14 @@ def _slotted_names(params, names, sort, agents_filtered) -> dict[str, str]:
                 slotted[name] = kind
                 break
     with _lock:
-        if len(_slotted) < MAX_SHAPES:
-            _slotted[key] = slotted
+        _slotted[key] = slotted
     return slotted
 
 
 def _shape(key, params, slotted: dict[str, str], sort, agents_filtered) -> Shape | None:
     with _lock:
-        if key in _shapes:
-            return _shapes[key]
+        if key in _shapes or len(_shapes) >= MAX_SHAPES:  # full: the ORM builds the rest
+            return _shapes.get(key)
     stand_ins = {name: _STAND_INS[kind] for name, kind in slotted.items()}
     first = _statement(params, {n: ab[0] for n, ab in stand_ins.items()}, sort, agents_filtered)
     second = _statement(params, {n: ab[1] for n, ab in stand_ins.items()}, sort, agents_filtered)
@@ -188,8 +189,7 @@ def _shape(key, params, slotted: dict[str, str], sort, agents_filtered) -> Shape
         slots = _places(first, second, stand_ins, params, sort, agents_filtered)
     shape = Shape(first[0], tuple(first[1]), slots) if slots is not None else None
     with _lock:
-        if len(_shapes) < MAX_SHAPES:
-            _shapes[key] = shape
+        _shapes[key] = shape
     return shape
 
 

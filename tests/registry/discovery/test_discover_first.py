@@ -141,6 +141,21 @@ def test_filters_alone_of_one_shape_answer_as_the_view_each_with_its_own_values(
         assert call(app, "GET", path) == expected, path
 
 
+def test_filters_alone_answer_as_the_view_when_no_more_shapes_are_kept(agents, monkeypatch):
+    from registry.discovery import shapes
+
+    monkeypatch.setattr(shapes, "_shapes", {})
+    monkeypatch.setattr(shapes, "_slotted", {})
+    monkeypatch.setattr(shapes, "MAX_SHAPES", 0)
+    django = Recorder()
+    app = LeanApplication(django)
+    for path in SHAPED_QUERIES[:3]:
+        expected = view_answer(path)
+        cache.clear()
+        assert call(app, "GET", path) == expected, path
+    assert shapes._shapes == {}
+
+
 def test_a_first_query_found_on_the_lane_is_then_answered_from_its_cached_keys(agents):
     cache.clear()
     django = Recorder()
