@@ -41,6 +41,7 @@ from registry.agents.serializers import AgentSerializer, liveness_shown
 from registry.discovery.discover import registry_last_change
 from registry.discovery.generation import generation_bump
 from registry.discovery.models import AgentListing, DataGeneration
+from registry.fastpath.copy import objects_insert
 from registry.fastpath.prepared import prepared_cursor
 
 # Never in the renderer's output: it escapes every control character inside strings.
@@ -113,9 +114,8 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
             AgentListing(agent_id=agent.pk, body=body, context=context)
             for agent, body in zip(agents, listing_bodies(agents), strict=True)
         ]
-        AgentListing.objects.bulk_create(
+        objects_insert(
             rows,
-            update_conflicts=True,
             unique_fields=["agent"],
             update_fields=["body", "context"],
         )
