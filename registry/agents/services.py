@@ -98,7 +98,7 @@ def _capability_rows(
 
 def _tag_rows(agent: Agent, capabilities: list[Capability]) -> list[CapabilityTag]:
     return [
-        CapabilityTag(capability=cap, agent=agent, value=tag.lower())
+        CapabilityTag(capability_id=cap.pk, agent_id=agent.pk, value=tag.lower())
         for cap in capabilities
         for tag in dict.fromkeys(cap.tags)
     ]
