@@ -67,10 +67,11 @@ def objects_insert(
     getters = [_value_getter(field, connection) for field in fields]
     columns = ", ".join(quote(f.column) for f in fields)
     table = quote(meta.db_table)
-    with transaction.atomic(using=db), connection.cursor() as cursor:
-        if not (ignore_conflicts or update_fields):
+    if not (ignore_conflicts or update_fields):
+        with connection.cursor() as cursor:
             _copy(connection, cursor, table, columns, objs, getters)
-        else:
+    else:
+        with transaction.atomic(using=db), connection.cursor() as cursor:
             staged = quote(f"staged_{meta.db_table}")
             cursor.execute(f"DROP TABLE IF EXISTS {staged}")
             # Names quoted from the model's meta, never from input.
