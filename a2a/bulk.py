@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from a2a.mapping import card_facts, card_to_agent_input
-from a2a.models import AgentIdentity, CardDocument, CardProvenance, CardVersion
+from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.provenance import card_signature_check, trust_facts
 from a2a.services import CARD_SOURCE, WRITER
 from a2a.signals import StoredCard, cards_stored_send
@@ -15,7 +15,7 @@ from a2a.validation import card_validate
 from a2a.versions import version_rows
 from registry.agents import services as core
 from registry.discovery.facts import facts_rows
-from registry.discovery.models import AgentFacet
+from registry.fastpath.copy import objects_insert
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
 from registry.signals import writes_batched
@@ -96,14 +96,8 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             facts += facts_rows(
                 agent, card_facts(card, report.index_view) | trust_facts(provenance)
             )
-        for model, rows in (
-            (CardDocument, documents),
-            (CardVersion, versions),
-            (CardProvenance, provenances),
-            (AgentIdentity, identities),
-            (AgentFacet, facts),
-        ):
-            model.objects.bulk_create(rows, batch_size=1000)
+        for rows in (documents, versions, provenances, identities, facts):
+            objects_insert(rows)
         cards_stored_send(
             [
                 StoredCard(agent, card, created=True)

@@ -92,9 +92,11 @@ def version_record(agent: Agent, body: bytes, *, change: str) -> CardVersion | N
 
 
 def version_rows(agent: Agent, body: bytes, *, change: str, at: datetime) -> CardVersion:
-    """An unsaved first version (bulk imports save many at once)."""
+    """An unsaved first version (bulk imports save many at once); the agent.created event
+    says it stored version 1, as ``version_record``'s does."""
     card = json.loads(body)
     actor, key_prefix = audit_actor.get() or ("system", "")
+    event_extend(agent.pk, cardversionseq="1")
     return CardVersion(
         agent=agent,
         seq=1,

@@ -29,6 +29,7 @@ from aap.report import (
 from registry.agents.models import Agent
 from registry.discovery.facts import facts_rows
 from registry.discovery.models import AgentFacet
+from registry.fastpath.copy import objects_insert
 from registry.outbound.fetch import FetchError, fetch_json
 from registry.outbound.hosts import domain_parse
 from registry.signals import agents_written_send
@@ -154,8 +155,8 @@ def aap_statuses_store(cards: list[StoredCard]) -> None:
         values = aap_status_of(stored.card)
         statuses.append(AAPStatus(agent=stored.agent, **values))
         facts += facts_rows(stored.agent, aap_facts(values))
-    AAPStatus.objects.bulk_create(statuses, batch_size=1000)
-    AgentFacet.objects.bulk_create(facts, batch_size=1000)
+    objects_insert(statuses)
+    objects_insert(facts)
     agents_written_send([stored.agent.pk for stored in cards])  # the agent JSON's aap
 
 

@@ -17,6 +17,7 @@ from ard.entries import URN, cards_read, default_identifier, dumps, entry_data, 
 from ard.models import CatalogEntry, CatalogSource
 from registry.agents.models import Agent
 from registry.agents.selectors import agent_queryset
+from registry.fastpath.copy import objects_insert
 
 
 def _trust(agent: Agent) -> dict:
@@ -75,7 +76,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
         entry.body = dumps(data) if data else b""
         entry.updated_at = timezone.now()
     if new:
-        CatalogEntry.objects.bulk_create(new, ignore_conflicts=True)
+        objects_insert(new, ignore_conflicts=True)
         # A concurrent write took a publisher's identifier first: ours gets the default one.
         stored = set(
             CatalogEntry.objects.filter(agent_uuid__in=[e.agent_uuid for e in new]).values_list(

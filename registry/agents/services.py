@@ -9,7 +9,6 @@ from typing import Any
 from django.db import transaction
 
 from registry.access.audit import audit_entry, audit_record
-from registry.access.models import AuditEntry
 from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.models import (
     NATIVE_SOURCE,
@@ -21,6 +20,7 @@ from registry.agents.models import (
     liveness_grace,
 )
 from registry.agents.text import search_keys_build, search_text_build
+from registry.fastpath.copy import objects_insert
 from registry.signals import NATIVE_WRITER, agent_changed, agents_written_send, writes_batched
 
 
@@ -98,7 +98,7 @@ def _capability_rows(
 
 def _tag_rows(agent: Agent, capabilities: list[Capability]) -> list[CapabilityTag]:
     return [
-        CapabilityTag(capability=cap, agent=agent, value=tag.lower())
+        CapabilityTag(capability_id=cap.pk, agent_id=agent.pk, value=tag.lower())
         for cap in capabilities
         for tag in dict.fromkeys(cap.tags)
     ]
@@ -360,14 +360,8 @@ def agents_bulk_create(
         tags += cap_tags
         endpoints += ends
         texts.append(_search_text(agent, caps))
-    for model, rows in (
-        (Agent, agents),
-        (Capability, capabilities),
-        (CapabilityTag, tags),
-        (Endpoint, endpoints),
-        (AgentSearchText, texts),
-    ):
-        model.objects.bulk_create(rows, batch_size=1000)
+    for rows in (agents, capabilities, tags, endpoints, texts):
+        objects_insert(rows)
     entries = []
     with writes_batched():  # listings built in bulk after every receiver ran
         for agent in agents:
@@ -381,5 +375,5 @@ def agents_bulk_create(
                     after=agent_summary(agent),
                 )
             )
-        AuditEntry.objects.bulk_create(entries, batch_size=1000)
+        objects_insert(entries)
     return agents

@@ -18,4 +18,4 @@ def facts_rows(agent: Agent, facts: Iterable[tuple[str, str]]) -> list[AgentFace
     """Unsaved fact rows of an agent (bulk writes save them at once), one per distinct pair."""
     limit = AgentFacet._meta.get_field("value").max_length
     pairs = sorted({(kind, value[:limit]) for kind, value in facts if value})
-    return [AgentFacet(agent=agent, kind=kind, value=value) for kind, value in pairs]
+    return [AgentFacet(agent_id=agent.pk, kind=kind, value=value) for kind, value in pairs]

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Subquery
 from django.utils import timezone
+from rest_framework.compat import LONG_SEPARATORS, SHORT_SEPARATORS
 from rest_framework.renderers import JSONRenderer
 
 from registry import extensions
@@ -41,6 +42,7 @@ from registry.agents.serializers import AgentSerializer, liveness_shown
 from registry.discovery.discover import registry_last_change
 from registry.discovery.generation import generation_bump
 from registry.discovery.models import AgentListing, DataGeneration
+from registry.fastpath.copy import objects_insert
 from registry.fastpath.prepared import prepared_cursor
 
 # Never in the renderer's output: it escapes every control character inside strings.
@@ -61,15 +63,29 @@ LIVENESS_COLUMNS = (
 )
 
 _renderer = JSONRenderer()
+# The renderer's own encoder and options, built once: ``render`` builds them per call, and a
+# listing is some sixty calls.
+_encoder = _renderer.encoder_class(
+    ensure_ascii=_renderer.ensure_ascii,
+    allow_nan=not _renderer.strict,
+    separators=SHORT_SEPARATORS if _renderer.compact else LONG_SEPARATORS,
+)
+_names: dict[str, bytes] = {}
 
 
 def json_bytes(value) -> bytes:
     """``value`` as the API's JSON renderer writes it (None too, which it leaves empty)."""
-    return b"null" if value is None else _renderer.render(value)
+    if value is None:
+        return b"null"
+    text = _encoder.encode(value)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
 
 
 def _member(name: str, value: bytes) -> bytes:
-    return json_bytes(name) + b":" + value
+    key = _names.get(name)
+    if key is None:
+        key = _names[name] = json_bytes(name) + b":"
+    return key + value
 
 
 def _object(data: dict, holes: tuple[str, ...], endpoints: bool) -> bytes:
@@ -113,9 +129,8 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
             AgentListing(agent_id=agent.pk, body=body, context=context)
             for agent, body in zip(agents, listing_bodies(agents), strict=True)
         ]
-        AgentListing.objects.bulk_create(
+        objects_insert(
             rows,
-            update_conflicts=True,
             unique_fields=["agent"],
             update_fields=["body", "context"],
         )

@@ -34,6 +34,7 @@ from registry.discovery.listings import listings_read
 from registry.discovery.models import AgentListing
 from registry.events import envelope
 from registry.events.models import Event, Subscription
+from registry.fastpath.copy import objects_insert
 from registry.fastpath.notices import announce
 
 logger = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ def event_record(
 def events_insert(rows: list[Event]) -> int:
     if not rows:
         return 0
-    Event.objects.bulk_create(rows, batch_size=CHUNK)
+    objects_insert(rows)
     announce(CHANNEL, ["new"])
     _dispatch_on_commit()
     return len(rows)

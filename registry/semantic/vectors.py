@@ -7,6 +7,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from registry.fastpath.copy import objects_insert
 from registry.semantic import client
 from registry.semantic.models import AgentVector
 from registry.semantic.text import meaning_texts
@@ -35,12 +36,11 @@ def vectors_write(agent_ids) -> int:
             )
             return written
         now, name = timezone.now(), model_name()
-        AgentVector.objects.bulk_create(
+        objects_insert(
             [
                 AgentVector(agent_id=pk, model=name, vector=vector, updated_at=now)
                 for pk, vector in zip(texts, vectors, strict=True)
             ],
-            update_conflicts=True,
             unique_fields=["agent"],
             update_fields=["model", "vector", "updated_at"],
         )

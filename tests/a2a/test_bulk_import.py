@@ -1,0 +1,88 @@
+"""The bulk import writes what registering each card one by one writes."""
+
+import re
+from datetime import datetime
+
+import pytest
+
+from a2a.bulk import cards_bulk_import
+from a2a.models import AgentIdentity, CardDocument, CardProvenance, CardVersion
+from a2a.services import agent_register_card
+from aap.models import AAPStatus
+from ard.models import CatalogEntry
+from bench.generate import card_generate
+from registry.access.models import AuditEntry
+from registry.agents.models import Agent, AgentSearchText, Capability, CapabilityTag, Endpoint
+from registry.discovery.models import AgentFacet, AgentListing
+from registry.events.models import Event
+from registry.semantic.models import AgentVector
+
+pytestmark = pytest.mark.django_db
+
+# Generated cards of every shape: 1.0, legacy 0.3 (15, 19), extensions (2, 9), AAP (53, 79).
+INDICES = [0, 2, 3, 9, 15, 19, 53, 79]
+TABLES = [
+    Agent,
+    Capability,
+    CapabilityTag,
+    Endpoint,
+    AgentSearchText,
+    AgentFacet,
+    CardDocument,
+    CardVersion,
+    CardProvenance,
+    AgentIdentity,
+    AAPStatus,
+    AgentListing,
+    CatalogEntry,
+    AgentVector,
+    Event,
+    AuditEntry,
+]
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+
+
+def _value(value, names: dict[str, str]) -> str:
+    """A value with what differs between two registrations of the same card (agent ids,
+    row ids, times) replaced by what does not (the agent's name) or by a placeholder."""
+    if isinstance(value, datetime):
+        return "<time>"
+    if isinstance(value, bytes | memoryview):
+        value = bytes(value).decode(errors="backslashreplace")  # vectors are not text
+    text = str(value)
+    text = UUID.sub(lambda m: names.get(m.group(), "<uuid>"), text)
+    return TIME.sub("<time>", text)
+
+
+def _rows() -> dict[str, list[tuple]]:
+    names = {str(pk): name for pk, name in Agent.objects.values_list("pk", "name")}
+    tables = {}
+    for model in TABLES:
+        fields = [f.attname for f in model._meta.concrete_fields if f.attname != "id"]
+        if model is Event:
+            fields.remove("digest")  # of the listing, which holds the agent's id
+        rows = model.objects.values_list(*fields)
+        tables[model.__name__] = sorted(tuple(_value(v, names) for v in row) for row in rows)
+    return tables
+
+
+def test_a_bulk_import_writes_the_rows_of_one_by_one_registrations():
+    cards = [card_generate(7, index) for index in INDICES]
+    for card in cards:
+        agent_register_card(owner="crawler", card=card)
+    one_by_one = _rows()
+    for model in TABLES:
+        model.objects.all().delete()
+
+    assert cards_bulk_import(owner="crawler", cards=cards) == len(cards)
+    bulk = _rows()
+
+    assert set(bulk) == set(one_by_one)
+    for table, rows in one_by_one.items():
+        assert rows, table
+        # Where the card came from says it was imported: the version's change, the
+        # provenance's discovery path.
+        said = {"CardVersion": "register", "CardProvenance": "posted"}.get(table)
+        rows = sorted(tuple("import" if v == said else v for v in row) for row in rows)
+        assert bulk[table] == rows, table
