@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, entities, loadgen, pages, report
+from bench import discover, entities, loadgen, modes, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.server import WORKER_CLASS, WORKERS, Server, port_free
@@ -135,6 +135,8 @@ def discovery_distinct(
     for kind, pool in pools.items():
         say(f"  distinct '{kind}' at N={agents}: {count} requests")
         queries[kind] = discover.discovery_measure(port, kind, pool.take(count))
+    say(f"  distinct 'text' in modes hybrid and keyword at N={agents}: {count} requests each")
+    queries.update(modes.modes_single(port, pools["text"], count))
     return {"agents": agents, "queries": queries}
 
 
@@ -193,8 +195,11 @@ def throughput_block(
     for name, figures in rows.items():
         say(f"  {name}: {figures.requests_per_second:.0f} req/s")
     block = {name: figures.as_dict() for name, figures in rows.items()}
-    # Queries never asked before in the run: half of what is left of each kind's URLs here,
-    # the rest at the next size.
+    # Queries never asked before in the run: the same text queries in modes hybrid and
+    # keyword, then half of what is left of each kind's URLs here, the rest at the next size.
+    if pools:
+        share = pools["text"].left() // (2 * shares_left)
+        block.update(modes.modes_throughput(pools["text"], share, args, port, generator, tmp))
     for kind, pool in (pools or {}).items():
         share = pool.left() // shares_left
         name = f"distinct {kind}"
@@ -317,8 +322,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             say(f"building the AI Catalog at N={args.agents}")
             catalog = discover.catalog_build_measure()
             entity_figures = entities_phases(args, port) if args.entities else None
-            rss = server.workers_rss_mib()
-            say(f"workers' resident memory after the run: {rss} MiB")
+            rss, semantic_rss = server.workers_rss_mib(), server.semantic_rss_mib()
+            say(f"resident memory after the run: workers {rss}, service {semantic_rss} MiB")
         except BaseException:
             say(server.log())
             raise
@@ -369,7 +374,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             "ard-search": ard_search.as_dict(),
         },
         "catalog": catalog,
-        "memory": {"workers_rss_mib": rss},
+        "memory": {"workers_rss_mib": rss, "semantic_service_rss_mib": semantic_rss},
     }
     if entity_figures is not None:
         results["entities"] = entity_figures

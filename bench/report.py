@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.report_distinct import DISTINCT_LABELS, distinct_targets
+from bench.report_distinct import DISTINCT_LABELS, distinct_targets, mode_targets
 
 CARD_TO_BARE_MIN = 0.8
 # At the largest size (--agents) the card fetch must come closer.
@@ -217,6 +217,7 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     targets += distinct_targets(results.get("distinct"))
+    targets += mode_targets(results["throughput"])
     pages = results.get("pages")
     for kind, figures in (pages or {}).get("pages", {}).items():
         targets.append(

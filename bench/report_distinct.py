@@ -4,6 +4,8 @@ from typing import Any
 
 DISTINCT_P95_RATIO_MAX = 2.0
 LIVE_ONLY_P95_RATIO_MAX = 1.5
+# Search by meaning's price: hybrid (the default) against mode=keyword, the same queries.
+HYBRID_TO_KEYWORD_MIN = 0.7
 
 # What each distinct kind asks (bench.discover.DISTINCT_KINDS, shortened).
 DISTINCT_LABELS = {
@@ -12,6 +14,8 @@ DISTINCT_LABELS = {
     "filter": "tag=<tag>&protocolBinding&streaming&sort&limit",
     "facets": "q=<word> <typed>&facets=tag,protocolBinding",
     "text+liveOnly": "q=<word> <typed>&liveOnly=true",
+    "text (hybrid)": "q=<word> <typed> (mode=hybrid, the default; bench.modes)",
+    "text (keyword)": "q=<word> <typed>&mode=keyword (the same queries)",
 }
 
 
@@ -55,6 +59,26 @@ def distinct_targets(distinct: dict[str, Any] | None) -> list[dict[str, Any]]:
                     round(ratio, 2),
                     LIVE_ONLY_P95_RATIO_MAX,
                     ratio <= LIVE_ONLY_P95_RATIO_MAX,
+                )
+            )
+    return targets
+
+
+def mode_targets(throughput: dict[str, Any]) -> list[dict[str, Any]]:
+    """Hybrid text discovery keeps pace with keyword search (bench.modes' rows)."""
+    targets = []
+    for block in throughput.values():
+        hybrid = block["rows"].get("distinct text (hybrid)")
+        keyword = block["rows"].get("distinct text (keyword)")
+        if hybrid and keyword:
+            ratio = _ratio(hybrid["requests_per_second"], keyword["requests_per_second"])
+            targets.append(
+                _target(
+                    f"hybrid text discovery >= {HYBRID_TO_KEYWORD_MIN:g} x keyword rate "
+                    f"(distinct queries) at N={block['agents']}",
+                    round(ratio, 3),
+                    HYBRID_TO_KEYWORD_MIN,
+                    ratio >= HYBRID_TO_KEYWORD_MIN,
                 )
             )
     return targets

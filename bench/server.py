@@ -1,4 +1,7 @@
-"""The production server under test: gunicorn with two sync workers, started and stopped here."""
+"""The production server under test: gunicorn with two sync workers and, as ``make serve``
+runs them (Procfile.serve), the embedding service beside them (``manage.py
+semantic_serve``: the model and the matrix of every vector, asked by the workers over its
+Unix socket), started and stopped here."""
 
 import http.client
 import os
@@ -24,6 +27,7 @@ _REGISTRY_VARIABLES = (
     "DB_CONN_MAX_AGE",
     "DB_CONN_HEALTH_CHECKS",
     "DB_PREPARE_THRESHOLD",
+    "SEMANTIC_SOCKET",
 )
 
 
@@ -52,6 +56,8 @@ class Server:
         self.redis_url = redis_url
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
+        self.semantic: subprocess.Popen | None = None
+        self.semantic_socket = str(log_path.parent / f"semantic-{port}.sock")
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _REGISTRY_VARIABLES}
@@ -72,7 +78,33 @@ class Server:
         )
         if self.redis_url:
             env["REDIS_URL"] = self.redis_url
+        if self.runs_semantic():
+            env["SEMANTIC_SOCKET"] = self.semantic_socket
         return env
+
+    def runs_semantic(self) -> bool:
+        """The registry's search by meaning is asked of its own service, as make serve
+        runs it (the bare application has none)."""
+        return self.app == "registry.wsgi"
+
+    def semantic_start(self, log, deadline: float) -> None:
+        """``manage.py semantic_serve``, ready once its socket exists (model and index
+        loaded)."""
+        if os.path.exists(self.semantic_socket):
+            os.unlink(self.semantic_socket)
+        self.semantic = subprocess.Popen(
+            [sys.executable, "manage.py", "semantic_serve", "--socket", self.semantic_socket],
+            cwd=ROOT,
+            env=self.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        while not os.path.exists(self.semantic_socket):
+            if self.semantic.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise BenchError(f"the embedding service did not start:\n{self.log()}")
+            time.sleep(0.2)
 
     # What start's errors call the process.
     label = "gunicorn"
@@ -98,7 +130,10 @@ class Server:
         return self.app == "registry.wsgi"
 
     def start(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
         with open(self.log_path, "ab") as log:
+            if self.runs_semantic():
+                self.semantic_start(log, deadline)
             if self.collects_static():
                 subprocess.run(
                     [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
@@ -116,7 +151,6 @@ class Server:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 code = self.process.returncode
@@ -140,15 +174,17 @@ class Server:
             connection.close()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """TERM the master (it stops its workers); KILL the session it leads if it lingers."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        """TERM the master (it stops its workers) and the embedding service; KILL the
+        session each leads if it lingers."""
+        for process in (self.process, self.semantic):
+            if process is None or process.poll() is not None:
+                continue
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
 
     def workers_rss_mib(self) -> list[float]:
         """The resident memory of each worker (the master's children), in MiB."""
@@ -157,14 +193,14 @@ class Server:
         sizes = []
         for child in Path(f"/proc/{self.process.pid}/task").glob("*/children"):
             for pid in child.read_text().split():
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                for line in status.splitlines():
-                    if line.startswith("VmRSS:"):
-                        sizes.append(round(int(line.split()[1]) / 1024, 1))
+                size = _rss_mib(pid)
+                if size is not None:
+                    sizes.append(size)
         return sizes
+
+    def semantic_rss_mib(self) -> float | None:
+        """The embedding service's resident memory (the model and the matrix), in MiB."""
+        return None if self.semantic is None else _rss_mib(str(self.semantic.pid))
 
     def log(self, lines: int = 40) -> str:
         try:
@@ -172,3 +208,14 @@ class Server:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def _rss_mib(pid: str) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None

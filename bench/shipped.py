@@ -55,6 +55,9 @@ class ShippedServer(Server):
     def command(self) -> list[str]:
         return [str(Path(sys.executable).parent / "honcho"), "start", "-f", "Procfile.serve"]
 
+    def runs_semantic(self) -> bool:
+        return False  # Procfile.serve runs the embedding service itself
+
     def collects_static(self) -> bool:
         return True  # make serve's steps before honcho: migrate (done) and collectstatic
 

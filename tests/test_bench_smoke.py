@@ -76,6 +76,9 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     kinds = {"bare", "healthz", "card", "card pinned"}
     kinds |= {"discover text", "discover filter", "discover facets"}
     kinds |= {f"distinct {kind}" for kind in DISTINCT}
+    # The same distinct text queries in the default mode (hybrid) and mode=keyword.
+    modes = {"text (hybrid)", "text (keyword)"}
+    kinds |= {f"distinct {kind}" for kind in modes}
     assert results["throughput"]["middle"]["agents"] == 40
     assert set(results["throughput"]["middle"]["rows"]) == kinds
     assert results["throughput"]["full"]["agents"] == 60
@@ -90,10 +93,10 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     for size, agents in (("middle", 40), ("full", 60)):
         block = results["distinct"][size]
         assert block["agents"] == agents
-        assert set(block["queries"]) == set(DISTINCT)
+        assert set(block["queries"]) == set(DISTINCT) | modes
         for figures in block["queries"].values():
             assert figures["requests"] == 5
-        for kind in DISTINCT:
+        for kind in [*DISTINCT, *modes]:
             figures = results["throughput"][size]["rows"][f"distinct {kind}"]
             assert figures["urls"] > 0 and figures["repeated"] >= 0
     assert sum(" queries >= 0.1 x card fetch" in name for name in names) == 3
@@ -113,6 +116,9 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert (results["catalog"]["entries"], results["catalog"]["pages"]) == (60, 1)
     assert results["catalog"]["seconds"] > 0 and results["catalog"]["root_bytes"] > 0
     assert len(results["memory"]["workers_rss_mib"]) == 2
+    # The embedding service ran beside the workers (as make serve runs it), with the model.
+    assert results["memory"]["semantic_service_rss_mib"] > 0
+    assert sum(name.startswith("hybrid text discovery >= 0.7 x keyword") for name in names) == 2
     assert all(size > 0 for size in results["memory"]["workers_rss_mib"])
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
     assert sum(name.startswith("card fetch >= 0.8 x bare WSGI") for name in names) == 1

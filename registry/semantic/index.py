@@ -1,29 +1,44 @@
 """The nearest agents to a text: every stored vector (one signed byte per dimension in the
 database) in one float32 matrix, 100 MB at 100,000 agents, scored against the query's
 vector by one matrix-vector product (a byte matrix converted block by block measured four
-times slower).
+times slower; a 64- or 128-dimension first pass and an approximate graph index, usearch,
+measured faster but missed a tenth to half of the exact nearest 200 on the benchmark's
+cards: bench/README.md, "Search by meaning").
 
-The matrix follows the stored vectors: before each search it reads their count and newest
-time (one index-only read), and when either moved, the rows written since it last looked
-(an index range of ``AgentVector.updated_at``, from a minute before, so a transaction that
-committed late is not missed). Agents deleted since stay in the matrix until it is
-reloaded (hourly); a search's candidates are always intersected with the agents the
-query's filters select, so they never show."""
+The matrix follows the stored vectors: a look reads their count and newest time, and when
+either moved, the rows written since the last look (an index range of
+``AgentVector.updated_at``, from a minute before, so a transaction that committed late is
+not missed). In the embedding service a thread of its own looks every ``WATCH_SECONDS``
+(``watch``), so a search never waits on the database and keeps answering while it is
+away; a process without the service looks before each search. Agents deleted since stay
+in the matrix until it is reloaded (hourly); a search's candidates are always intersected
+with the agents the query's filters select, so they never show."""
 
+import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from datetime import timedelta
 
+from django.db import Error as DatabaseError
+from django.db import connections
 from django.db.models import Count, Max
 
 from registry.semantic.embedder import DIMENSIONS, SCALE, embed
 from registry.semantic.models import AgentVector
 
+log = logging.getLogger(__name__)
 # Re-read what changed in this span before the last read (transactions commit late).
 OVERLAP = timedelta(seconds=60)
 # A full reload (dropping deleted agents) at most this often.
 RELOAD_SECONDS = 3600
+# How often the service's watcher looks for new vectors: a new agent is found by meaning
+# within this time of its registration.
+WATCH_SECONDS = 1.0
+# Answers kept for repeated searches of all agents (the same words with other filters),
+# until the matrix changes.
+REMEMBERED = 2048
 
 
 class VectorIndex:
@@ -31,73 +46,114 @@ class VectorIndex:
         import numpy as np
 
         self._np = np
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the matrix, its ids and the remembered answers
+        self._reading = threading.Lock()  # one look at the database at a time
         self._ids: list[uuid.UUID] = []
         self._row: dict[uuid.UUID, int] = {}
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
         self._stamp = None
         self._loaded_at = 0.0
-        self._model = None
+        self._remembered: OrderedDict = OrderedDict()
+        # True while a watcher follows the vectors (searches then do not look themselves).
+        self.watched = False
 
     def refresh(self) -> None:
+        """Read the vectors written since the last look into the matrix."""
         from registry.semantic.embedder import model_name
 
-        np = self._np
-        with self._lock:
-            if time.monotonic() - self._loaded_at > RELOAD_SECONDS:
-                self._ids, self._row, self._seen, self._stamp = [], {}, None, None
-                self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
-                self._loaded_at = time.monotonic()
+        with self._reading:
+            reload = time.monotonic() - self._loaded_at > RELOAD_SECONDS
             rows = AgentVector.objects.filter(model=model_name())
             # Nothing written since the last look: the same newest time and count.
             stamp = tuple(rows.aggregate(last=Max("updated_at"), count=Count("pk")).values())
-            if stamp == self._stamp:
+            if stamp == self._stamp and not reload:
                 return
-            self._stamp = stamp
-            if self._seen is not None:
+            if self._seen is not None and not reload:
                 rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
             found = list(rows.values_list("agent_id", "vector", "updated_at"))
-            if not found:
-                return
-            self._seen = max(row[2] for row in found)
-            added, replaced = [], []
-            for agent_id, vector, _ in found:
-                at = self._row.get(agent_id)
-                if at is None:
-                    self._row[agent_id] = len(self._ids) + len(added)
-                    added.append((agent_id, bytes(vector)))
-                else:
-                    replaced.append((at, bytes(vector)))
+            self._apply(found, reload)
+            self._stamp = stamp
+            if found:
+                self._seen = max(row[2] for row in found)
+
+    def _apply(self, found: list, reload: bool) -> None:
+        np = self._np
+        ids, row, matrix = self._ids, self._row, self._matrix
+        if reload:
+            ids, row = [], {}
+            matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
+            self._loaded_at = time.monotonic()
+        added, replaced = [], []
+        for agent_id, vector, _ in found:
+            at = row.get(agent_id)
+            if at is None:
+                added.append((agent_id, bytes(vector)))
+            else:
+                replaced.append((at, bytes(vector)))
+        if replaced:
+            matrix = matrix.copy()  # searches under way keep the matrix they took
             for at, vector in replaced:
-                self._matrix[at] = np.frombuffer(vector, dtype=np.int8) / np.float32(SCALE)
-            if added:
-                block = np.frombuffer(b"".join(v for _, v in added), dtype=np.int8)
-                block = block.reshape(len(added), DIMENSIONS).astype(np.float32) / SCALE
-                self._matrix = np.vstack([self._matrix, block])
-                self._ids.extend(agent_id for agent_id, _ in added)
+                matrix[at] = np.frombuffer(vector, dtype=np.int8) / np.float32(SCALE)
+        if added:
+            block = np.frombuffer(b"".join(v for _, v in added), dtype=np.int8)
+            block = block.reshape(len(added), DIMENSIONS).astype(np.float32) / SCALE
+            matrix = np.vstack([matrix, block])
+            ids = ids + [agent_id for agent_id, _ in added]
+            row = {**row, **{agent_id: len(row) + n for n, (agent_id, _) in enumerate(added)}}
+        if reload or found:
+            with self._lock:
+                self._ids, self._row, self._matrix = ids, row, matrix
+                self._remembered.clear()
+
+    def refresh_or_keep(self) -> bool:
+        """Refresh; when the database does not answer (restarting, its connection dropped),
+        keep the matrix as it is, close the connection so the next look opens a new one,
+        and answer False."""
+        try:
+            self.refresh()
+            return True
+        except DatabaseError as exc:
+            log.warning("semantic index: the vectors could not be read: %s", exc)
+            connections.close_all()
+            return False
+
+    def watch(self, stop: threading.Event, every: float = WATCH_SECONDS) -> None:
+        """Follow the stored vectors from this thread until ``stop`` is set."""
+        self.watched = True
+        try:
+            while not stop.wait(every):
+                self.refresh_or_keep()
+        finally:
+            self.watched = False
+            connections.close_all()  # this thread's
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def nearest(
-        self, text: str, k: int, among: list[uuid.UUID] | None = None, floor: float = -1.0
+        self, text: str, k: int, among: list | None = None, floor: float = -1.0
     ) -> list[tuple[uuid.UUID, float]]:
-        """Up to ``k`` (agent id, cosine) pairs of cosine ``floor`` or more, nearest first,
-        ties by id; only the agents of ``among`` when given."""
+        """Up to ``k`` (agent id, cosine) pairs with a cosine of ``floor`` or more, nearest
+        first, ties by id; only the agents of ``among`` when given."""
         np = self._np
-        self.refresh()
-        query = embed([text])[0]
-        if not query.any():
-            return []
+        if not self.watched:
+            self.refresh()
+        key = (text, k, floor)
         with self._lock:
             matrix, ids = self._matrix, self._ids
+            if among is None and key in self._remembered:
+                self._remembered.move_to_end(key)
+                return self._remembered[key]
             if among is not None:
                 rows = np.fromiter(
                     (r for r in map(self._row.get, among) if r is not None), dtype=np.int64
                 )
                 matrix = matrix[rows]
                 ids = [ids[r] for r in rows]
+        query = embed([text])[0]
+        if not query.any():
+            return []
         scores = matrix @ query
         best = np.flatnonzero(scores >= floor)
         if len(best) > k:
@@ -105,7 +161,14 @@ class VectorIndex:
         # Nearest first; equal scores by id, so every process answers in the same order.
         found = [(round(float(scores[r]), 6), ids[r]) for r in best.tolist()]
         found.sort(key=lambda hit: (-hit[0], hit[1].int))
-        return [(pk, score) for score, pk in found]
+        hits = [(pk, score) for score, pk in found]
+        if among is None:
+            with self._lock:
+                if self._matrix is matrix:  # not an answer from a matrix replaced meanwhile
+                    self._remembered[key] = hits
+                    if len(self._remembered) > REMEMBERED:
+                        self._remembered.popitem(last=False)
+        return hits
 
 
 _index = None

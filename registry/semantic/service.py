@@ -1,18 +1,21 @@
 """The embedding service: one process holding the model and the matrix of every agent's
 vector (registry/semantic/index.py), answering the web workers over a Unix socket
-(registry/semantic/client.py). Threads answer the requests; the matrix has its lock."""
+(registry/semantic/client.py). Threads answer the requests from the matrix alone; one more
+thread follows the stored vectors into it (``VectorIndex.watch``) on a connection it
+keeps, so a search never waits on the database, nor fails while it is away."""
 
 import base64
 import json
 import logging
 import os
 import socketserver
+import threading
 import uuid
 
 from django.db import connections
 
 from registry.semantic.embedder import embed_quantized, model
-from registry.semantic.index import VectorIndex
+from registry.semantic.index import WATCH_SECONDS, VectorIndex
 
 log = logging.getLogger(__name__)
 MAX_LINE = 64 << 20
@@ -39,8 +42,9 @@ def answer(index: VectorIndex, request: dict) -> dict:
     return {"error": f"unknown op {op!r}"}
 
 
-def server_make(path: str) -> socketserver.ThreadingUnixStreamServer:
-    """The service bound to the socket ``path``, its model loaded and index read."""
+def server_make(path: str, watch_seconds: float = WATCH_SECONDS) -> socketserver.BaseServer:
+    """The service bound to the socket ``path``, its model loaded, its index read and
+    followed every ``watch_seconds`` (until ``server_close``)."""
     index = VectorIndex()
     model()
     index.refresh()
@@ -57,18 +61,27 @@ def server_make(path: str) -> socketserver.ThreadingUnixStreamServer:
             except Exception as exc:  # the worker falls back; the service keeps serving
                 log.exception("semantic service request failed")
                 reply = {"error": type(exc).__name__}
-            finally:
-                connections.close_all()  # this thread's, which ends with the request
             self.wfile.write(json.dumps(reply).encode() + b"\n")
 
     class Server(socketserver.ThreadingUnixStreamServer):
         daemon_threads = True
 
+        def server_close(self):
+            stop.set()
+            watcher.join()
+            super().server_close()
+
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=index.watch, args=(stop, watch_seconds), name="semantic-watch", daemon=True
+    )
     if os.path.exists(path):
         os.unlink(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     server = Server(path, Handler)
+    server.index = index
     os.chmod(path, 0o600)
+    watcher.start()
     return server
 
 

@@ -1,7 +1,14 @@
-from django.conf import settings
-from django.core.management.base import BaseCommand
+import os
 
-from registry.semantic.service import serve
+# One BLAS thread: a search is one matrix-vector product, and OpenBLAS's extra threads spin
+# after it (a search cost 19 ms of CPU with them, 2.3 ms without: bench/README.md).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from django.conf import settings  # noqa: E402
+from django.core.management.base import BaseCommand  # noqa: E402
+
+from registry.semantic.service import serve  # noqa: E402
 
 
 class Command(BaseCommand):

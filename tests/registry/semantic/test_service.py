@@ -24,14 +24,25 @@ def order(anon, query, mode):
 
 
 @pytest.fixture
-def service(tmp_path):
-    path = str(tmp_path / "semantic.sock")
-    server = server_make(path)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield path
-    server.shutdown()
-    server.server_close()
+def serving(tmp_path):
+    """Start the service (its watcher looking every ``watch_seconds``); stopped after."""
+    started = []
+
+    def start(watch_seconds=1.0):
+        server = server_make(str(tmp_path / "semantic.sock"), watch_seconds)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def service(serving):
+    return serving().server_address
 
 
 @pytest.mark.django_db(transaction=True)
@@ -88,3 +99,48 @@ def test_two_processes_give_the_same_order(anon, population, settings, tmp_path)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_agent_is_found_by_meaning_once_the_service_has_looked(
+    anon, population, add_agent, serving, settings
+):
+    server = serving(watch_seconds=3600)
+    settings.SEMANTIC_SOCKET = server.server_address
+    query = "poems and sonnets"
+    before = order(anon, query, "semantic")
+    poet = add_agent("Quill", "Verse and sonnets composed on request.", [{"name": "Compose"}])
+    # The service has not looked yet: the same answer (remembered or not) as before.
+    assert order(anon, query, "semantic") == before
+    assert server.index.refresh_or_keep()
+    assert poet in order(anon, query, "semantic")
+    assert poet not in before
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_service_keeps_answering_when_its_database_connection_drops(
+    anon, population, add_agent, serving, settings
+):
+    server = serving(watch_seconds=0.05)
+    settings.SEMANTIC_SOCKET = server.server_address
+    query = "turn speech into text"
+    before = order(anon, query, "hybrid")
+    assert population["scribe"] in before
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    with connection.cursor() as cursor:  # every other connection: the service's watcher's
+        for _ in range(400):
+            cursor.execute(f"SELECT count(*) {others}")
+            if cursor.fetchone()[0]:
+                break
+            time.sleep(0.05)
+        cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
+        assert any(terminated for (terminated,) in cursor.fetchall())
+    assert order(anon, query, "hybrid") == before
+    dictaphone = add_agent("Dictaphone", "Voice notes as words.", [{"name": "Dictate"}])
+    # The watcher reconnects on its next look and reads the new vector.
+    for _ in range(400):
+        if len(server.index) == len(population) + 1:
+            break
+        time.sleep(0.05)
+    assert dictaphone in order(anon, "voice notes as words", "semantic")
