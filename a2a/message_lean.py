@@ -15,7 +15,6 @@ body the SDK or the registry would refuse, credentials, a client over its read l
 any answer but a completed discovery (an error, a refusal, an outage).
 """
 
-import io
 import json
 import uuid
 
@@ -34,7 +33,7 @@ from a2a.agent import (
 from a2a.types.a2a_pb2 import Role, SendMessageRequest, SendMessageResponse
 from a2a.utils.proto_utils import validate_proto_required_fields
 from registry.access.throttles import READ_COUNTED, read_wait
-from registry.fastpath.lean import LeanAnswer
+from registry.fastpath.lean import LeanAnswer, json_body
 from registry.http.jsonutil import JSONInputError, strict_loads
 
 # What the view's answer carries besides the security headers: the SDK's JSONResponse's,
@@ -50,18 +49,9 @@ _VERSIONS = {"1.0", "1", "1.0.0"}  # the A2A-Version values the SDK's 1.0 handle
 def message_lean(rest: str, environ) -> LeanAnswer | None:
     if environ.get("HTTP_A2A_VERSION") not in _VERSIONS:
         return None
-    media = (environ.get("CONTENT_TYPE") or "").split(";", 1)
-    if media[0].strip().lower() != "application/json":
+    raw = json_body(environ, MAX_BODY)
+    if raw is None:
         return None
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return None
-    if not 0 < length <= MAX_BODY:
-        return None
-    raw = environ["wsgi.input"].read(length)
-    environ["wsgi.input"] = io.BytesIO(raw)  # the view reads it again if the lane declines
-    environ["CONTENT_LENGTH"] = str(len(raw))
     request = _discovery_request(raw)
     if request is None:
         return None

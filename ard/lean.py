@@ -6,15 +6,13 @@ it was sent: a new or uncached search, a change since, a request the view would 
 answer otherwise (another media type or Accept, a body that does not parse or check, a
 search that asks the peers, credentials, a client over its read limit)."""
 
-import io
-
 from django.conf import settings
 
 from ard import selectors
 from ard.query import search_parse
 from ard.search import answer_body, asks_peers
 from registry.access.throttles import READ_COUNTED, read_wait
-from registry.fastpath.lean import LeanAnswer
+from registry.fastpath.lean import LeanAnswer, json_body
 from registry.http.jsonutil import strict_loads
 from registry.http.problems import ProblemError
 
@@ -28,20 +26,9 @@ MAX_BODY = 16 * 1024
 def search_lean(rest: str, environ) -> LeanAnswer | None:
     if environ.get("HTTP_ACCEPT") not in _ACCEPTS:
         return None
-    media = (environ.get("CONTENT_TYPE") or "").split(";", 1)
-    if media[0].strip().lower() != "application/json" or (
-        len(media) > 1 and media[1].strip().lower() not in ("", "charset=utf-8")
-    ):
+    raw = json_body(environ, MAX_BODY, charsets=("", "charset=utf-8"))
+    if raw is None:
         return None
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return None
-    if not 0 < length <= MAX_BODY:
-        return None
-    raw = environ["wsgi.input"].read(length)
-    environ["wsgi.input"] = io.BytesIO(raw)  # the view reads it again if the lane declines
-    environ["CONTENT_LENGTH"] = str(len(raw))
     try:
         # The view's parser's reading (registry.http.parsers): duplicate keys, NaN, invalid
         # UTF-8 and deep nesting are its 400s.

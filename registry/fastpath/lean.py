@@ -30,6 +30,7 @@ error, and when obsolete (``CONN_MAX_AGE``) as Django closes it at the end of a 
 looked at once a second rather than after every request.
 """
 
+import io
 import logging
 import re
 import threading
@@ -109,6 +110,27 @@ def not_modified(environ, answer: LeanAnswer) -> bool:
 # once (DatabaseError), so what is left to check is their age, counted in seconds.
 HOUSEKEEPING_SECONDS = 1.0
 _housekeeping = threading.local()
+
+
+def json_body(environ, max_bytes: int, charsets: tuple[str, ...] | None = None) -> bytes | None:
+    """A POST route's JSON body, or None when the lane should leave the request to its view
+    (another media type or charset, no length or one over ``max_bytes``). The body is put
+    back as ``wsgi.input`` so the view reads it again if the lane declines after all."""
+    media = (environ.get("CONTENT_TYPE") or "").split(";", 1)
+    if media[0].strip().lower() != "application/json":
+        return None
+    if charsets is not None and len(media) > 1 and media[1].strip().lower() not in charsets:
+        return None
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    if not 0 < length <= max_bytes:
+        return None
+    raw = environ["wsgi.input"].read(length)
+    environ["wsgi.input"] = io.BytesIO(raw)
+    environ["CONTENT_LENGTH"] = str(len(raw))
+    return raw
 
 
 def _close_connections_if_done() -> None:
