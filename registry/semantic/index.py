@@ -8,9 +8,13 @@ cards: bench/README.md, "Search by meaning").
 The matrix follows the stored vectors: a look reads their count and newest time, and when
 either moved, the rows written since the last look (an index range of
 ``AgentVector.updated_at``, from a minute before, so a transaction that committed late is
-not missed). In the embedding service a thread of its own looks every ``WATCH_SECONDS``
-(``watch``), so a search never waits on the database and keeps answering while it is
-away; a process without the service looks before each search. Agents deleted since stay
+not missed). In the embedding service a thread of its own does the looking, on a connection
+it keeps (``watch``): every ``WATCH_SECONDS``, and for each search, which asks for a look
+begun after it arrived and waits for it (searches that arrive together share one look), so
+a search sees every vector committed before it and a page cached at the data generation
+never lacks an agent written just before it; while the database is away a look fails fast
+and the search answers from the matrix it has (waiting at most ``LOOK_WAIT_SECONDS``). A
+process without the service looks before each search. Agents deleted since stay
 in the matrix until it is reloaded (hourly); a search's candidates are always intersected
 with the agents the query's filters select, so they never show."""
 
@@ -36,6 +40,8 @@ RELOAD_SECONDS = 3600
 # How often the service's watcher looks for new vectors: a new agent is found by meaning
 # within this time of its registration.
 WATCH_SECONDS = 1.0
+# The longest a search waits for the look it asked for (then it answers from the matrix).
+LOOK_WAIT_SECONDS = 2.0
 # Answers kept for repeated searches of all agents (the same words with other filters),
 # until the matrix changes.
 REMEMBERED = 2048
@@ -55,8 +61,12 @@ class VectorIndex:
         self._stamp = None
         self._loaded_at = 0.0
         self._remembered: OrderedDict = OrderedDict()
-        # True while a watcher follows the vectors (searches then do not look themselves).
+        # True while a watcher follows the vectors (searches then ask it to look).
         self.watched = False
+        self._asked = threading.Event()
+        self._looks = threading.Condition()
+        self._looks_begun = 0
+        self._looks_done = 0
 
     def refresh(self) -> None:
         """Read the vectors written since the last look into the matrix."""
@@ -122,11 +132,35 @@ class VectorIndex:
         """Follow the stored vectors from this thread until ``stop`` is set."""
         self.watched = True
         try:
-            while not stop.wait(every):
-                self.refresh_or_keep()
+            while True:
+                self._asked.wait(every)
+                self._asked.clear()
+                if stop.is_set():
+                    break
+                with self._looks:
+                    self._looks_begun += 1
+                try:
+                    self.refresh_or_keep()
+                finally:
+                    with self._looks:
+                        self._looks_done += 1
+                        self._looks.notify_all()
         finally:
             self.watched = False
             connections.close_all()  # this thread's
+
+    def wake(self) -> None:
+        """Make the watcher look now (and, once ``stop`` is set, end)."""
+        self._asked.set()
+
+    def _look_awaited(self) -> None:
+        """Wait for a look of the watcher's begun after this call."""
+        with self._looks:
+            wanted = self._looks_begun + 1
+            self._asked.set()
+            self._looks.wait_for(
+                lambda: self._looks_done >= wanted or not self.watched, LOOK_WAIT_SECONDS
+            )
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -137,7 +171,9 @@ class VectorIndex:
         """Up to ``k`` (agent id, cosine) pairs with a cosine of ``floor`` or more, nearest
         first, ties by id; only the agents of ``among`` when given."""
         np = self._np
-        if not self.watched:
+        if self.watched:
+            self._look_awaited()
+        else:
             self.refresh()
         key = (text, k, floor)
         with self._lock:

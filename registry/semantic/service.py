@@ -68,6 +68,7 @@ def server_make(path: str, watch_seconds: float = WATCH_SECONDS) -> socketserver
 
         def server_close(self):
             stop.set()
+            index.wake()
             watcher.join()
             super().server_close()
 

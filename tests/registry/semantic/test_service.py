@@ -102,17 +102,15 @@ def test_two_processes_give_the_same_order(anon, population, settings, tmp_path)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_new_agent_is_found_by_meaning_once_the_service_has_looked(
+def test_a_new_agent_is_found_by_meaning_by_the_next_search(
     anon, population, add_agent, serving, settings
 ):
+    # The watcher's own period is far away: only the search's own look can find the agent.
     server = serving(watch_seconds=3600)
     settings.SEMANTIC_SOCKET = server.server_address
     query = "poems and sonnets"
     before = order(anon, query, "semantic")
     poet = add_agent("Quill", "Verse and sonnets composed on request.", [{"name": "Compose"}])
-    # The service has not looked yet: the same answer (remembered or not) as before.
-    assert order(anon, query, "semantic") == before
-    assert server.index.refresh_or_keep()
     assert poet in order(anon, query, "semantic")
     assert poet not in before
 
