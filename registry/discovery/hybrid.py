@@ -43,11 +43,18 @@ def mode_parse(params) -> str:
     return mode
 
 
-def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tuple]:
-    """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``."""
+def semantic_wanted(filtered: bool) -> int:
     # Without filters only deleted or retired agents drop out: fewer candidates suffice.
-    wanted = NEAREST_ALL if filtered else 2 * DEPTH
-    hits = client.nearest(text, wanted, floor=MIN_COSINE)
+    return NEAREST_ALL if filtered else 2 * DEPTH
+
+
+def semantic_ranked(
+    queryset: QuerySet, text: str, *, filtered: bool, generation: int
+) -> list[tuple]:
+    """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``, searched
+    among the vectors of data generation ``generation``."""
+    wanted = semantic_wanted(filtered)
+    hits = client.nearest(text, wanted, floor=MIN_COSINE, generation=generation)
     kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
     ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
     if filtered and len(ranked) < DEPTH and len(hits) == wanted:
@@ -58,7 +65,7 @@ def semantic_ranked(queryset: QuerySet, text: str, *, filtered: bool) -> list[tu
             .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
         )
         if len(among) <= NEAREST_AMONG:
-            ranked = client.nearest(text, DEPTH, among, floor=MIN_COSINE)
+            ranked = client.nearest(text, DEPTH, among, MIN_COSINE, generation)
     return ranked
 
 
@@ -69,20 +76,35 @@ def fused(
     keyword_ranked: Callable[[], list],
     *,
     filtered: bool,
+    generation: int | None = None,
 ) -> list[tuple]:
-    """The whole relevance order of ``mode``: (agent id, score 0-100), best first."""
+    """The whole relevance order of ``mode``: (agent id, score 0-100), best first, from
+    the vectors of data generation ``generation`` (read here when not given)."""
+    if generation is None:
+        generation = generation_read()
     try:
-        semantic = semantic_ranked(queryset, text, filtered=filtered)
+        semantic = semantic_ranked(queryset, text, filtered=filtered, generation=generation)
     except client.SemanticUnavailable as exc:
-        if mode == "semantic":
-            raise ProblemError(
-                503, "semantic-unavailable", "Search by meaning is unavailable; try mode=keyword."
-            ) from exc
-        log.warning("search by meaning unavailable, keyword order alone: %s", exc)
-        semantic = []
+        semantic = semantic_unavailable(mode, exc)
     if mode == "semantic":
         return [(pk, round(max(0.0, min(1.0, cosine)) * 100, 2)) for pk, cosine in semantic]
-    keyword = keyword_ranked()
+    return fuse(keyword_ranked(), semantic)
+
+
+def semantic_unavailable(mode: str, exc: Exception) -> list:
+    """The semantic order when the service does not answer: none (the keyword order alone),
+    or in ``semantic`` mode a 503."""
+    if mode == "semantic":
+        raise ProblemError(
+            503, "semantic-unavailable", "Search by meaning is unavailable; try mode=keyword."
+        ) from exc
+    log.warning("search by meaning unavailable, keyword order alone: %s", exc)
+    return []
+
+
+def fuse(keyword: list, semantic: list[tuple]) -> list[tuple]:
+    """The keyword order's ids and the semantic order's (id, cosine) by reciprocal rank:
+    (agent id, score 0-100), best first."""
     scores: dict = {}
     places: dict = {}
     for order, ranked in enumerate((keyword, [pk for pk, _ in semantic])):
@@ -128,7 +150,12 @@ def fused_page(
     start = _offset(cursor, mode)
     # Read before the search: a write meanwhile makes the page's cache entry refused.
     generation = generation_read()
-    ranked = fused(queryset, text, mode, keyword_ranked, filtered=filtered)
+    ranked = fused(queryset, text, mode, keyword_ranked, filtered=filtered, generation=generation)
+    return ranked_page(ranked, mode, start, limit, generation)
+
+
+def ranked_page(ranked: list[tuple], mode: str, start: int, limit: int, generation: int) -> Page:
+    """The page of ``ranked`` (the fused order) from ``start``."""
     chosen = ranked[start : start + limit]
     more = len(ranked) > start + limit
     return Page(

@@ -5,7 +5,10 @@ every vector out of the web workers.
 
 The protocol is one JSON line each way per request: ``{"op": "embed", "texts": [...]}``
 answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ...,
-"floor": ..., "among": [id, ...] | null}`` answers ``{"hits": [[id, cosine], ...]}``."""
+"floor": ..., "among": [id, ...] | null, "generation": n, "look": bool}`` (the data
+generation whose vectors the search must see, optional; ``look`` false: search the vectors
+held, without looking for newer ones) answers ``{"hits": [[id, cosine], ...],
+"generation": n}`` (the generation whose vectors it saw, at least)."""
 
 import base64
 import json
@@ -23,12 +26,21 @@ class SemanticUnavailable(Exception):
     """The embedding service did not answer."""
 
 
-def _ask(request: dict) -> dict:
+def _send(request: dict) -> socket.socket:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(TIMEOUT_SECONDS)
-            conn.connect(settings.SEMANTIC_SOCKET)
-            conn.sendall(json.dumps(request).encode() + b"\n")
+        conn.settimeout(TIMEOUT_SECONDS)
+        conn.connect(settings.SEMANTIC_SOCKET)
+        conn.sendall(json.dumps(request).encode() + b"\n")
+    except OSError as exc:
+        conn.close()
+        raise SemanticUnavailable(str(exc)) from exc
+    return conn
+
+
+def _receive(conn: socket.socket) -> dict:
+    try:
+        with conn:
             chunks = []
             while not chunks or not chunks[-1].endswith(b"\n"):
                 chunk = conn.recv(1 << 20)
@@ -43,6 +55,10 @@ def _ask(request: dict) -> dict:
     return answer
 
 
+def _ask(request: dict) -> dict:
+    return _receive(_send(request))
+
+
 def embed(texts: list[str]) -> list[bytes]:
     """Each text's quantized vector (registry/semantic/embedder.py)."""
     if not texts:
@@ -55,22 +71,69 @@ def embed(texts: list[str]) -> list[bytes]:
     return [base64.b64decode(v) for v in answer["vectors"]]
 
 
+class Nearest:
+    """A search by meaning asked of the service and not yet read (``nearest_begin``): the
+    worker does its own work (a statement) while the service searches."""
+
+    def __init__(self, request: dict, among: list | None):
+        self._request, self._among = request, among
+        self._conn = None
+        if settings.SEMANTIC_SOCKET:
+            try:
+                self._conn = _send(request)
+            except SemanticUnavailable as exc:
+                self._failed = exc
+
+    def result(self) -> tuple[list[tuple[uuid.UUID, float]], int]:
+        """The hits, and the data generation whose vectors the service's matrix held."""
+        request = self._request
+        if not settings.SEMANTIC_SOCKET:
+            from registry.semantic.index import local_index
+
+            return local_index().search(
+                request["text"],
+                request["k"],
+                self._among,
+                request["floor"],
+                request.get("generation"),
+                request.get("look", True),
+            )
+        if self._conn is None:
+            raise self._failed
+        answer = _receive(self._conn)
+        return [(uuid.UUID(pk), score) for pk, score in answer["hits"]], answer["generation"]
+
+
+def nearest_begin(
+    text: str,
+    k: int,
+    among: list | None = None,
+    floor: float = -1.0,
+    generation: int | None = None,
+    *,
+    look: bool = True,
+) -> Nearest:
+    """Ask for ``nearest``'s search now, read its answer later (``Nearest.result``). With
+    ``look`` False the service searches the vectors it holds, without looking for newer
+    ones: the answer's generation says which."""
+    request = {
+        "op": "nearest",
+        "text": text,
+        "k": k,
+        "floor": floor,
+        "among": None if among is None else [str(pk) for pk in among],
+    }
+    if generation is not None:
+        request["generation"] = generation
+    if not look:
+        request["look"] = False
+    return Nearest(request, among)
+
+
 def nearest(
-    text: str, k: int, among: list | None = None, floor: float = -1.0
+    text: str, k: int, among: list | None = None, floor: float = -1.0, generation: int | None = None
 ) -> list[tuple[uuid.UUID, float]]:
     """Up to ``k`` (agent id, cosine) pairs nearest to ``text`` with a cosine of ``floor``
-    or more, among ``among`` if given."""
-    if not settings.SEMANTIC_SOCKET:
-        from registry.semantic.index import local_index
-
-        return local_index().nearest(text, k, among, floor)
-    answer = _ask(
-        {
-            "op": "nearest",
-            "text": text,
-            "k": k,
-            "floor": floor,
-            "among": None if among is None else [str(pk) for pk in among],
-        }
-    )
-    return [(uuid.UUID(pk), score) for pk, score in answer["hits"]]
+    or more, among ``among`` if given, searched in vectors that hold every agent written
+    by data generation ``generation`` (by now when None)."""
+    return nearest_begin(text, k, among, floor, generation).result()[0]

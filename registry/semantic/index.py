@@ -5,16 +5,18 @@ times slower; a 64- or 128-dimension first pass and an approximate graph index, 
 measured faster but missed a tenth to half of the exact nearest 200 on the benchmark's
 cards: bench/README.md, "Search by meaning").
 
-The matrix follows the stored vectors: a look reads their count and newest time, and when
-either moved, the rows written since the last look (an index range of
-``AgentVector.updated_at``, from a minute before, so a transaction that committed late is
-not missed). In the embedding service a thread of its own does the looking, on a connection
-it keeps (``watch``): every ``WATCH_SECONDS``, and for each search, which asks for a look
-begun after it arrived and waits for it (searches that arrive together share one look), so
-a search sees every vector committed before it and a page cached at the data generation
-never lacks an agent written just before it; while the database is away a look fails fast
-and the search answers from the matrix it has (waiting at most ``LOOK_WAIT_SECONDS``). A
-process without the service looks before each search. Agents deleted since stay
+The matrix follows the stored vectors: a look reads the data generation
+(registry/discovery/generation.py, bumped in every write's transaction, vectors' included),
+then their newest time, and when either moved, the rows written since the last look (an
+index range of ``AgentVector.updated_at``, from a minute before, so a transaction that
+committed late is not missed). The matrix is then complete up to the look's generation: a
+search that gives the generation it read (the page it finds is cached at it) is answered
+from a matrix at least that new. In the embedding service a thread of its own does the
+looking, on a connection it keeps (``watch``): every ``WATCH_SECONDS``, and for a search
+whose generation the matrix has not reached, which waits for a look begun after it arrived
+(searches that arrive together share one look); while the database is away a look fails
+fast and the search answers from the matrix it has (waiting at most ``LOOK_WAIT_SECONDS``).
+A process without the service looks before each search that needs it. Agents deleted since stay
 in the matrix until it is reloaded (hourly); a search's candidates are always intersected
 with the agents the query's filters select, so they never show."""
 
@@ -27,7 +29,7 @@ from datetime import timedelta
 
 from django.db import Error as DatabaseError
 from django.db import connections
-from django.db.models import Count, Max
+from django.db.models import Max
 
 from registry.semantic.embedder import DIMENSIONS, SCALE, embed
 from registry.semantic.models import AgentVector
@@ -59,6 +61,8 @@ class VectorIndex:
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
         self._stamp = None
+        # The data generation of the last look: the matrix holds every vector written by then.
+        self.generation = -1
         self._loaded_at = 0.0
         self._remembered: OrderedDict = OrderedDict()
         # True while a watcher follows the vectors (searches then ask it to look).
@@ -70,22 +74,24 @@ class VectorIndex:
 
     def refresh(self) -> None:
         """Read the vectors written since the last look into the matrix."""
+        from registry.discovery.generation import generation_read
         from registry.semantic.embedder import model_name
 
         with self._reading:
             reload = time.monotonic() - self._loaded_at > RELOAD_SECONDS
+            generation = generation_read()  # first: what the rows read next hold at least
             rows = AgentVector.objects.filter(model=model_name())
-            # Nothing written since the last look: the same newest time and count.
-            stamp = tuple(rows.aggregate(last=Max("updated_at"), count=Count("pk")).values())
-            if stamp == self._stamp and not reload:
-                return
-            if self._seen is not None and not reload:
-                rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
-            found = list(rows.values_list("agent_id", "vector", "updated_at"))
-            self._apply(found, reload)
-            self._stamp = stamp
-            if found:
-                self._seen = max(row[2] for row in found)
+            # Nothing written since the last look: the same generation and newest time.
+            stamp = (generation, rows.aggregate(last=Max("updated_at"))["last"])
+            if stamp != self._stamp or reload:
+                if self._seen is not None and not reload:
+                    rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
+                found = list(rows.values_list("agent_id", "vector", "updated_at"))
+                self._apply(found, reload)
+                self._stamp = stamp
+                if found:
+                    self._seen = max(row[2] for row in found)
+            self.generation = generation
 
     def _apply(self, found: list, reload: bool) -> None:
         np = self._np
@@ -154,7 +160,8 @@ class VectorIndex:
         self._asked.set()
 
     def _look_awaited(self) -> None:
-        """Wait for a look of the watcher's begun after this call."""
+        """Wait for a look of the watcher's begun after this call (at most
+        ``LOOK_WAIT_SECONDS``)."""
         with self._looks:
             wanted = self._looks_begun + 1
             self._asked.set()
@@ -165,22 +172,49 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def current(self, generation: int | None) -> None:
+        """Make the matrix hold every vector written by data generation ``generation`` (or,
+        when None, every vector written so far): in the service, a look unless the last one
+        read that generation; in a process without the service, a look."""
+        if not self.watched:
+            self.refresh()  # (cheap when nothing was written: the generation, the newest time)
+        elif generation is None or generation != self.generation:
+            self._look_awaited()
+
     def nearest(
-        self, text: str, k: int, among: list | None = None, floor: float = -1.0
+        self,
+        text: str,
+        k: int,
+        among: list | None = None,
+        floor: float = -1.0,
+        generation: int | None = None,
     ) -> list[tuple[uuid.UUID, float]]:
         """Up to ``k`` (agent id, cosine) pairs with a cosine of ``floor`` or more, nearest
-        first, ties by id; only the agents of ``among`` when given."""
+        first, ties by id; only the agents of ``among`` when given. From a matrix holding
+        every vector of data generation ``generation`` (``current``)."""
+        return self.search(text, k, among, floor, generation)[0]
+
+    def search(
+        self,
+        text: str,
+        k: int,
+        among: list | None = None,
+        floor: float = -1.0,
+        generation: int | None = None,
+        look: bool = True,
+    ) -> tuple[list[tuple[uuid.UUID, float]], int]:
+        """``nearest``'s hits, and the data generation whose vectors the matrix searched
+        held (at least); with ``look`` False, from the matrix as it is (no ``current``)."""
         np = self._np
-        if self.watched:
-            self._look_awaited()
-        else:
-            self.refresh()
+        if look:
+            self.current(generation)
         key = (text, k, floor)
+        held = self.generation  # (read before the matrix: a look sets it after the matrix)
         with self._lock:
             matrix, ids = self._matrix, self._ids
             if among is None and key in self._remembered:
                 self._remembered.move_to_end(key)
-                return self._remembered[key]
+                return self._remembered[key], held
             if among is not None:
                 rows = np.fromiter(
                     (r for r in map(self._row.get, among) if r is not None), dtype=np.int64
@@ -189,7 +223,7 @@ class VectorIndex:
                 ids = [ids[r] for r in rows]
         query = embed([text])[0]
         if not query.any():
-            return []
+            return [], held
         scores = matrix @ query
         best = np.flatnonzero(scores >= floor)
         if len(best) > k:
@@ -204,7 +238,7 @@ class VectorIndex:
                     self._remembered[key] = hits
                     if len(self._remembered) > REMEMBERED:
                         self._remembered.popitem(last=False)
-        return hits
+        return hits, held
 
 
 _index = None

@@ -35,10 +35,15 @@ def answer(index: VectorIndex, request: dict) -> dict:
             return {"error": "nearest needs a text and k >= 1"}
         if not isinstance(floor, int | float):
             return {"error": "floor must be a number"}
+        generation = request.get("generation")
+        if generation is not None and type(generation) is not int:
+            return {"error": "generation must be an integer"}
         if among is not None:
             among = [uuid.UUID(pk) for pk in among]
-        hits = index.nearest(text, k, among, float(floor))
-        return {"hits": [[str(pk), score] for pk, score in hits]}
+        hits, held = index.search(
+            text, k, among, float(floor), generation, look=request.get("look", True) is not False
+        )
+        return {"hits": [[str(pk), score] for pk, score in hits], "generation": held}
     return {"error": f"unknown op {op!r}"}
 
 
