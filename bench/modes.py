@@ -60,3 +60,55 @@ def modes_throughput(
         }
         say(f"  distinct text ({mode}): {result.requests_per_second:.0f} req/s")
     return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.modes --database-url …``: the two rows alone, in alternating
+    rounds, on a database already loaded (``python -m bench.firstquery setup``), through the
+    production server (bench.server) with its embedding service; each round's URLs new."""
+    import json
+    import statistics
+    import tempfile
+
+    from bench import load
+    from bench.__main__ import generator_choice
+    from bench.server import Server, port_free
+
+    parser = argparse.ArgumentParser(prog="python -m bench.modes", description=main.__doc__)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--share", type=int, default=3000, help="URLs a row may send")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    args = parser.parse_args(argv)
+    generator = generator_choice(args.generator)
+    load.django_start(args.database_url)
+    pool = discover.DistinctQueries("text", args.seed)
+    port = port_free()
+    ratios = []
+    with tempfile.TemporaryDirectory(prefix="registry-bench-modes-") as tmp_name:
+        tmp = Path(tmp_name)
+        server = Server(
+            port=port, database_url=args.database_url, redis_url="", log_path=tmp / "g.log"
+        )
+        server.start()
+        try:
+            single = modes_single(port, pool, 200)
+            say(json.dumps(single))
+            for number in range(args.rounds):
+                rows = modes_throughput(pool, args.share, args, port, generator, tmp)
+                rates = [rows[f"distinct text ({m})"]["requests_per_second"] for m in MODES]
+                ratios.append(rates[0] / rates[1])
+                say(f"round {number + 1}: hybrid / keyword {ratios[-1]:.3f}")
+        finally:
+            rss = server.workers_rss_mib(), server.semantic_rss_mib()
+            say(f"workers' RSS {rss[0]} MiB, the service's {rss[1]} MiB")
+            server.stop()
+    say(f"median hybrid / keyword over {len(ratios)} rounds: {statistics.median(ratios):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -37,6 +37,7 @@ from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.search import TIERS, filter_keys, text_filter, text_query, tier_exact
 from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
+from registry.semantic import client
 
 # The parameters besides the filters that the lane knows how to answer; with any other (the
 # change feed's updated_since, an unknown one) the view answers.
@@ -54,12 +55,12 @@ class FirstQuery:
     live: bool = False  # liveOnly=true: the page is of the live ones among its candidates
 
 
-def first_query(params) -> FirstQuery | None:
-    """``params`` (a QueryDict) as a first query the lane may answer, or None: another
-    database, another parameter or sort, a cursor, a value the view would refuse (a word
-    too long, a NUL, a bad limit), a repeated parameter, a filter value too long to be a
-    key, or no words to search."""
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or not keyword_mode(params):
+def first_query(params, mode: str = "keyword") -> FirstQuery | None:
+    """``params`` (a QueryDict) as a first query of the search ``mode`` that the lane may
+    answer, or None: another database, mode, parameter or sort, a cursor, a value the view
+    would refuse (a word too long, a NUL, a bad limit), a repeated parameter, a filter
+    value too long to be a key, or no words to search."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or _mode(params) != mode:
         return None
     for name, values in params.lists():
         if name not in FIRST_PARAMS or len(values) != 1 or "\x00" in values[0]:
@@ -82,40 +83,57 @@ def first_query(params) -> FirstQuery | None:
     return FirstQuery(text, tuple(keys), limit, live == "true")
 
 
+def _generation_sql() -> str:
+    table = DataGeneration._meta.db_table
+    return f'(SELECT U0."value" FROM "{table}" U0 WHERE U0."id" = 1)'  # noqa: S608
+
+
 def _tier_sql(tier: int) -> str:
     # The SQL the ORM writes for one tier of search.text_matches, read by tiered_keys. Only
     # table names and the tier number are formatted in: the words and keys are parameters.
     table = AgentSearchVector._meta.db_table
-    generation = DataGeneration._meta.db_table
     return (
         f'(SELECT "{table}"."agent_id", "{table}"."created_at", {int(tier)}, '  # noqa: S608
-        f'(SELECT U0."value" FROM "{generation}" U0 WHERE U0."id" = 1) '
+        f"{_generation_sql()} "
         f'FROM "{table}" '
         "WHERE (tsv @@ (to_tsquery('simple', %s) && %s::tsquery)) "
         "ORDER BY 2 DESC, 1 ASC LIMIT %s)"
     )
 
 
-def _keys_sql() -> str:
-    return " UNION ALL ".join(_tier_sql(tier) for tier in TIERS) + " LIMIT %s"
+# The row that the keys statement begins with when it must read the data generation even
+# when nothing matches (its tier: above every relevance tier).
+GENERATION_ROW = max(TIERS) + 1
+
+
+def _keys_sql(generation_row: bool = False) -> str:
+    tiers = " UNION ALL ".join(_tier_sql(tier) for tier in TIERS)
+    if generation_row:
+        row = f"(SELECT NULL::uuid, NULL::timestamptz, {GENERATION_ROW}, {_generation_sql()})"
+        tiers = f"{row} UNION ALL {tiers}"
+    return tiers + " LIMIT %s"
 
 
 def first_keys(
-    query: FirstQuery,
+    query: FirstQuery, *, generation_row: bool = False
 ) -> tuple[list[tuple[uuid.UUID, list]], int | None]:
     """``pagination.tiered_keys`` of the query's tiers (a first page): the first ``limit +
-    1`` (pk, [tier, created_at]) keys in the page's order, and the data generation."""
+    1`` (pk, [tier, created_at]) keys in the page's order, and the data generation (None
+    when no key matched, unless ``generation_row``: read by the same statement then)."""
     terms = search_terms(query.text)
     words = text_query(terms)
     params: list = []
     for tier in TIERS:
         params += [words, tier_exact(terms, list(query.keys), tier), query.limit + 1]
-    params.append(query.limit + 1)
+    params.append(query.limit + 1 + generation_row)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_keys_sql(), params)
+        cursor.execute(_keys_sql(generation_row), params)
         found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()
     rows = sorted(found, key=lambda row: -row[2])  # stable: each tier's order
-    return [(pk, [tier, created]) for pk, created, tier, _ in rows], (rows[0][3] if rows else None)
+    generation = rows[0][3] if rows else None
+    if generation_row:
+        rows = rows[1:]
+    return [(pk, [tier, created]) for pk, created, tier, _ in rows], generation
 
 
 def first_page(query: FirstQuery) -> tuple[Page, str]:
@@ -124,10 +142,64 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
     return relevance_page(keys, query.limit, generation), "relevance"
 
 
+def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> list[tuple]:
+    """``hybrid.semantic_ranked`` for the query's keys: of the nearest agents ``hits``, the
+    first DEPTH that the keys keep, or the nearest of all that they keep (one statement
+    each, on the search rows: every discoverable agent's)."""
+    table = AgentSearchVector._meta.db_table
+    keys = tier_exact([], list(query.keys), None)
+    where = " AND tsv @@ %s::tsquery" if keys else ""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            f'SELECT "agent_id" FROM "{table}" WHERE "agent_id" = ANY(%s){where}',  # noqa: S608
+            [[pk for pk, _ in hits]] + ([keys] if keys else []),
+        )
+        kept = {pk for (pk,) in cursor.fetchall()}
+        ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
+        if not keys or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
+            return ranked
+        cursor.execute(
+            f'SELECT "agent_id" FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s',  # noqa: S608
+            [keys, hybrid.NEAREST_AMONG + 1],
+        )
+        among = [pk for (pk,) in cursor.fetchall()]
+    if len(among) > hybrid.NEAREST_AMONG:
+        return ranked
+    return client.nearest(query.text.strip(), hybrid.DEPTH, among, hybrid.MIN_COSINE, generation)
+
+
+def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
+    """A first page of words and keys in the default mode (``hybrid``), as
+    ``discover.discover`` finds it: the keyword order's first DEPTH (the lane's tier
+    statement, which reads the data generation too) fused with the nearest by meaning among
+    the agents the keys keep. The service is asked before the statement runs and searches
+    meanwhile, in the vectors it holds; when they are not those of the statement's
+    generation, it is asked again for those."""
+    text, filtered = query.text.strip(), bool(query.keys)
+    wanted = hybrid.semantic_wanted(filtered)
+    asked = client.nearest_begin(text, wanted, floor=hybrid.MIN_COSINE, look=False)
+    keys, generation = first_keys(
+        FirstQuery(query.text, query.keys, hybrid.DEPTH), generation_row=True
+    )
+    try:
+        hits, held = asked.result()
+        if held != generation:
+            hits = client.nearest(text, wanted, floor=hybrid.MIN_COSINE, generation=generation)
+        semantic = _semantic_kept(hits, query, generation)
+    except client.SemanticUnavailable as exc:
+        semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
+    ranked = hybrid.fuse([pk for pk, _ in keys[: hybrid.DEPTH]], semantic)
+    return hybrid.ranked_page(ranked, hybrid.DEFAULT_MODE, 0, query.limit, generation), "relevance"
+
+
+def _mode(params) -> str:
+    return (params.get("mode") or hybrid.DEFAULT_MODE).strip()
+
+
 def keyword_mode(params) -> bool:
     """The words keep the agents whose words match (mode=keyword), rather than ordering the
     filtered agents by meaning (hybrid, the default, and semantic: ``discovery.hybrid``)."""
-    return (params.get("mode") or hybrid.DEFAULT_MODE).strip() == "keyword"
+    return _mode(params) == "keyword"
 
 
 @functools.cache
@@ -173,6 +245,9 @@ def lane_find(params):
     query = first_query(params)
     if query is not None and not query.live:
         return (lambda: first_page(query)), None
+    words = first_query(params, hybrid.DEFAULT_MODE)
+    if words is not None and not words.live:
+        return (lambda: hybrid_first_page(words)), None
     shaped = shapes.shaped_find(params, _filters(), agents_filtered)
     if shaped is not None:  # filters alone: their shape's statement
         return shaped, None

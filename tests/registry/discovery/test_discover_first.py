@@ -104,6 +104,63 @@ def test_a_first_query_on_the_lane_answers_as_the_view(agents, path):
     assert expected[0] == 200
 
 
+HYBRID_FIRST_QUERIES = [
+    "/discover/agents?q=weather",
+    "/discover/agents?q=weather&limit=2",
+    "/discover/agents?q=bills+for+forecasts",  # words of the text, and near in meaning
+    "/discover/agents?q=invoice&tag=finance",
+    "/discover/agents?q=forecasts&tag=CLIMATE&capability=forecasts+skill&limit=3",
+    "/discover/agents?q=nothingmatches",  # no keyword order: by meaning alone
+    "/discover/agents?q=weather&tag=nosuchtag",
+    "/discover/agents?q=%C3%A9t%C3%A9+weather",
+    "/discover/agents?q=weather+invo&mode=hybrid&facets=tag",
+]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("nearest_all", [None, 2])
+def test_words_and_keys_in_the_default_mode_are_found_by_the_lanes_statements(
+    agents, monkeypatch, nearest_all
+):
+    """The keyword order by the lane's tier statement, the nearest agents kept by the keys
+    in one statement; with ``nearest_all`` 2 the nearest of all rarely hold enough that the
+    keys keep, and the nearest among the kept ones are asked for."""
+    from registry.discovery import first, hybrid
+
+    if nearest_all is not None:
+        monkeypatch.setattr(hybrid, "NEAREST_ALL", nearest_all)
+    found, among = [], []
+    monkeypatch.setattr(first, "hybrid_first_page", spy(first.hybrid_first_page, found))
+    monkeypatch.setattr(first.client, "nearest", spy(first.client.nearest, among))
+    asked_among = 0
+    for path in HYBRID_FIRST_QUERIES:
+        expected = view_answer(path)
+        by_view = nearest_among(among)
+        answer, asked_django = lane_answer(path)
+        assert not asked_django and answer == expected, path
+        assert expected[0] == 200, path
+        # The nearest among the agents the keys keep: asked alike by both, or by neither.
+        assert nearest_among(among) == by_view, path
+        asked_among += len(by_view)
+    assert len(found) == len(HYBRID_FIRST_QUERIES)
+    assert bool(asked_among) == (nearest_all is not None)
+
+
+def nearest_among(calls: list) -> list:
+    """The searches of ``calls`` among some agents (text, k, the agents), and forget all."""
+    asked = [(a[0], a[1], frozenset(a[2])) for a in calls if len(a) > 2 and a[2] is not None]
+    calls.clear()
+    return asked
+
+
+def spy(function, calls: list):
+    def called(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return called
+
+
 # Filters alone, asked one after the other: each pair has one shape (registry.discovery.shapes)
 # with other values, so the second runs the statement the first built; and values a filter
 # changes (case, spaces, commas), which are part of their shape, not slotted.

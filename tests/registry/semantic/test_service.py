@@ -142,3 +142,23 @@ def test_the_service_keeps_answering_when_its_database_connection_drops(
             break
         time.sleep(0.05)
     assert dictaphone in order(anon, "voice notes as words", "semantic")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_lean_lane_asks_the_service_while_it_reads_and_sees_an_agent_just_written(
+    population, add_agent, serving, settings
+):
+    """The lane asks for the nearest agents before its keyword statement, searched in the
+    vectors the service holds; when those are not of the statement's data generation (a
+    write since the service last looked), it asks again for that generation's."""
+    from tests.registry.discovery.test_discover_first import lane_answer, view_answer
+
+    server = serving(watch_seconds=3600)  # only a search's own ask makes the watcher look
+    settings.SEMANTIC_SOCKET = server.server_address
+    for query in [*QUERIES, "poems and sonnets"]:
+        path = f"/discover/agents?q={query.replace(' ', '+')}"
+        assert lane_answer(path) == (view_answer(path), False)
+    poet = add_agent("Quill", "Verse and sonnets composed on request.", [{"name": "Compose"}])
+    answer, asked_django = lane_answer("/discover/agents?q=poems+and+sonnets&limit=50")
+    assert not asked_django and poet.encode() in answer[2]
