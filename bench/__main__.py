@@ -23,6 +23,7 @@ from bench.load import ROOT
 from bench.server import WORKER_CLASS, WORKERS, Server, port_free
 from bench.throughput import (
     CARD_WARM_FETCHES,
+    _runner,
     shipped_block,
     throughput,
     throughput_distinct,
@@ -300,9 +301,15 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             )
             shipped = shipped_block(args.agents, card_paths, args, port, tmp)
             beats = load.heartbeat_paths(args.seed)
-            say(f"heartbeats of {len(beats)} endpoints with {generator}, {args.duration:g} s")
+            say(f"heartbeats of {len(beats)} live endpoints, {generator}, {args.duration:g} s")
             key = {"Authorization": f"Bearer {load.api_key()}"}
             heartbeat = throughput("heartbeat", beats, args, port, generator, tmp, key)
+            revives = load.heartbeat_paths(args.seed, live=False)
+            say(f"heartbeats reviving {len(revives)} endpoints not live, each once")
+            reviving = _runner(
+                "heartbeat-reviving", revives, args, port, generator, tmp, key, in_order=True
+            )
+            heartbeat_reviving = reviving(args.duration)
             searches, messages = discover.throughput_pairs(args.requests, args.seed)
             say(f"GET /discover/agents?q= and the same queries as A2A messages, {generator}")
             discover.a2a_answer_check(port, searches[0], messages[0])
@@ -333,6 +340,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     import gunicorn
 
     at_full["rows"]["heartbeat"] = heartbeat.as_dict()
+    at_full["rows"]["heartbeat reviving"] = heartbeat_reviving.as_dict()
     results: dict[str, Any] = {
         "meta": {
             "started_at": started_at,

@@ -138,13 +138,20 @@ def api_key(owner: str = OWNER) -> str:
     return api_key_create(owner=owner, label="bench")[1]
 
 
-def heartbeat_paths(seed: int, count: int = 20_000) -> list[str]:
-    """``POST`` heartbeat requests of ``count`` endpoints picked at random."""
+def heartbeat_paths(seed: int, count: int = 20_000, *, live: bool = True) -> list[str]:
+    """``POST`` heartbeat requests of ``count`` endpoints picked at random: of endpoints that
+    are live (``endpoints_make_live``: agents that beat, whose heartbeats keep them live), or
+    with ``live`` False of endpoints that are not (each heartbeat revives one)."""
     import random
+
+    from django.db.models import Q
+    from django.utils import timezone
 
     from registry.agents.models import Endpoint
 
-    rows = Endpoint.objects.order_by("pk").values_list("agent_id", "pk")
+    alive = Q(alive_until__gt=timezone.now() + timedelta(hours=1))
+    rows = Endpoint.objects.filter(alive if live else ~alive | Q(alive_until__isnull=True))
+    rows = rows.order_by("pk").values_list("agent_id", "pk")
     rows = list(rows.iterator(chunk_size=10_000))
     picked = random.Random(f"{seed}-heartbeat").sample(rows, min(count, len(rows)))
     return [f"POST /agents/{agent}/endpoints/{endpoint}/heartbeat" for agent, endpoint in picked]

@@ -330,7 +330,8 @@ def _rows(results: dict[str, Any]) -> list[list[str]]:
             f"distinct {kind}": f"GET /discover/agents?{label} (each URL once)"
             for kind, label in DISTINCT_LABELS.items()
         },
-        "heartbeat": "POST /agents/<id>/endpoints/<eid>/heartbeat",
+        "heartbeat": "POST /agents/<id>/endpoints/<eid>/heartbeat (live endpoints, beating)",
+        "heartbeat reviving": "the same, each reviving an endpoint not live (each once; no target)",
     }
     blocks = [(block["agents"], block["rows"]) for block in results["throughput"].values()]
     pair_labels = {
