@@ -145,13 +145,14 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
 def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> list[tuple]:
     """``hybrid.semantic_ranked`` for the query's keys: of the nearest agents ``hits``, the
     first DEPTH that the keys keep, or the nearest of all that they keep (one statement
-    each, on the search rows: every discoverable agent's)."""
+    each, on the search rows: every discoverable agent's). Ids as text, in and out."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
     where = " AND tsv @@ %s::tsquery" if keys else ""
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute(
-            f'SELECT "agent_id" FROM "{table}" WHERE "agent_id" = ANY(%s){where}',  # noqa: S608
+            f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
+            f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
             [[pk for pk, _ in hits]] + ([keys] if keys else []),
         )
         kept = {pk for (pk,) in cursor.fetchall()}
@@ -159,13 +160,16 @@ def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> lis
         if not keys or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
             return ranked
         cursor.execute(
-            f'SELECT "agent_id" FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s',  # noqa: S608
+            f'SELECT "agent_id"::text FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s',  # noqa: S608
             [keys, hybrid.NEAREST_AMONG + 1],
         )
         among = [pk for (pk,) in cursor.fetchall()]
     if len(among) > hybrid.NEAREST_AMONG:
         return ranked
-    return client.nearest(query.text.strip(), hybrid.DEPTH, among, hybrid.MIN_COSINE, generation)
+    text = query.text.strip()
+    return client.nearest(
+        text, hybrid.DEPTH, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+    )
 
 
 def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
@@ -174,7 +178,7 @@ def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
     statement, which reads the data generation too) fused with the nearest by meaning among
     the agents the keys keep. The service is asked before the statement runs and searches
     meanwhile, in the vectors it holds; when they are not those of the statement's
-    generation, it is asked again for those."""
+    generation, it is asked again for those. The ids stay text until the page's own."""
     text, filtered = query.text.strip(), bool(query.keys)
     wanted = hybrid.semantic_wanted(filtered)
     asked = client.nearest_begin(text, wanted, floor=hybrid.MIN_COSINE, look=False)
@@ -182,14 +186,19 @@ def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
         FirstQuery(query.text, query.keys, hybrid.DEPTH), generation_row=True
     )
     try:
-        hits, held = asked.result()
+        hits, held = asked.result(ids_as_text=True)
         if held != generation:
-            hits = client.nearest(text, wanted, floor=hybrid.MIN_COSINE, generation=generation)
+            asked = client.nearest_begin(
+                text, wanted, floor=hybrid.MIN_COSINE, generation=generation
+            )
+            hits = asked.result(ids_as_text=True)[0]
         semantic = _semantic_kept(hits, query, generation)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
-    ranked = hybrid.fuse([pk for pk, _ in keys[: hybrid.DEPTH]], semantic)
-    return hybrid.ranked_page(ranked, hybrid.DEFAULT_MODE, 0, query.limit, generation), "relevance"
+    ranked = hybrid.fuse([str(pk) for pk, _ in keys[: hybrid.DEPTH]], semantic)
+    limit = query.limit
+    ranked[:limit] = [(uuid.UUID(pk), score) for pk, score in ranked[:limit]]
+    return hybrid.ranked_page(ranked, hybrid.DEFAULT_MODE, 0, limit, generation), "relevance"
 
 
 def _mode(params) -> str:

@@ -84,24 +84,32 @@ class Nearest:
             except SemanticUnavailable as exc:
                 self._failed = exc
 
-    def result(self) -> tuple[list[tuple[uuid.UUID, float]], int]:
-        """The hits, and the data generation whose vectors the service's matrix held."""
+    def result(self, *, ids_as_text: bool = False) -> tuple[list[tuple], int]:
+        """The hits, and the data generation whose vectors the service's matrix held; with
+        ``ids_as_text`` each hit's id as the text the service sent (not parsed)."""
         request = self._request
         if not settings.SEMANTIC_SOCKET:
             from registry.semantic.index import local_index
 
-            return local_index().search(
+            among = self._among
+            if among is not None:
+                among = [pk if isinstance(pk, uuid.UUID) else uuid.UUID(pk) for pk in among]
+            hits, held = local_index().search(
                 request["text"],
                 request["k"],
-                self._among,
+                among,
                 request["floor"],
                 request.get("generation"),
                 request.get("look", True),
             )
+            return ([(str(pk), score) for pk, score in hits] if ids_as_text else hits), held
         if self._conn is None:
             raise self._failed
         answer = _receive(self._conn)
-        return [(uuid.UUID(pk), score) for pk, score in answer["hits"]], answer["generation"]
+        hits = answer["hits"]
+        if not ids_as_text:
+            hits = [(uuid.UUID(pk), score) for pk, score in hits]
+        return hits, answer["generation"]
 
 
 def nearest_begin(
@@ -131,9 +139,16 @@ def nearest_begin(
 
 
 def nearest(
-    text: str, k: int, among: list | None = None, floor: float = -1.0, generation: int | None = None
-) -> list[tuple[uuid.UUID, float]]:
+    text: str,
+    k: int,
+    among: list | None = None,
+    floor: float = -1.0,
+    generation: int | None = None,
+    *,
+    ids_as_text: bool = False,
+) -> list[tuple]:
     """Up to ``k`` (agent id, cosine) pairs nearest to ``text`` with a cosine of ``floor``
     or more, among ``among`` if given, searched in vectors that hold every agent written
     by data generation ``generation`` (by now when None)."""
-    return nearest_begin(text, k, among, floor, generation).result()[0]
+    asked = nearest_begin(text, k, among, floor, generation)
+    return asked.result(ids_as_text=ids_as_text)[0]

@@ -148,7 +148,7 @@ def test_words_and_keys_in_the_default_mode_are_found_by_the_lanes_statements(
 
 def nearest_among(calls: list) -> list:
     """The searches of ``calls`` among some agents (text, k, the agents), and forget all."""
-    asked = [(a[0], a[1], frozenset(a[2])) for a in calls if len(a) > 2 and a[2] is not None]
+    asked = [(a[0], a[1], frozenset(map(str, a[2]))) for a in calls if a[2:3] not in [(None,), ()]]
     calls.clear()
     return asked
 
