@@ -159,16 +159,19 @@ def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> lis
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if not keys or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
             return ranked
+        # Their ids packed (16 bytes each) by the statement, as the service takes them.
+        packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
+        kept_sql = f'SELECT "agent_id" FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s'  # noqa: S608
         cursor.execute(
-            f'SELECT "agent_id"::text FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s',  # noqa: S608
+            f"SELECT count(*), {packed} FROM ({kept_sql}) AS kept",  # noqa: S608
             [keys, hybrid.NEAREST_AMONG + 1],
         )
-        among = [pk for (pk,) in cursor.fetchall()]
-    if len(among) > hybrid.NEAREST_AMONG:
+        count, among = cursor.fetchone()
+    if count > hybrid.NEAREST_AMONG:
         return ranked
     text = query.text.strip()
     return client.nearest(
-        text, hybrid.DEPTH, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+        text, hybrid.DEPTH, bytes(among), hybrid.MIN_COSINE, generation, ids_as_text=True
     )
 
 

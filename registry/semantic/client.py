@@ -5,7 +5,8 @@ every vector out of the web workers.
 
 The protocol is one JSON line each way per request: ``{"op": "embed", "texts": [...]}``
 answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ...,
-"floor": ..., "among": [id, ...] | null, "generation": n, "look": bool}`` (the data
+"floor": ..., "among": [id, ...] | null, "among_packed": base64, "generation": n,
+"look": bool}`` (``among_packed``: the agents' 16-byte ids one after the other; the data
 generation whose vectors the search must see, optional; ``look`` false: search the vectors
 held, without looking for newer ones) answers ``{"hits": [[id, cosine], ...],
 "generation": n}`` (the generation whose vectors it saw, at least)."""
@@ -92,7 +93,7 @@ class Nearest:
             from registry.semantic.index import local_index
 
             among = self._among
-            if among is not None:
+            if among is not None and not isinstance(among, bytes):
                 among = [pk if isinstance(pk, uuid.UUID) else uuid.UUID(pk) for pk in among]
             hits, held = local_index().search(
                 request["text"],
@@ -124,13 +125,11 @@ def nearest_begin(
     """Ask for ``nearest``'s search now, read its answer later (``Nearest.result``). With
     ``look`` False the service searches the vectors it holds, without looking for newer
     ones: the answer's generation says which."""
-    request = {
-        "op": "nearest",
-        "text": text,
-        "k": k,
-        "floor": floor,
-        "among": None if among is None else [str(pk) for pk in among],
-    }
+    request = {"op": "nearest", "text": text, "k": k, "floor": floor, "among": None}
+    if isinstance(among, bytes):  # 16 bytes an agent: sent as they are, in base64
+        request["among_packed"] = base64.b64encode(among).decode()
+    elif among is not None:
+        request["among"] = [str(pk) for pk in among]
     if generation is not None:
         request["generation"] = generation
     if not look:

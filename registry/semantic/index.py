@@ -57,7 +57,7 @@ class VectorIndex:
         self._lock = threading.Lock()  # the matrix, its ids and the remembered answers
         self._reading = threading.Lock()  # one look at the database at a time
         self._ids: list[uuid.UUID] = []
-        self._row: dict[uuid.UUID, int] = {}
+        self._row: dict[bytes, int] = {}  # an agent's id (its 16 bytes): its row
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
         self._stamp = None
@@ -102,7 +102,7 @@ class VectorIndex:
             self._loaded_at = time.monotonic()
         added, replaced = [], []
         for agent_id, vector, _ in found:
-            at = row.get(agent_id)
+            at = row.get(agent_id.bytes)
             if at is None:
                 added.append((agent_id, bytes(vector)))
             else:
@@ -116,7 +116,8 @@ class VectorIndex:
             block = block.reshape(len(added), DIMENSIONS).astype(np.float32) / SCALE
             matrix = np.vstack([matrix, block])
             ids = ids + [agent_id for agent_id, _ in added]
-            row = {**row, **{agent_id: len(row) + n for n, (agent_id, _) in enumerate(added)}}
+            at = len(row)
+            row = {**row, **{agent_id.bytes: at + n for n, (agent_id, _) in enumerate(added)}}
         if reload or found:
             with self._lock:
                 self._ids, self._row, self._matrix = ids, row, matrix
@@ -169,6 +170,19 @@ class VectorIndex:
                 lambda: self._looks_done >= wanted or not self.watched, LOOK_WAIT_SECONDS
             )
 
+    def _rows(self, among):
+        """The matrix rows of the agents of ``among`` that have one: a list of ids (UUIDs)
+        or their 16 bytes each, one after the other (``bytes``)."""
+        if isinstance(among, bytes | bytearray | memoryview):
+            among = bytes(among)
+            keys = (among[at : at + 16] for at in range(0, len(among), 16))
+        else:
+            keys = (pk.bytes for pk in among)
+        row = self._row
+        return self._np.fromiter(
+            (r for r in map(row.get, keys) if r is not None), dtype=self._np.int64
+        )
+
     def __len__(self) -> int:
         return len(self._ids)
 
@@ -215,21 +229,25 @@ class VectorIndex:
             if among is None and key in self._remembered:
                 self._remembered.move_to_end(key)
                 return self._remembered[key], held
-            if among is not None:
-                rows = np.fromiter(
-                    (r for r in map(self._row.get, among) if r is not None), dtype=np.int64
-                )
-                matrix = matrix[rows]
-                ids = [ids[r] for r in rows]
+            rows = None if among is None else self._rows(among)
         query = embed([text])[0]
         if not query.any():
             return [], held
-        scores = matrix @ query
+        if rows is None:
+            scores = matrix @ query
+        elif len(rows) * 4 > len(matrix):  # most rows: one product, then theirs
+            scores = (matrix @ query)[rows]
+        else:  # a few: theirs alone
+            scores = matrix[rows] @ query
         best = np.flatnonzero(scores >= floor)
         if len(best) > k:
             best = best[np.argpartition(-scores[best], k - 1)[:k]]
+        at = best if rows is None else rows[best]  # their rows in the matrix
         # Nearest first; equal scores by id, so every process answers in the same order.
-        found = [(round(float(scores[r]), 6), ids[r]) for r in best.tolist()]
+        found = [
+            (round(float(scores[b]), 6), ids[r])
+            for b, r in zip(best.tolist(), at.tolist(), strict=True)
+        ]
         found.sort(key=lambda hit: (-hit[0], hit[1].int))
         hits = [(pk, score) for score, pk in found]
         if among is None:

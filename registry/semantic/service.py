@@ -38,7 +38,12 @@ def answer(index: VectorIndex, request: dict) -> dict:
         generation = request.get("generation")
         if generation is not None and type(generation) is not int:
             return {"error": "generation must be an integer"}
-        if among is not None:
+        packed = request.get("among_packed")
+        if packed is not None:  # the agents' 16-byte ids, one after the other, in base64
+            if not isinstance(packed, str):
+                return {"error": "among_packed must be base64 text"}
+            among = base64.b64decode(packed, validate=True)
+        elif among is not None:
             among = [uuid.UUID(pk) for pk in among]
         hits, held = index.search(
             text, k, among, float(floor), generation, look=request.get("look", True) is not False

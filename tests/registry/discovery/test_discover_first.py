@@ -3,6 +3,8 @@ their answer is the view's, byte for byte and header for header (on PostgreSQL t
 and index keys through the lane's own statement); a query the view would refuse, and the
 change feed, are the view's to answer."""
 
+import uuid
+
 import pytest
 from django.core.cache import cache
 
@@ -148,9 +150,16 @@ def test_words_and_keys_in_the_default_mode_are_found_by_the_lanes_statements(
 
 def nearest_among(calls: list) -> list:
     """The searches of ``calls`` among some agents (text, k, the agents), and forget all."""
-    asked = [(a[0], a[1], frozenset(map(str, a[2]))) for a in calls if a[2:3] not in [(None,), ()]]
+    asked = [(a[0], a[1], ids_of(a[2])) for a in calls if a[2:3] not in [(None,), ()]]
     calls.clear()
     return asked
+
+
+def ids_of(among) -> frozenset[str]:
+    """The agents of ``among``: ids, or their 16 bytes each one after the other."""
+    if isinstance(among, bytes):
+        among = [uuid.UUID(bytes=among[at : at + 16]) for at in range(0, len(among), 16)]
+    return frozenset(map(str, among))
 
 
 def spy(function, calls: list):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,29 @@ def test_the_service_answers_as_this_process_does(anon, population, service, set
     # The writers ask it for their vectors too.
     vectors = client.embed(["audio transcription"])
     assert len(vectors) == 1 and len(vectors[0]) == 256
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("in_the_service", [False, True])
+def test_the_agents_to_search_among_may_be_sent_packed(
+    population, service, settings, in_the_service
+):
+    """``among`` as ids, or as their 16 bytes one after the other (what a statement packs):
+    the same search, in this process and in the service."""
+    if in_the_service:
+        settings.SEMANTIC_SOCKET = service
+    among = [uuid.UUID(population[name]) for name in ("scribe", "pdf", "weather", "tables")]
+    as_ids = client.nearest("turn speech into text", 3, among)
+    packed = client.nearest("turn speech into text", 3, b"".join(pk.bytes for pk in among))
+    assert packed == as_ids and len(as_ids) == 3
+    assert as_ids[0][0] == uuid.UUID(population["scribe"])
+    assert {pk for pk, _ in as_ids} <= set(among)
+    # One of all the agents: its row's product alone (above, most rows: one product).
+    one = [uuid.UUID(population["pdf"])]
+    assert client.nearest("turn speech into text", 3, one[0].bytes) == client.nearest(
+        "turn speech into text", 3, one
+    )
+    assert [pk for pk, _ in client.nearest("pdf tables", 3, one)] == one
 
 
 @pytest.mark.django_db(transaction=True)
