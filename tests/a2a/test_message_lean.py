@@ -11,7 +11,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
 import pytest
-from django.test import RequestFactory
 
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
@@ -19,6 +18,7 @@ from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest
 from registry import extensions
 from registry.fastpath.lean import LeanApplication
 from tests.registry.fastpath.test_lean import Recorder
+from tests.registry.fastpath.test_lean import post as post_to
 
 pytestmark = pytest.mark.django_db
 
@@ -26,20 +26,7 @@ A2A = {"HTTP_A2A_VERSION": "1.0"}
 
 
 def post(app, body, content_type="application/json", **meta) -> tuple[int, dict, bytes]:
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    environ = (
-        RequestFactory()
-        .generic("POST", "/a2a/jsonrpc", raw, content_type=content_type, **meta)
-        .environ
-    )
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer["status"] = int(status.split()[0])
-        answer["headers"] = headers
-
-    content = b"".join(app(environ, start_response))
-    return answer["status"], dict(answer["headers"]), content
+    return post_to(app, "/a2a/jsonrpc", body, content_type, **meta)
 
 
 def send(parts, *, request_id=1, **message) -> dict:

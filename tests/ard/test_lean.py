@@ -13,6 +13,7 @@ from registry import extensions
 from registry.fastpath.lean import LeanApplication
 from tests.ard.conftest import register
 from tests.registry.fastpath.test_lean import Recorder
+from tests.registry.fastpath.test_lean import post as post_to
 
 pytestmark = pytest.mark.django_db
 
@@ -20,20 +21,7 @@ WEATHER = {"query": {"text": "weather"}, "federation": "none", "pageSize": 5}
 
 
 def post(app, body, content_type="application/json", **meta) -> tuple[int, dict, bytes]:
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    environ = (
-        RequestFactory()
-        .generic("POST", "/ard/search", raw, content_type=content_type, **meta)
-        .environ
-    )
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer["status"] = int(status.split()[0])
-        answer["headers"] = headers
-
-    content = b"".join(app(environ, start_response))
-    return answer["status"], dict(answer["headers"]), content
+    return post_to(app, "/ard/search", body, content_type, **meta)
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """The lean lane (registry.fastpath.lean): the hottest reads answered from WSGI, equal to Django's
 answers, and every case but the ordinary one left to Django."""
 
+import json
+
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
@@ -33,6 +35,8 @@ class Recorder:
 
 
 def call(app, method: str, path: str, **meta) -> tuple[int, dict[str, str], bytes]:
+    """``app``'s answer to the request: its status, headers and body (``meta``: the
+    request's environ, and ``data`` and ``content_type`` of a body)."""
     environ = RequestFactory().generic(method, path, **meta).environ
     answer = {}
 
@@ -44,6 +48,12 @@ def call(app, method: str, path: str, **meta) -> tuple[int, dict[str, str], byte
     names = [name.lower() for name, _ in answer["headers"]]
     assert len(names) == len(set(names)), answer["headers"]  # no header twice
     return answer["status"], dict(answer["headers"]), body
+
+
+def post(app, path: str, body, content_type="application/json", **meta):
+    """``call`` of a POST of ``body`` (bytes as they are, anything else as JSON)."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return call(app, "POST", path, data=raw, content_type=content_type, **meta)
 
 
 @pytest.fixture
