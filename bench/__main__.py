@@ -20,6 +20,7 @@ from typing import Any
 from bench import discover, entities, loadgen, modes, pages, report
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
+from bench.loadgen import generator_choice
 from bench.server import WORKER_CLASS, WORKERS, Server, port_free
 from bench.throughput import (
     CARD_WARM_FETCHES,
@@ -110,14 +111,6 @@ def commit() -> dict[str, Any]:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def generator_choice(choice: str) -> str:
-    if choice == "wrk" and not loadgen.wrk_path():
-        raise BenchError("--generator wrk: wrk is not on PATH")
-    if choice == "auto":
-        return "wrk" if loadgen.wrk_path() else "python"
-    return choice
 
 
 def discovery(port: int, agents: int, paths: dict[str, list[str]]) -> dict[str, Any]:

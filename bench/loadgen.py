@@ -329,3 +329,14 @@ def requests_sequential(port: int, paths: list[str]) -> list[Answer]:
     finally:
         connection.close()
     return answers
+
+
+def generator_choice(choice: str) -> str:
+    """The load generator of ``--generator``: wrk, python, or auto (wrk when installed)."""
+    if choice == "wrk" and not wrk_path():
+        from bench.database import BenchError
+
+        raise BenchError("--generator wrk: wrk is not on PATH")
+    if choice == "auto":
+        return "wrk" if wrk_path() else "python"
+    return choice

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     from bench import load
-    from bench.__main__ import generator_choice
+    from bench.loadgen import generator_choice
     from bench.server import Server, port_free
 
     parser = argparse.ArgumentParser(prog="python -m bench.modes", description=main.__doc__)

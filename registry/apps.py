@@ -14,7 +14,7 @@ class RegistryConfig(AppConfig):
         from registry.agents import admin as agents_admin  # noqa: F401
         from registry.agents.demo import native_demo_load
         from registry.agents.models import NATIVE_SOURCE
-        from registry.discovery.receivers import listings_on_write
+        from registry.discovery.receivers import generation_on_vectors_rebuilt, listings_on_write
 
         # The events' jobs are queued by name from the writes (registry.events.outbox):
         # registered in every process, not only in workers.
@@ -30,6 +30,7 @@ class RegistryConfig(AppConfig):
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
+            vectors_rebuilt,
         )
 
         # Discovery's stored listings follow every write (registry.signals), then the
@@ -37,6 +38,7 @@ class RegistryConfig(AppConfig):
         agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
         # Each written agent's text embedded for search by meaning (registry.semantic).
         agents_written.connect(vectors_on_write, dispatch_uid="semantic-vectors")
+        vectors_rebuilt.connect(generation_on_vectors_rebuilt, dispatch_uid="discovery-vectors")
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
         agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")

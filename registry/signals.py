@@ -97,3 +97,9 @@ domain_claimed = Signal()
 # ``endpoint_ids``. Receivers compare each status now with the one last announced (event
 # feeds: "endpoint.liveness_changed", on a change of status only).
 endpoints_liveness_written = Signal()
+
+# Sent inside the transaction of a rebuild of stored vectors (registry.semantic:
+# ``embeddings_rebuild``, the job that embeds agents a write left without one): what search
+# by meaning finds changed without an agent's write. Discovery bumps its data generation, so
+# pages found by meaning before are no longer served from its cache.
+vectors_rebuilt = Signal()

@@ -82,7 +82,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert results["throughput"]["middle"]["agents"] == 40
     assert set(results["throughput"]["middle"]["rows"]) == kinds
     assert results["throughput"]["full"]["agents"] == 60
-    assert set(results["throughput"]["full"]["rows"]) == kinds | {"heartbeat"}
+    assert set(results["throughput"]["full"]["rows"]) == kinds | {"heartbeat", "heartbeat reviving"}
     names = [t["target"] for t in results["targets"]]
     rows = [*results["throughput"]["middle"]["rows"].values()]
     rows += [*results["throughput"]["full"]["rows"].values(), *results["pairs"].values()]

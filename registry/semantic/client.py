@@ -101,8 +101,7 @@ class Nearest:
                 among,
                 request["floor"],
                 request.get("generation"),
-                request.get("look", True),
-            )
+            )  # (here a look is cheap, and asked for after the caller read its generation)
             return ([(str(pk), score) for pk, score in hits] if ids_as_text else hits), held
         if self._conn is None:
             raise self._failed

@@ -5,20 +5,20 @@ times slower; a 64- or 128-dimension first pass and an approximate graph index, 
 measured faster but missed a tenth to half of the exact nearest 200 on the benchmark's
 cards: bench/README.md, "Search by meaning").
 
-The matrix follows the stored vectors: a look reads the data generation
-(registry/discovery/generation.py, bumped in every write's transaction, vectors' included),
-then their newest time, and when either moved, the rows written since the last look (an
-index range of ``AgentVector.updated_at``, from a minute before, so a transaction that
-committed late is not missed). The matrix is then complete up to the look's generation: a
-search that gives the generation it read (the page it finds is cached at it) is answered
-from a matrix at least that new. In the embedding service a thread of its own does the
-looking, on a connection it keeps (``watch``): every ``WATCH_SECONDS``, and for a search
-whose generation the matrix has not reached, which waits for a look begun after it arrived
-(searches that arrive together share one look); while the database is away a look fails
-fast and the search answers from the matrix it has (waiting at most ``LOOK_WAIT_SECONDS``).
-A process without the service looks before each search that needs it. Agents deleted since stay
-in the matrix until it is reloaded (hourly); a search's candidates are always intersected
-with the agents the query's filters select, so they never show."""
+The matrix follows the stored vectors: a look reads their newest time and, when it moved,
+the rows written since the last look (an index range of ``AgentVector.updated_at``, from a
+minute before, so a transaction that committed late is not missed). A search gives the data
+generation it read (registry/discovery/generation.py: every write bumps it in its
+transaction, vectors included; the page it finds is cached at it): a look begun after the
+search arrived reads every vector of that generation, so the index remembers it as the
+generation it holds, and searches of the same generation need no look. In the embedding
+service a thread of its own does the looking, on a connection it keeps (``watch``): every
+``WATCH_SECONDS``, and for a search whose generation the matrix does not hold, which waits
+for a look begun after it arrived (searches that arrive together share one); while the
+database is away a look fails fast and the search answers from the matrix it has (waiting
+at most ``LOOK_WAIT_SECONDS``). A process without the service looks itself. Agents deleted
+since stay in the matrix until it is reloaded (hourly); a search's candidates are always
+intersected with the agents the query's filters select, so they never show."""
 
 import logging
 import threading
@@ -61,8 +61,10 @@ class VectorIndex:
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
         self._stamp = None
-        # The data generation of the last look: the matrix holds every vector written by then.
-        self.generation = -1
+        # A data generation that a search read before the last look it asked for began: the
+        # matrix holds every vector written by then (registry/discovery/generation.py).
+        self.generation = None
+        self._requested = None
         self._loaded_at = 0.0
         self._remembered: OrderedDict = OrderedDict()
         # True while a watcher follows the vectors (searches then ask it to look).
@@ -72,18 +74,20 @@ class VectorIndex:
         self._looks_begun = 0
         self._looks_done = 0
 
-    def refresh(self) -> None:
-        """Read the vectors written since the last look into the matrix."""
-        from registry.discovery.generation import generation_read
+    def refresh(self, covering: int | None = None) -> None:
+        """Read the vectors written since the last look into the matrix. ``covering``: a
+        data generation read before this look began (by the search that asked for it): the
+        rows are read whatever the newest time, and the matrix then holds that generation."""
         from registry.semantic.embedder import model_name
 
         with self._reading:
             reload = time.monotonic() - self._loaded_at > RELOAD_SECONDS
-            generation = generation_read()  # first: what the rows read next hold at least
             rows = AgentVector.objects.filter(model=model_name())
-            # Nothing written since the last look: the same generation and newest time.
-            stamp = (generation, rows.aggregate(last=Max("updated_at"))["last"])
-            if stamp != self._stamp or reload:
+            # Nothing written since the last look: the same newest time (a write committed
+            # late with an older one is read by the next look a search asks for).
+            stamp = rows.aggregate(last=Max("updated_at"))["last"]
+            fresh = covering is not None and covering != self.generation
+            if stamp != self._stamp or reload or fresh:
                 if self._seen is not None and not reload:
                     rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
                 found = list(rows.values_list("agent_id", "vector", "updated_at"))
@@ -91,7 +95,8 @@ class VectorIndex:
                 self._stamp = stamp
                 if found:
                     self._seen = max(row[2] for row in found)
-            self.generation = generation
+            if covering is not None:
+                self.generation = covering
 
     def _apply(self, found: list, reload: bool) -> None:
         np = self._np
@@ -123,12 +128,12 @@ class VectorIndex:
                 self._ids, self._row, self._matrix = ids, row, matrix
                 self._remembered.clear()
 
-    def refresh_or_keep(self) -> bool:
+    def refresh_or_keep(self, covering: int | None = None) -> bool:
         """Refresh; when the database does not answer (restarting, its connection dropped),
         keep the matrix as it is, close the connection so the next look opens a new one,
         and answer False."""
         try:
-            self.refresh()
+            self.refresh(covering)
             return True
         except DatabaseError as exc:
             log.warning("semantic index: the vectors could not be read: %s", exc)
@@ -146,8 +151,11 @@ class VectorIndex:
                     break
                 with self._looks:
                     self._looks_begun += 1
+                    # The generation the last search read before this look began: every
+                    # write of it committed before, so this look reads its vectors.
+                    covering, self._requested = self._requested, None
                 try:
-                    self.refresh_or_keep()
+                    self.refresh_or_keep(covering)
                 finally:
                     with self._looks:
                         self._looks_done += 1
@@ -160,11 +168,13 @@ class VectorIndex:
         """Make the watcher look now (and, once ``stop`` is set, end)."""
         self._asked.set()
 
-    def _look_awaited(self) -> None:
+    def _look_awaited(self, generation: int | None) -> None:
         """Wait for a look of the watcher's begun after this call (at most
-        ``LOOK_WAIT_SECONDS``)."""
+        ``LOOK_WAIT_SECONDS``), which then holds ``generation``'s vectors."""
         with self._looks:
             wanted = self._looks_begun + 1
+            if generation is not None:
+                self._requested = generation
             self._asked.set()
             self._looks.wait_for(
                 lambda: self._looks_done >= wanted or not self.watched, LOOK_WAIT_SECONDS
@@ -187,13 +197,16 @@ class VectorIndex:
         return len(self._ids)
 
     def current(self, generation: int | None) -> None:
-        """Make the matrix hold every vector written by data generation ``generation`` (or,
-        when None, every vector written so far): in the service, a look unless the last one
-        read that generation; in a process without the service, a look."""
+        """Make the matrix hold every vector written by data generation ``generation`` (read
+        by the caller before it asked; when None, every vector written so far): a look
+        begun after this call, unless one begun after a search of that generation asked
+        already (``self.generation``). In the service the watcher looks; in a process
+        without it, this call, each time (its tests roll the database back, generations
+        and all)."""
         if not self.watched:
-            self.refresh()  # (cheap when nothing was written: the generation, the newest time)
+            self.refresh(generation)  # (cheap when nothing was written: the newest time)
         elif generation is None or generation != self.generation:
-            self._look_awaited()
+            self._look_awaited(generation)
 
     def nearest(
         self,

@@ -7,11 +7,11 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from registry.discovery.generation import generation_bump
 from registry.fastpath.copy import objects_insert
 from registry.semantic import client
 from registry.semantic.models import AgentVector
 from registry.semantic.text import meaning_texts
+from registry.signals import vectors_rebuilt
 
 log = logging.getLogger(__name__)
 BATCH = 1000
@@ -67,6 +67,5 @@ def vectors_rebuild(*, missing_only: bool = False) -> int:
     for start in range(0, len(ids), BATCH):
         with transaction.atomic():
             written += vectors_write(ids[start : start + BATCH])
-            # Pages found by meaning before are cached at the generation: no longer current.
-            generation_bump()
+            vectors_rebuilt.send(sender=vectors_rebuild)  # (discovery: its cached pages)
     return written

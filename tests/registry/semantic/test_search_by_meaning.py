@@ -3,6 +3,7 @@
 import pytest
 from django.core.management import call_command
 
+from registry.discovery.generation import generation_read
 from registry.semantic.models import AgentVector
 
 pytestmark = pytest.mark.django_db
@@ -119,9 +120,12 @@ def test_embeddings_rebuild_embeds_every_agent_again(population, capsys):
     call_command("embeddings_rebuild", "--missing")
     assert AgentVector.objects.count() == len(population)
     AgentVector.objects.update(model="another-model@1")
+    before = generation_read()
     call_command("embeddings_rebuild")
     assert set(AgentVector.objects.values_list("model", flat=True)) != {"another-model@1"}
     assert f"Embedded {len(population)} agents" in capsys.readouterr().out
+    # Pages found by meaning before were cached at the data generation: it moved on.
+    assert generation_read() > before
 
 
 def test_browse_takes_the_mode(client, population):
