@@ -142,10 +142,14 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
     return relevance_page(keys, query.limit, generation), "relevance"
 
 
-def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> list[tuple]:
+def _semantic_kept(
+    hits: list[tuple], query: FirstQuery, generation: int, filtered: bool
+) -> list[tuple]:
     """``hybrid.semantic_ranked`` for the query's keys: of the nearest agents ``hits``, the
     first DEPTH that the keys keep, or the nearest of all that they keep (one statement
-    each, on the search rows: every discoverable agent's). Ids as text, in and out."""
+    each, on the search rows: every discoverable agent's). ``filtered``: the query has a
+    filter parameter, even one that keeps every agent (a blank tag), as the view counts
+    them. Ids as text, in and out."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
     where = " AND tsv @@ %s::tsquery" if keys else ""
@@ -157,14 +161,15 @@ def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> lis
         )
         kept = {pk for (pk,) in cursor.fetchall()}
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
-        if not keys or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
+        if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
             return ranked
         # Their ids packed (16 bytes each) by the statement, as the service takes them.
         packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
-        kept_sql = f'SELECT "agent_id" FROM "{table}" WHERE tsv @@ %s::tsquery LIMIT %s'  # noqa: S608
+        keyed = " WHERE tsv @@ %s::tsquery" if keys else ""
+        kept_sql = f'SELECT "agent_id" FROM "{table}"{keyed} LIMIT %s'  # noqa: S608
         cursor.execute(
             f"SELECT count(*), {packed} FROM ({kept_sql}) AS kept",  # noqa: S608
-            [keys, hybrid.NEAREST_AMONG + 1],
+            ([keys] if keys else []) + [hybrid.NEAREST_AMONG + 1],
         )
         count, among = cursor.fetchone()
     if count > hybrid.NEAREST_AMONG:
@@ -175,14 +180,15 @@ def _semantic_kept(hits: list[tuple], query: FirstQuery, generation: int) -> lis
     )
 
 
-def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
+def hybrid_first_page(query: FirstQuery, filtered: bool) -> tuple[Page, str]:
     """A first page of words and keys in the default mode (``hybrid``), as
     ``discover.discover`` finds it: the keyword order's first DEPTH (the lane's tier
     statement, which reads the data generation too) fused with the nearest by meaning among
     the agents the keys keep. The service is asked before the statement runs and searches
     meanwhile, in the vectors it holds; when they are not those of the statement's
-    generation, it is asked again for those. The ids stay text until the page's own."""
-    text, filtered = query.text.strip(), bool(query.keys)
+    generation, it is asked again for those. The ids stay text until the page's own.
+    ``filtered``: the query has a filter parameter (``_semantic_kept``)."""
+    text = query.text.strip()
     wanted = hybrid.semantic_wanted(filtered)
     asked = client.nearest_begin(text, wanted, floor=hybrid.MIN_COSINE, look=False)
     keys, generation = first_keys(
@@ -195,7 +201,7 @@ def hybrid_first_page(query: FirstQuery) -> tuple[Page, str]:
                 text, wanted, floor=hybrid.MIN_COSINE, generation=generation
             )
             hits = asked.result(ids_as_text=True)[0]
-        semantic = _semantic_kept(hits, query, generation)
+        semantic = _semantic_kept(hits, query, generation, filtered)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
     ranked = hybrid.fuse([str(pk) for pk, _ in keys[: hybrid.DEPTH]], semantic)
@@ -259,7 +265,8 @@ def lane_find(params):
         return (lambda: first_page(query)), None
     words = first_query(params, hybrid.DEFAULT_MODE)
     if words is not None and not words.live:
-        return (lambda: hybrid_first_page(words)), None
+        filtered = any(params.get(name) for name in params if name not in discover.NOT_FILTERS)
+        return (lambda: hybrid_first_page(words, filtered)), None
     shaped = shapes.shaped_find(params, _filters(), agents_filtered)
     if shaped is not None:  # filters alone: their shape's statement
         return shaped, None

@@ -114,6 +114,7 @@ HYBRID_FIRST_QUERIES = [
     "/discover/agents?q=forecasts&tag=CLIMATE&capability=forecasts+skill&limit=3",
     "/discover/agents?q=nothingmatches",  # no keyword order: by meaning alone
     "/discover/agents?q=weather&tag=nosuchtag",
+    "/discover/agents?q=weather&tag=+",  # a blank filter keeps every agent, but counts as one
     "/discover/agents?q=%C3%A9t%C3%A9+weather",
     "/discover/agents?q=weather+invo&mode=hybrid&facets=tag",
 ]
