@@ -149,7 +149,7 @@ def heartbeat_paths(seed: int, count: int = 20_000, *, live: bool = True) -> lis
 
     from registry.agents.models import Endpoint
 
-    alive = Q(alive_until__gt=timezone.now() + timedelta(hours=1))
+    alive = Q(alive_until__gt=timezone.now())
     rows = Endpoint.objects.filter(alive if live else ~alive | Q(alive_until__isnull=True))
     rows = rows.order_by("pk").values_list("agent_id", "pk")
     rows = list(rows.iterator(chunk_size=10_000))

@@ -197,10 +197,9 @@ def hybrid_first_page(query: FirstQuery, filtered: bool) -> tuple[Page, str]:
     try:
         hits, held = asked.result(ids_as_text=True)
         if held != generation:
-            asked = client.nearest_begin(
-                text, wanted, floor=hybrid.MIN_COSINE, generation=generation
+            hits = client.nearest(
+                text, wanted, floor=hybrid.MIN_COSINE, generation=generation, ids_as_text=True
             )
-            hits = asked.result(ids_as_text=True)[0]
         semantic = _semantic_kept(hits, query, generation, filtered)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)

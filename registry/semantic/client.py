@@ -78,7 +78,7 @@ class Nearest:
 
     def __init__(self, request: dict, among: list | None):
         self._request, self._among = request, among
-        self._conn = None
+        self._conn, self._failed = None, None
         if settings.SEMANTIC_SOCKET:
             try:
                 self._conn = _send(request)

@@ -209,17 +209,11 @@ class VectorIndex:
             self._look_awaited(generation)
 
     def nearest(
-        self,
-        text: str,
-        k: int,
-        among: list | None = None,
-        floor: float = -1.0,
-        generation: int | None = None,
+        self, text: str, k: int, among: list | None = None, floor: float = -1.0
     ) -> list[tuple[uuid.UUID, float]]:
         """Up to ``k`` (agent id, cosine) pairs with a cosine of ``floor`` or more, nearest
-        first, ties by id; only the agents of ``among`` when given. From a matrix holding
-        every vector of data generation ``generation`` (``current``)."""
-        return self.search(text, k, among, floor, generation)[0]
+        first, ties by id; only the agents of ``among`` when given (``search``)."""
+        return self.search(text, k, among, floor)[0]
 
     def search(
         self,

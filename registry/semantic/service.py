@@ -40,9 +40,10 @@ def answer(index: VectorIndex, request: dict) -> dict:
             return {"error": "generation must be an integer"}
         packed = request.get("among_packed")
         if packed is not None:  # the agents' 16-byte ids, one after the other, in base64
-            if not isinstance(packed, str):
+            try:
+                among = base64.b64decode(packed, validate=True)
+            except (TypeError, ValueError):  # (binascii.Error is a ValueError)
                 return {"error": "among_packed must be base64 text"}
-            among = base64.b64decode(packed, validate=True)
         elif among is not None:
             among = [uuid.UUID(pk) for pk in among]
         hits, held = index.search(

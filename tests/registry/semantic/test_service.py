@@ -186,3 +186,16 @@ def test_the_lean_lane_asks_the_service_while_it_reads_and_sees_an_agent_just_wr
     poet = add_agent("Quill", "Verse and sonnets composed on request.", [{"name": "Compose"}])
     answer, asked_django = lane_answer("/discover/agents?q=poems+and+sonnets&limit=50")
     assert not asked_django and poet.encode() in answer[2]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"among_packed": 5}, {"among_packed": "not base64!"}, {"generation": "7"}],
+)
+def test_a_malformed_search_is_refused_by_the_service(bad):
+    """Refused before any search (the worker falls back as when the service is away)."""
+    from registry.semantic.index import VectorIndex
+    from registry.semantic.service import answer
+
+    reply = answer(VectorIndex(), {"op": "nearest", "text": "rain", "k": 1, **bad})
+    assert set(reply) == {"error"}
