@@ -1,8 +1,14 @@
-"""Bulk card import: many cards in one transaction (imports, crawls, benchmarks)."""
+"""Bulk card import: many cards in one transaction (imports, crawls, benchmarks), and
+many such transactions side by side in processes of their own (``cards_import_processes``)."""
 
 import hashlib
+import multiprocessing
+import queue
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 from a2a.mapping import card_facts, card_to_agent_input
@@ -13,9 +19,12 @@ from a2a.signals import StoredCard, cards_stored_send
 from a2a.signatures import SignatureResult
 from a2a.validation import card_validate
 from a2a.versions import version_rows
+from registry.access.audit import audit_actor
 from registry.agents import services as core
-from registry.discovery.facts import facts_rows
-from registry.fastpath.copy import objects_insert
+from registry.discovery.facts import FACT_FIELDS, facts_values
+from registry.discovery.generation import generation_bump_at_end
+from registry.discovery.models import AgentFacet
+from registry.fastpath.copy import objects_insert, rows_insert
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
 from registry.signals import writes_batched
@@ -60,8 +69,10 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         else SignatureResult("unsigned", "The card carries no signatures.")
         for card, report, _, _ in fresh
     ]
-    # Every listing is built once, in bulk, after the cards, provenances and AAP statuses.
-    with transaction.atomic(), writes_batched():
+    # Every listing is built once, in bulk, after the cards, provenances and AAP statuses;
+    # the data generation is bumped last, so that imports side by side wait on each other's
+    # lock of it only for their commits.
+    with transaction.atomic(), generation_bump_at_end(), writes_batched():
         agents = core.agents_bulk_create(
             owner=owner, items=[data for _, _, data, _ in fresh], source=CARD_SOURCE, writer=WRITER
         )
@@ -93,11 +104,12 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             )
             provenances.append(provenance)
             identities.append(AgentIdentity(agent=agent, owner=owner, preferred_url=preferred))
-            facts += facts_rows(
-                agent, card_facts(card, report.index_view) | trust_facts(provenance)
+            facts += facts_values(
+                agent.pk, card_facts(card, report.index_view) | trust_facts(provenance)
             )
-        for rows in (documents, versions, provenances, identities, facts):
+        for rows in (documents, versions, provenances, identities):
             objects_insert(rows)
+        rows_insert(AgentFacet, FACT_FIELDS, facts)
         cards_stored_send(
             [
                 StoredCard(agent, card, created=True)
@@ -105,3 +117,175 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             ]
         )
     return len(agents)
+
+
+@dataclass
+class ImportFailure:
+    """Why a batch was refused (the first one), as ``ProblemError`` carries it."""
+
+    detail: str
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ImportOutcome:
+    created: int = 0
+    seen: int = 0
+    failure: ImportFailure | None = None
+
+
+def card_route(card: dict) -> str:
+    """The URL a card's agent is known by for its owner (the preferred interface's, as the
+    mapping takes it), read without validating: cards that name the same one go to the
+    same process, in order, so one of them is skipped as a repeat there."""
+    if not isinstance(card, dict):
+        return ""
+    for name in ("supportedInterfaces", "supported_interfaces"):
+        interfaces = card.get(name)
+        if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict):
+            url = interfaces[0].get("url")
+            if isinstance(url, str):
+                return url
+    url = card.get("url")
+    return url if isinstance(url, str) else ""
+
+
+def cards_import_processes(
+    *,
+    owner: str,
+    cards: Iterable[dict],
+    batch: int = 2000,
+    processes: int = 2,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> ImportOutcome:
+    """Import ``cards`` with ``cards_bulk_import`` in ``processes`` processes at once, each
+    batch of ``batch`` cards one transaction: what one process spends per card (validation,
+    mapping, listings, entries, vectors) is spread over the machine's cores.
+
+    Cards are routed to a process by their agent's URL (``card_route``), so repeats are
+    skipped as in one process. On the first refused batch no more are sent; batches other
+    processes committed before it stay, as earlier batches do in one process. ``on_batch``
+    is called in this process with (created, seen) so far after each batch. With
+    ``processes`` 1, inside a transaction (which other processes cannot join) or on SQLite
+    (one writer at a time) the batches run here, one after another."""
+    outcome = ImportOutcome()
+    connection = connections["default"]
+    if processes <= 1 or connection.vendor != "postgresql" or connection.in_atomic_block:
+        return _import_here(owner, cards, batch, on_batch, outcome)
+    context = multiprocessing.get_context("fork")
+    # A forked child must not share the parent's connections: each opens its own.
+    connections.close_all()
+    results = context.Queue()
+    inboxes = [context.Queue(maxsize=2) for _ in range(processes)]
+    workers = [
+        context.Process(
+            target=_import_worker,
+            args=(owner, inbox, results, audit_actor.get()),
+            daemon=True,
+        )
+        for inbox in inboxes
+    ]
+    for worker in workers:
+        worker.start()
+    pending = [[] for _ in range(processes)]
+    sent = 0
+
+    def settle(block: bool) -> None:
+        nonlocal sent
+        while sent and (block or not results.empty()):
+            try:
+                created, seen, failure = results.get(timeout=1)
+            except queue.Empty:
+                if any(w.exitcode not in (None, 0) for w in workers):
+                    raise RuntimeError("an import process died") from None
+                continue
+            sent -= 1
+            outcome.created += created
+            outcome.seen += seen
+            if failure is not None and outcome.failure is None:
+                outcome.failure = ImportFailure(failure[0], failure[1])
+            if on_batch is not None:
+                on_batch(outcome.created, outcome.seen)
+            block = False
+
+    try:
+        for card in cards:
+            lane = zlib.crc32(card_route(card).encode()) % processes
+            pending[lane].append(card)
+            if len(pending[lane]) == batch:
+                settle(block=False)
+                if outcome.failure is not None:
+                    break
+                inboxes[lane].put(pending[lane])
+                sent += 1
+                pending[lane] = []
+        if outcome.failure is None:
+            for lane, rest in enumerate(pending):
+                if rest:
+                    inboxes[lane].put(rest)
+                    sent += 1
+        while sent:
+            settle(block=True)
+    finally:
+        for inbox, worker in zip(inboxes, workers, strict=True):
+            if worker.is_alive():
+                inbox.put(None)
+        for worker in workers:
+            worker.join()
+    return outcome
+
+
+def _import_here(owner, cards, batch, on_batch, outcome) -> ImportOutcome:
+    chunk: list[dict] = []
+    for card in [*cards, None]:
+        if card is not None:
+            chunk.append(card)
+            if len(chunk) < batch:
+                continue
+        if not chunk:
+            break
+        created, seen, failure = _batch_import(owner, chunk)
+        outcome.created += created
+        outcome.seen += seen
+        if on_batch is not None:
+            on_batch(outcome.created, outcome.seen)
+        if failure is not None:
+            outcome.failure = ImportFailure(failure[0], failure[1])
+            break
+        chunk = []
+    return outcome
+
+
+def _batch_import(owner: str, cards: list[dict]) -> tuple[int, int, tuple | None]:
+    """One batch: (created, seen, failure or None). A batch that lost a race for an agent's
+    URL to another process (the unique owner and URL) runs again: the repeat is then
+    skipped."""
+    for attempt in (1, 2):
+        try:
+            return cards_bulk_import(owner=owner, cards=cards), len(cards), None
+        except ProblemError as exc:
+            return 0, 0, (exc.problem_detail, [(p.path, p.message) for p in exc.errors])
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _import_worker(owner: str, inbox, results, actor) -> None:
+    """Import the batches sent until None; after a refused one, the rest are answered
+    without importing (the parent stops at the first refusal)."""
+    audit_actor.set(actor)
+    refused = False
+    try:
+        while (cards := inbox.get()) is not None:
+            if refused:
+                results.put((0, 0, None))
+                continue
+            try:
+                answer = _batch_import(owner, cards)
+            except Exception as exc:  # reported to the parent, which stops sending
+                answer = (0, 0, (f"The batch failed: {exc.__class__.__name__}: {exc}", []))
+            refused = answer[2] is not None
+            results.put(answer)
+    finally:
+        connections.close_all()

@@ -27,9 +27,9 @@ from aap.report import (
     report_with_results,
 )
 from registry.agents.models import Agent
-from registry.discovery.facts import facts_rows
+from registry.discovery.facts import FACT_FIELDS, facts_values
 from registry.discovery.models import AgentFacet
-from registry.fastpath.copy import objects_insert
+from registry.fastpath.copy import objects_insert, rows_insert
 from registry.outbound.fetch import FetchError, fetch_json
 from registry.outbound.hosts import domain_parse
 from registry.signals import agents_written_send
@@ -154,9 +154,9 @@ def aap_statuses_store(cards: list[StoredCard]) -> None:
             continue
         values = aap_status_of(stored.card)
         statuses.append(AAPStatus(agent=stored.agent, **values))
-        facts += facts_rows(stored.agent, aap_facts(values))
+        facts += facts_values(stored.agent.pk, aap_facts(values))
     objects_insert(statuses)
-    objects_insert(facts)
+    rows_insert(AgentFacet, FACT_FIELDS, facts)
     agents_written_send([stored.agent.pk for stored in cards])  # the agent JSON's aap
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from ard.entries import URN, cards_read, default_identifier, dumps, entry_data, urn_publisher
 from ard.models import CatalogEntry, CatalogSource
 from registry.agents.models import Agent
-from registry.agents.selectors import agent_queryset
+from registry.agents.selectors import agents_by_id
 from registry.fastpath.copy import objects_insert
 
 
@@ -40,7 +40,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
     ids = list(agent_ids)
     if not ids:
         return
-    agents = {a.pk: a for a in agent_queryset().filter(pk__in=ids)}
+    agents = agents_by_id(ids)
     existing = {e.agent_uuid: e for e in CatalogEntry.objects.filter(agent_uuid__in=ids)}
     gone = [pk for pk in ids if pk not in agents]
     if gone:

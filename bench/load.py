@@ -93,24 +93,33 @@ def cards_check(seed: int, total: int, sample: int = 300) -> int:
 
 
 def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int) -> LoadPhase:
-    """Load cards start..stop-1; only the registry's work is timed, not the generation."""
-    from a2a.bulk import cards_bulk_import
+    """Load cards start..stop-1 as ``manage.py import_cards`` does (its processes, one per
+    core up to its maximum); the cards are generated while the processes import."""
+    from a2a.bulk import cards_import_processes
+    from a2a.management.commands.import_cards import PROCESSES_MAX
 
-    method = "cards_bulk_import"
-    seconds = 0.0
-    created = 0
-    for batch_start in range(start, stop, batch_size):
-        batch_stop = min(stop, batch_start + batch_size)
-        cards = list(cards_generate(seed, batch_start, batch_stop))
-        began = time.perf_counter()
-        created += cards_bulk_import(owner=OWNER, cards=cards)
-        seconds += time.perf_counter() - began
-        rate = created / seconds if seconds else 0.0
+    processes = min(os.cpu_count() or 1, PROCESSES_MAX)
+    method = f"cards_import_processes, {processes} processes"
+
+    def progress(created: int, seen: int) -> None:
+        rate = created / (time.perf_counter() - began)
         print(
-            f"  loaded {batch_stop - start}/{stop - start} agents ({rate:.0f}/s, {method})",
+            f"  loaded {created}/{stop - start} agents ({rate:.0f}/s, {method})",
             file=sys.stderr,
             flush=True,
         )
+
+    began = time.perf_counter()
+    outcome = cards_import_processes(
+        owner=OWNER,
+        cards=cards_generate(seed, start, stop),
+        batch=batch_size,
+        processes=processes,
+        on_batch=progress,
+    )
+    seconds = time.perf_counter() - began
+    if outcome.failure is not None:
+        raise BenchError(f"the load was refused: {outcome.failure.detail}")
     _agents_count_check(stop)
     return LoadPhase(phase=phase, agents=stop - start, seconds=round(seconds, 3), method=method)
 

@@ -40,6 +40,23 @@ NATIVE_WRITER = "registry"
 agents_written = Signal()
 
 _batch: ContextVar[set | None] = ContextVar("agents_written_batch", default=None)
+# What the receivers of one ``agents_written`` share while it is sent (None otherwise): they
+# derive from the agents' rows and never change them, so each agent is read once for all
+# of them (``registry.agents.selectors.agents_by_id``).
+_dispatch: ContextVar[dict | None] = ContextVar("agents_written_dispatch", default=None)
+
+
+def dispatch_shared() -> dict | None:
+    """The dictionary the receivers of the ``agents_written`` being sent share, or None."""
+    return _dispatch.get()
+
+
+def _written_send(ids: list) -> None:
+    token = _dispatch.set({})
+    try:
+        agents_written.send(sender=None, agent_ids=ids)
+    finally:
+        _dispatch.reset(token)
 
 
 def agents_written_send(agent_ids: Iterable[uuid.UUID]) -> None:
@@ -50,7 +67,7 @@ def agents_written_send(agent_ids: Iterable[uuid.UUID]) -> None:
     if pending is None:
         ids = list(agent_ids)
         if ids:
-            agents_written.send(sender=None, agent_ids=ids)
+            _written_send(ids)
     else:
         pending.update(agent_ids)
 
@@ -70,7 +87,7 @@ def writes_batched() -> Iterator[None]:
     finally:
         _batch.reset(token)
     if pending:
-        agents_written.send(sender=None, agent_ids=sorted(pending))
+        _written_send(sorted(pending))
 
 
 # Sent inside the write's transaction after an agent's lifecycle status changed

@@ -1,11 +1,15 @@
 """Reads: the querysets the API serves, with everything they show fetched up front."""
 
+import uuid
+from collections.abc import Iterable
+
 from django.db.models import Prefetch, QuerySet
 
 from registry import extensions
 from registry.agents.models import Agent, Capability, Endpoint
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
+from registry.signals import dispatch_shared
 
 
 def agent_queryset() -> QuerySet[Agent]:
@@ -14,6 +18,21 @@ def agent_queryset() -> QuerySet[Agent]:
         Prefetch("capabilities", queryset=Capability.objects.order_by("position")),
         Prefetch("endpoints", queryset=Endpoint.objects.order_by("position")),
     )
+
+
+def agents_by_id(ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Agent]:
+    """The agents of ``ids`` that exist, read by ``agent_queryset``, by id. While
+    ``agents_written`` is sent, its receivers share what was read: each agent once."""
+    ids = list(ids)
+    shared = dispatch_shared()
+    if shared is None:
+        return {agent.pk: agent for agent in agent_queryset().filter(pk__in=ids)}
+    missing = [pk for pk in ids if pk not in shared]
+    for start in range(0, len(missing), 1000):
+        chunk = missing[start : start + 1000]
+        shared.update(dict.fromkeys(chunk))  # gone: None
+        shared.update((a.pk, a) for a in agent_queryset().filter(pk__in=chunk))
+    return {pk: shared[pk] for pk in ids if shared[pk] is not None}
 
 
 def agent_discoverable_queryset() -> QuerySet[Agent]:

@@ -20,7 +20,7 @@ from registry.agents.models import (
     liveness_grace,
 )
 from registry.agents.text import search_keys_build, search_text_build
-from registry.fastpath.copy import objects_insert
+from registry.fastpath.copy import objects_insert, rows_insert
 from registry.signals import NATIVE_WRITER, agent_changed, agents_written_send, writes_batched
 
 
@@ -80,8 +80,9 @@ def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = Fal
 
 def _capability_rows(
     agent: Agent, capabilities: list[CapabilityInput]
-) -> tuple[list[Capability], list[CapabilityTag]]:
-    """Unsaved capability and tag rows of a new agent (bulk writes save them at once)."""
+) -> tuple[list[Capability], list[tuple]]:
+    """Unsaved capability rows of a new agent and its tag rows as tuples of ``TAG_FIELDS``
+    (bulk writes save them at once)."""
     caps = [
         Capability(
             agent=agent,
@@ -93,14 +94,16 @@ def _capability_rows(
         )
         for position, c in enumerate(capabilities)
     ]
-    return caps, _tag_rows(agent, caps)
+    return caps, _tag_values(agent, caps)
 
 
-def _tag_rows(agent: Agent, capabilities: list[Capability]) -> list[CapabilityTag]:
+# The fields of the tag rows' tuples (no instance per tag: an agent has a dozen).
+TAG_FIELDS = ("capability_id", "agent_id", "value")
+
+
+def _tag_values(agent: Agent, capabilities: list[Capability]) -> list[tuple]:
     return [
-        CapabilityTag(capability_id=cap.pk, agent_id=agent.pk, value=tag.lower())
-        for cap in capabilities
-        for tag in dict.fromkeys(cap.tags)
+        (cap.pk, agent.pk, tag.lower()) for cap in capabilities for tag in dict.fromkeys(cap.tags)
     ]
 
 
@@ -125,7 +128,7 @@ def _capabilities_set(agent: Agent, capabilities: list[CapabilityInput]) -> None
     for cap in kept:
         cap.save()
     CapabilityTag.objects.filter(agent=agent).delete()
-    CapabilityTag.objects.bulk_create(_tag_rows(agent, kept))
+    rows_insert(CapabilityTag, TAG_FIELDS, _tag_values(agent, kept))
 
 
 def _capability_key(external_id: str, name: str) -> tuple[str, str]:
@@ -360,8 +363,9 @@ def agents_bulk_create(
         tags += cap_tags
         endpoints += ends
         texts.append(_search_text(agent, caps))
-    for rows in (agents, capabilities, tags, endpoints, texts):
+    for rows in (agents, capabilities, endpoints, texts):
         objects_insert(rows)
+    rows_insert(CapabilityTag, TAG_FIELDS, tags)
     entries = []
     with writes_batched():  # listings built in bulk after every receiver ran
         for agent in agents:

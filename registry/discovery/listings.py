@@ -37,7 +37,7 @@ from registry.agents.liveness_state import (
     endpoints_uptime,
 )
 from registry.agents.models import Agent, Endpoint, Tombstone
-from registry.agents.selectors import agent_queryset
+from registry.agents.selectors import agent_queryset, agents_by_id
 from registry.agents.serializers import AgentSerializer, liveness_shown
 from registry.discovery.discover import registry_last_change
 from registry.discovery.generation import generation_bump
@@ -124,7 +124,7 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
     if not ids:
         return
     for start in range(0, len(ids), 1000):
-        agents = list(agent_queryset().filter(pk__in=ids[start : start + 1000]))
+        agents = list(agents_by_id(ids[start : start + 1000]).values())
         rows = [
             AgentListing(agent_id=agent.pk, body=body, context=context)
             for agent, body in zip(agents, listing_bodies(agents), strict=True)

@@ -3,9 +3,9 @@
 import pytest
 
 from registry.access.models import AuditEntry
-from registry.agents.models import Agent, Capability
+from registry.agents.models import Agent, Capability, CapabilityTag
 from registry.discovery.models import AgentListing
-from registry.fastpath.copy import objects_insert
+from registry.fastpath.copy import objects_insert, rows_insert
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +52,15 @@ def test_a_conflict_updates_the_named_fields_or_is_ignored():
 def test_nothing_to_insert_writes_nothing(django_assert_num_queries):
     with django_assert_num_queries(0):
         objects_insert([])
+
+
+def test_rows_given_as_tuples_are_stored_as_instances_would_be():
+    agent = _agent("Tagged")
+    search = Capability.objects.create(agent=agent, name="Search", position=0)
+    rows_insert(
+        CapabilityTag, ("capability_id", "agent_id", "value"), [(search.pk, agent.pk, "web")]
+    )
+    rows_insert(CapabilityTag, ("capability_id", "agent_id", "value"), [])
+    assert list(CapabilityTag.objects.values_list("capability", "agent", "value")) == [
+        (search.pk, agent.pk, "web")
+    ]
