@@ -40,6 +40,8 @@ NATIVE_WRITER = "registry"
 agents_written = Signal()
 
 _batch: ContextVar[set | None] = ContextVar("agents_written_batch", default=None)
+# The agents a write inside ``writes_batched()`` offered as they are now (``agents_offer``).
+_offered: ContextVar[dict | None] = ContextVar("agents_written_offered", default=None)
 # What the receivers of one ``agents_written`` share while it is sent (None otherwise): they
 # derive from the agents' rows and never change them, so each agent is read once for all
 # of them (``registry.agents.selectors.agents_by_id``).
@@ -47,12 +49,24 @@ _dispatch: ContextVar[dict | None] = ContextVar("agents_written_dispatch", defau
 
 
 def dispatch_shared() -> dict | None:
-    """The dictionary the receivers of the ``agents_written`` being sent share, or None."""
+    """What the receivers of the ``agents_written`` being sent share, or None: "read", the
+    agents read so far by id (None: gone), and "offered", the instances a bulk write made
+    (``agents_offer``)."""
     return _dispatch.get()
 
 
-def _written_send(ids: list) -> None:
-    token = _dispatch.set({})
+def agents_offer(agents: Iterable) -> None:
+    """Inside ``writes_batched()``: these instances, with their capabilities and endpoints
+    prefetched, are the agents' rows as the batch leaves them (the write changes none of
+    those rows after this), so the receivers of its ``agents_written`` need not read them
+    again. Outside a batch: nothing."""
+    offered = _offered.get()
+    if offered is not None:
+        offered.update((agent.pk, agent) for agent in agents)
+
+
+def _written_send(ids: list, offered: dict | None = None) -> None:
+    token = _dispatch.set({"read": {}, "offered": offered or {}})
     try:
         agents_written.send(sender=None, agent_ids=ids)
     finally:
@@ -81,13 +95,15 @@ def writes_batched() -> Iterator[None]:
         yield
         return
     pending: set = set()
-    token = _batch.set(pending)
+    offered: dict = {}
+    token, offered_token = _batch.set(pending), _offered.set(offered)
     try:
         yield
     finally:
         _batch.reset(token)
+        _offered.reset(offered_token)
     if pending:
-        _written_send(sorted(pending))
+        _written_send(sorted(pending), offered)
 
 
 # Sent inside the write's transaction after an agent's lifecycle status changed

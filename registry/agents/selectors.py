@@ -3,7 +3,7 @@
 import uuid
 from collections.abc import Iterable
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from registry import extensions
 from registry.agents.models import Agent, Capability, Endpoint
@@ -21,18 +21,26 @@ def agent_queryset() -> QuerySet[Agent]:
 
 
 def agents_by_id(ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Agent]:
-    """The agents of ``ids`` that exist, read by ``agent_queryset``, by id. While
-    ``agents_written`` is sent, its receivers share what was read: each agent once."""
+    """The agents of ``ids`` that exist, as ``agent_queryset`` reads them, by id. While
+    ``agents_written`` is sent, its receivers share what was read, each agent once; the
+    agents a bulk write offered (``registry.signals.agents_offer``) are not read again, only
+    their one-to-one rows (``extensions.related``)."""
     ids = list(ids)
     shared = dispatch_shared()
     if shared is None:
         return {agent.pk: agent for agent in agent_queryset().filter(pk__in=ids)}
-    missing = [pk for pk in ids if pk not in shared]
+    read, offered = shared["read"], shared["offered"]
+    missing = [pk for pk in dict.fromkeys(ids) if pk not in read]
+    made = [offered[pk] for pk in missing if pk in offered]
+    if made:
+        prefetch_related_objects(made, *extensions.related.read())
+        read.update((agent.pk, agent) for agent in made)
+    missing = [pk for pk in missing if pk not in read]
     for start in range(0, len(missing), 1000):
         chunk = missing[start : start + 1000]
-        shared.update(dict.fromkeys(chunk))  # gone: None
-        shared.update((a.pk, a) for a in agent_queryset().filter(pk__in=chunk))
-    return {pk: shared[pk] for pk in ids if shared[pk] is not None}
+        read.update(dict.fromkeys(chunk))  # gone: None
+        read.update((a.pk, a) for a in agent_queryset().filter(pk__in=chunk))
+    return {pk: read[pk] for pk in ids if read[pk] is not None}
 
 
 def agent_discoverable_queryset() -> QuerySet[Agent]:

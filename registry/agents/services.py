@@ -21,7 +21,14 @@ from registry.agents.models import (
 )
 from registry.agents.text import search_keys_build, search_text_build
 from registry.fastpath.copy import objects_insert, rows_insert
-from registry.signals import NATIVE_WRITER, agent_changed, agents_written_send, writes_batched
+from registry.http.jsonutil import json_stored_order
+from registry.signals import (
+    NATIVE_WRITER,
+    agent_changed,
+    agents_offer,
+    agents_written_send,
+    writes_batched,
+)
 
 
 @dataclass
@@ -171,7 +178,7 @@ def _endpoint_fill(endpoint: Endpoint, data: EndpointInput) -> None:
     endpoint.liveness_grace = liveness_grace(
         data.liveness_model, data.heartbeat_interval_seconds, data.ttl_seconds
     )
-    endpoint.protocol_metadata = data.protocol_metadata
+    endpoint.protocol_metadata = json_stored_order(data.protocol_metadata)
 
 
 def _endpoints_set(agent: Agent, endpoints: list[EndpointInput]) -> set[str]:
@@ -368,6 +375,9 @@ def agents_bulk_create(
     rows_insert(CapabilityTag, TAG_FIELDS, tags)
     entries = []
     with writes_batched():  # listings built in bulk after every receiver ran
+        # As the receivers of agents_written would read them (the callers change no agent,
+        # capability or endpoint row after this).
+        agents_offer(agents)
         for agent in agents:
             protocols = {f"endpoints:{e.protocol}" for e in agent.endpoints.all()}
             _notify(agent, CREATED | protocols, writer=writer, created=True)

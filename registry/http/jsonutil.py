@@ -204,3 +204,16 @@ def _rewritten_numbers(value: Any) -> bool:
     if isinstance(value, list):
         return any(_rewritten_numbers(v) for v in value)
     return False
+
+
+def json_stored_order(value: Any) -> Any:
+    """A JSON value with its objects' members in the order PostgreSQL's jsonb keeps them
+    (shorter names first, then by their bytes), on every database: an instance just saved
+    reads as it would read back, so a bulk write's listings are built from its instances
+    (``registry.signals.agents_offer``) byte for byte as from a read."""
+    if isinstance(value, dict):
+        names = sorted(value, key=lambda name: (len(name.encode()), name.encode()))
+        return {name: json_stored_order(value[name]) for name in names}
+    if isinstance(value, list):
+        return [json_stored_order(item) for item in value]
+    return value
