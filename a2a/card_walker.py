@@ -3,6 +3,7 @@ oneofs, URLs, media types), collecting every problem with its path; the checks t
 lacks (a2a.card_checks) report through it. ``card_validate`` (a2a.validation)
 drives it."""
 
+import functools
 from typing import Any
 
 from google.api.field_behavior_pb2 import FieldBehavior, field_behavior
@@ -28,10 +29,35 @@ _EXACTLY_ONE = {"lf.a2a.v1.SecurityScheme": "scheme", "lf.a2a.v1.OAuthFlows": "f
 _MODE_FIELDS = {"default_input_modes", "default_output_modes", "input_modes", "output_modes"}
 
 
-def _is_required(fd: FieldDescriptor) -> bool:
-    return FieldBehavior.REQUIRED in fd.GetOptions().Extensions[field_behavior]
+# What the walk asks of each descriptor, worked out once (descriptors never change).
 
 
+@functools.cache
+def _fields_by_key(desc: Descriptor) -> dict[str, FieldDescriptor]:
+    """A message's fields by their JSON and proto names."""
+    by_key: dict[str, FieldDescriptor] = {}
+    for fd in desc.fields:
+        by_key[fd.json_name] = fd
+        by_key[fd.name] = fd
+    return by_key
+
+
+@functools.cache
+def _required(desc: Descriptor) -> tuple[FieldDescriptor, ...]:
+    return tuple(
+        fd
+        for fd in desc.fields
+        if FieldBehavior.REQUIRED in fd.GetOptions().Extensions[field_behavior]
+    )
+
+
+@functools.cache
+def _choices(desc: Descriptor) -> tuple:
+    """A message's oneofs (not proto3's optional, which is no choice)."""
+    return tuple(oneof for oneof in desc.oneofs if not oneof.name.startswith("_"))
+
+
+@functools.cache
 def _is_map(fd: FieldDescriptor) -> bool:
     return fd.message_type is not None and fd.message_type.GetOptions().map_entry
 
@@ -59,10 +85,7 @@ class CardWalker:
         if not isinstance(value, dict):
             self.errors.append(Problem(path or "(card)", "must be an object"))
             return
-        by_key: dict[str, FieldDescriptor] = {}
-        for fd in desc.fields:
-            by_key[fd.json_name] = fd
-            by_key[fd.name] = fd
+        by_key = _fields_by_key(desc)
         present: dict[str, str] = {}
         for key, member in value.items():
             fd = by_key.get(key)
@@ -80,9 +103,7 @@ class CardWalker:
             if member is None:
                 continue  # ProtoJSON: null means unset
             self.member(member, fd, member_path)
-        for oneof in desc.oneofs:
-            if oneof.name.startswith("_"):
-                continue  # proto3 optional, not a real choice
+        for oneof in _choices(desc):
             chosen = [
                 present[f.name]
                 for f in oneof.fields
@@ -97,9 +118,7 @@ class CardWalker:
                 self.warnings.append(
                     Problem(path, f"declares none of {names}; clients cannot use it")
                 )
-        for fd in desc.fields:
-            if not _is_required(fd):
-                continue
+        for fd in _required(desc):
             key = present.get(fd.name)
             member = value.get(key) if key else None
             # A present message, even {} (AgentCapabilities has no required member), is set;
