@@ -31,7 +31,7 @@ from django.db.models import QuerySet
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
 from registry.discovery import discover, hybrid, shapes
-from registry.discovery.filters import agent_filterset
+from registry.discovery.filters import agent_filterset, filters_apply
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.search import TIERS, filter_keys, text_filter, text_query, tier_exact
@@ -235,20 +235,20 @@ def agents_filtered(params) -> QuerySet | None:
         params_check(params, discover.DISCOVERY_PARAMS | set(filters))
     except ProblemError:
         return None
-    queryset = agent_discoverable_queryset()
+    values = {}
     for name, found in filters.items():
         field = found.field
         try:
-            value = field.clean(field.widget.value_from_datadict(params, {}, name))
+            values[name] = field.clean(field.widget.value_from_datadict(params, {}, name))
         except ValidationError:
             return None
-        if name == "q" and value:
-            # The text filter of the view's FilterSet reads the request's mode; the one made
-            # here has no request: the same choice, made with this one's.
-            queryset = text_filter(queryset, value) if keyword_mode(params) else queryset
-            continue
-        queryset = found.filter(queryset, value)
-    return queryset
+    queryset = agent_discoverable_queryset()
+    text = values.pop("q", None)
+    if text and keyword_mode(params):
+        # The text filter of the view's FilterSet reads the request's mode; the one made
+        # here has no request: the same choice, made with this one's.
+        queryset = text_filter(queryset, text)
+    return filters_apply(filters, values, queryset)
 
 
 def lane_find(params):
