@@ -133,6 +133,18 @@ def _skill_match(value: str) -> Q:
     return match
 
 
+def _endpoint_filter(column: str, help_text: str) -> django_filters.Filter:
+    """Agents with an endpoint of this protocol or transport (``column``)."""
+
+    def method(queryset, name, value):
+        endpoints = Endpoint.objects.filter(agent=OuterRef("pk"), **{column: value})
+        return queryset.filter(Exists(endpoints))
+
+    choices = Endpoint._meta.get_field(column).choices
+    found = django_filters.ChoiceFilter(choices=choices, method=method, help_text=help_text)
+    return _kept(found, lambda value: _ids(Endpoint.objects.filter(**{column: value})))
+
+
 class AgentFilter(django_filters.FilterSet):
     capability = _kept(
         django_filters.CharFilter(
@@ -143,22 +155,8 @@ class AgentFilter(django_filters.FilterSet):
     tag = _kept(
         django_filters.CharFilter(method="filter_tag", help_text="Capability tag."), _tag_ids
     )
-    protocol = _kept(
-        django_filters.ChoiceFilter(
-            choices=Endpoint.Protocol.choices,
-            method="filter_protocol",
-            help_text="Has an endpoint speaking this protocol.",
-        ),
-        lambda value: _ids(Endpoint.objects.filter(protocol=value)),
-    )
-    transport = _kept(
-        django_filters.ChoiceFilter(
-            choices=Endpoint.Transport.choices,
-            method="filter_transport",
-            help_text="Has an endpoint over this transport.",
-        ),
-        lambda value: _ids(Endpoint.objects.filter(transport=value)),
-    )
+    protocol = _endpoint_filter("protocol", "Has an endpoint speaking this protocol.")
+    transport = _endpoint_filter("transport", "Has an endpoint over this transport.")
     q = django_filters.CharFilter(
         method="filter_text",
         validators=[search_words_check],
@@ -215,16 +213,6 @@ class AgentFilter(django_filters.FilterSet):
     def filter_tag(self, queryset, name, value):
         tags = CapabilityTag.objects.filter(agent=OuterRef("pk"), value=value.strip().lower())
         return queryset.filter(Exists(tags))
-
-    def filter_protocol(self, queryset, name, value):
-        return queryset.filter(
-            Exists(Endpoint.objects.filter(agent=OuterRef("pk"), protocol=value))
-        )
-
-    def filter_transport(self, queryset, name, value):
-        return queryset.filter(
-            Exists(Endpoint.objects.filter(agent=OuterRef("pk"), transport=value))
-        )
 
     def filter_text(self, queryset, name, value):
         # In mode semantic or hybrid the text orders the filtered agents (discovery.hybrid)
