@@ -73,17 +73,18 @@ def _written_send(ids: list, offered: dict | None = None) -> None:
         _dispatch.reset(token)
 
 
-def agents_written_send(agent_ids: Iterable[uuid.UUID]) -> None:
+def agents_written_send(agent_ids: Iterable[uuid.UUID | str]) -> None:
     """These agents changed what reads show of them (or are gone): ``agents_written`` now
     or, inside ``writes_batched()``, once at its end. Call it inside the write's
-    transaction (an app whose own rows feed an agent's JSON calls it too)."""
+    transaction (an app whose own rows feed an agent's JSON calls it too). The receivers
+    get the ids as UUIDs (given as text too)."""
+    ids = [pk if isinstance(pk, uuid.UUID) else uuid.UUID(str(pk)) for pk in agent_ids]
     pending = _batch.get()
     if pending is None:
-        ids = list(agent_ids)
         if ids:
             _written_send(ids)
     else:
-        pending.update(agent_ids)
+        pending.update(ids)
 
 
 @contextmanager

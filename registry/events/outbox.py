@@ -115,7 +115,8 @@ def agent_events_write(changes: dict) -> int:
     bodies = dict(AgentListing.objects.filter(agent_id__in=ids).values_list("agent_id", "body"))
     present = [pk for pk in ids if pk in bodies]
     listings = dict(zip(present, listings_read(present).listings, strict=True))
-    last = _last_digests(present)
+    # (A created agent has no earlier event to compare with.)
+    last = _last_digests([pk for pk in present if not (changes[pk] or {}).get("created")])
     tombstones = dict(
         Tombstone.objects.filter(agent_id__in=[pk for pk in ids if pk not in bodies]).values_list(
             "agent_id", "deleted_at"

@@ -3,13 +3,29 @@ add about it (``registry.extensions.register_meaning_text``)."""
 
 from registry import extensions
 from registry.agents.models import Agent, Capability
+from registry.agents.selectors import agents_by_id
+from registry.signals import dispatch_shared
 
 # A static model averages its words: the name and description count once, each skill once.
 MAX_CHARS = 4000
 
 
-def meaning_texts(agent_ids: list) -> dict:
-    """{agent id: text} for the agents of ``agent_ids`` that exist."""
+def _skill_parts(name: str, description: str, tags) -> list[str]:
+    return [name, description, " ".join(t for t in tags if isinstance(t, str))]
+
+
+def _own_texts(agent_ids: list) -> dict:
+    """{agent id: [name, description, each skill's name, description and tags]}."""
+    if dispatch_shared() is not None:  # agents_written's receivers share one read of them
+        return {
+            pk: [agent.name, agent.description]
+            + [
+                part
+                for c in agent.capabilities.all()
+                for part in _skill_parts(c.name, c.description, c.tags)
+            ]
+            for pk, agent in agents_by_id(agent_ids).items()
+        }
     texts = {
         pk: [name, description]
         for pk, name, description in Agent.objects.filter(pk__in=agent_ids).values_list(
@@ -20,7 +36,13 @@ def meaning_texts(agent_ids: list) -> dict:
     for agent_id, name, description, tags in skills.values_list(
         "agent_id", "name", "description", "tags"
     ):
-        texts[agent_id] += [name, description, " ".join(t for t in tags if isinstance(t, str))]
+        texts[agent_id] += _skill_parts(name, description, tags)
+    return texts
+
+
+def meaning_texts(agent_ids: list) -> dict:
+    """{agent id: text} for the agents of ``agent_ids`` that exist."""
+    texts = _own_texts(agent_ids)
     for added in extensions.meaning_texts.read():
         for agent_id, text in added(list(texts)).items():
             if agent_id in texts and text:

@@ -44,3 +44,42 @@ def test_the_receivers_of_one_agents_written_share_each_agent_read():
     with CaptureQueriesContext(connection) as queries:
         again = agents_by_id([agent.pk])
     assert again[agent.pk] is not first[agent.pk] and len(queries) >= 1
+
+
+def test_what_search_by_meaning_embeds_is_the_same_from_the_shared_read(alice, native_payload):
+    from registry.semantic.text import meaning_texts
+
+    payload = native_payload(
+        name="Weather Desk",
+        description="Forecasts for any city.",
+        capabilities=[
+            {"name": "forecast", "description": "Tomorrow's weather.", "tags": ["weather", "rain"]},
+            {"name": "alerts", "tags": []},
+        ],
+    )
+    agent_id = uuid.UUID(alice.post("/agents", payload, format="json").json()["id"])
+    alone = meaning_texts([agent_id])
+    shared = []
+
+    def probe(sender, agent_ids, **kwargs):
+        shared.append(meaning_texts(agent_ids))
+
+    agents_written.connect(probe, dispatch_uid="test-meaning", weak=False)
+    try:
+        agents_written_send([agent_id])
+    finally:
+        agents_written.disconnect(dispatch_uid="test-meaning")
+    assert shared == [alone]
+    assert alone[agent_id] == (
+        "Weather Desk. Forecasts for any city.. forecast. Tomorrow's weather.. weather rain. alerts"
+    )
+
+
+def test_an_agent_named_by_its_id_as_text_is_read_and_its_listing_rebuilt():
+    from registry.discovery.models import AgentListing
+
+    agent = Agent.objects.create(name="Before", owner="alice")
+    agents_written_send([agent.pk])
+    Agent.objects.filter(pk=agent.pk).update(name="After")
+    agents_written_send([str(agent.pk)])  # as a test or an app may have it, from JSON
+    assert b'"name":"After"' in bytes(AgentListing.objects.get(agent=agent).body)
