@@ -29,6 +29,7 @@ from registry.discovery.models import AgentFacet
 from registry.fastpath.copy import objects_insert, rows_insert
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
+from registry.semantic import client as semantic_client
 from registry.signals import writes_batched
 
 
@@ -175,6 +176,7 @@ def cards_import_processes(
     if processes <= 1 or connection.vendor != "postgresql" or connection.in_atomic_block:
         return _import_here(owner, cards, batch, on_batch, outcome)
     context = multiprocessing.get_context("fork")
+    semantic_client.warm()  # each process embeds: the model loaded once, shared by the fork
     # A forked child must not share the parent's connections: each opens its own.
     connections.close_all()
     results = context.Queue()

@@ -431,7 +431,11 @@ def results_write(results: dict[str, Any], out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     summary = out.parent / "RESULTS.md"
-    # The search-by-meaning figures come from their own programs (bench/semantic.md).
-    semantic = Path(__file__).parent / "semantic.md"
-    summary.write_text(markdown(results) + (semantic.read_text() if semantic.exists() else ""))
+    # Kept beside the run's tables: what was measured by hand or by the focused programs
+    # (bench/notes.md: this run against the last, profiles, the ARD rows) and the search by
+    # meaning's figures (bench/semantic.md).
+    kept = [Path(__file__).parent / name for name in ("notes.md", "semantic.md")]
+    summary.write_text(
+        markdown(results) + "".join("\n" + path.read_text() for path in kept if path.exists())
+    )
     return summary

@@ -1,6 +1,7 @@
 """New rows in bulk at the database's pace: PostgreSQL's COPY for the bulk writes (imports,
 crawls, the benchmark's load), ``bulk_create`` elsewhere."""
 
+import operator
 import time
 from collections.abc import Sequence
 
@@ -64,7 +65,9 @@ def objects_insert(
         for f in meta.concrete_fields
         if not (f.primary_key and f.get_internal_type().endswith("AutoField"))
     ]
-    getters = [_value_getter(field, connection) for field in fields]
+    # The fields taken as they are first, read by one attrgetter per row; then the others.
+    fields.sort(key=lambda field: not _as_is(field))
+    getters = _row_getter(fields, connection)
     columns = ", ".join(quote(f.column) for f in fields)
     table = quote(meta.db_table)
     if not (ignore_conflicts or update_fields):
@@ -130,18 +133,37 @@ def _copy(connection, cursor, table, columns, objs, getters) -> None:
                 copy.write_row(row)
         else:
             for obj in objs:
-                copy.write_row([get(obj) for get in getters])
+                copy.write_row(getters(obj))
     if connection.queries_logged:  # counted as the statement it is
         connection.queries_log.append(
             {"sql": f"{sql} -- {len(objs)} rows", "time": f"{time.monotonic() - began:.3f}"}
         )
 
 
+def _as_is(field: models.Field) -> bool:
+    """Whether the field's attribute is already what the database takes."""
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return False
+    internal = field.target_field.get_internal_type() if field.is_relation else None
+    return (internal or field.get_internal_type()) in _AS_IS
+
+
+def _row_getter(fields: list[models.Field], connection):
+    """A function of an instance to its row: the fields taken as they are (first in
+    ``fields``) by one ``attrgetter``, the others each converted as ``bulk_create`` would."""
+    plain = [f.attname for f in fields if _as_is(f)]
+    converted = [_value_getter(f, connection) for f in fields if not _as_is(f)]
+    read = operator.attrgetter(*plain) if plain else (lambda obj: ())
+    if len(plain) == 1:
+        one = read
+        read = lambda obj: (one(obj),)  # noqa: E731
+    if not converted:
+        return read
+    return lambda obj: (*read(obj), *[get(obj) for get in converted])
+
+
 def _value_getter(field: models.Field, connection):
     attname = field.attname
     if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
         return lambda obj: field.get_db_prep_save(field.pre_save(obj, True), connection)
-    internal = field.target_field.get_internal_type() if field.is_relation else None
-    if (internal or field.get_internal_type()) in _AS_IS:
-        return lambda obj: getattr(obj, attname)
     return lambda obj: field.get_db_prep_save(getattr(obj, attname), connection)

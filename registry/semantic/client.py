@@ -60,6 +60,15 @@ def _ask(request: dict) -> dict:
     return _receive(_send(request))
 
 
+def warm() -> None:
+    """Load the embedding model now if this process embeds (no service): before forking
+    processes that will, so that they share it instead of each loading it."""
+    if not settings.SEMANTIC_SOCKET:
+        from registry.semantic.embedder import model
+
+        model()
+
+
 def embed(texts: list[str]) -> list[bytes]:
     """Each text's quantized vector (registry/semantic/embedder.py)."""
     if not texts:
