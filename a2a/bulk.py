@@ -3,6 +3,7 @@ many such transactions side by side in processes of their own (``cards_import_pr
 
 import gc
 import hashlib
+import itertools
 import multiprocessing
 import queue
 import zlib
@@ -241,7 +242,7 @@ def cards_import_processes(
 
 def _import_here(owner, cards, batch, on_batch, outcome) -> ImportOutcome:
     chunk: list[dict] = []
-    for card in [*cards, None]:
+    for card in itertools.chain(cards, [None]):  # (read as they come: a file may be large)
         if card is not None:
             chunk.append(card)
             if len(chunk) < batch:

@@ -79,3 +79,17 @@ def test_the_command_imports_with_processes_and_reports_a_refusal(tmp_path, caps
 )
 def test_a_cards_route_is_its_agents_url_read_without_validating(card, route):
     assert card_route(card) == route
+
+
+@pytest.mark.django_db
+def test_one_process_reads_the_cards_as_it_imports_them():
+    counts = []
+
+    def cards():
+        for index in range(5):
+            counts.append(Agent.objects.count())  # before the card is handed over
+            yield card_generate(7, index)
+
+    outcome = cards_import_processes(owner="crawler", cards=cards(), batch=2, processes=1)
+    assert (outcome.created, outcome.seen) == (5, 5)
+    assert counts == [0, 0, 2, 2, 4]  # a batch imported before the next one is read
