@@ -48,12 +48,9 @@ def _fact_filter(kind: extensions.FactKind) -> django_filters.Filter:
         return _ids(facts.filter(**{lookup: value.strip()}))
 
     def method(queryset, name, value):
-        facts = AgentFacet.objects.filter(agent=OuterRef("pk"), kind=kind.name)
-        if kind.filter == "present":
-            facts = facts.filter(value="true")
-            return queryset.filter(Exists(facts) if value == "true" else ~Exists(facts))
-        lookup = "value__iexact" if kind.filter == "iexact" else "value"
-        return queryset.filter(Exists(facts.filter(**{lookup: value.strip()})))
+        if kind.filter == "present" and value != "true":  # no fact "true": not a set of ids
+            return queryset.filter(~_having(ids("true")))
+        return queryset.filter(_having(ids(value)))
 
     if kind.filter in ("flag", "present"):
         found = django_filters.ChoiceFilter(
@@ -115,6 +112,11 @@ def _ids(rows):
     return rows.order_by().values("agent_id")
 
 
+def _having(ids) -> Exists:
+    """The agents among a filter's ids (``_ids``), tested one agent at a time."""
+    return Exists(ids.filter(agent_id=OuterRef("pk")))
+
+
 def _capability_ids(value):
     # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).
     named = Capability.objects.annotate(lower_name=Lower("name"))
@@ -125,24 +127,26 @@ def _tag_ids(value):
     return _ids(CapabilityTag.objects.filter(value=value.strip().lower()))
 
 
-def _skill_match(value: str) -> Q:
+def _skill_ids(value):
     value = value.strip()
     match = Q(external_id=value)
     with contextlib.suppress(ValueError):  # a native capability is named by its UUID
         match |= Q(pk=uuid.UUID(value), external_id="")
-    return match
+    return _ids(Capability.objects.filter(match))
 
 
 def _endpoint_filter(column: str, help_text: str) -> django_filters.Filter:
     """Agents with an endpoint of this protocol or transport (``column``)."""
 
+    def ids(value):
+        return _ids(Endpoint.objects.filter(**{column: value}))
+
     def method(queryset, name, value):
-        endpoints = Endpoint.objects.filter(agent=OuterRef("pk"), **{column: value})
-        return queryset.filter(Exists(endpoints))
+        return queryset.filter(_having(ids(value)))
 
     choices = Endpoint._meta.get_field(column).choices
     found = django_filters.ChoiceFilter(choices=choices, method=method, help_text=help_text)
-    return _kept(found, lambda value: _ids(Endpoint.objects.filter(**{column: value})))
+    return _kept(found, ids)
 
 
 class AgentFilter(django_filters.FilterSet):
@@ -167,7 +171,7 @@ class AgentFilter(django_filters.FilterSet):
         django_filters.CharFilter(
             method="filter_skill", help_text="Skill id (an A2A skill id, or a capability id)."
         ),
-        lambda value: _ids(Capability.objects.filter(_skill_match(value))),
+        _skill_ids,
     )
     owner = django_filters.CharFilter(field_name="owner")
     status = django_filters.ChoiceFilter(
@@ -204,15 +208,10 @@ class AgentFilter(django_filters.FilterSet):
         return filters_apply(self.filters, self.form.cleaned_data, queryset)
 
     def filter_capability(self, queryset, name, value):
-        # lower(name) = …, the expression of the capability_name_lower index (iexact is UPPER).
-        caps = Capability.objects.annotate(lower_name=Lower("name")).filter(
-            agent=OuterRef("pk"), lower_name=value.strip().lower()
-        )
-        return queryset.filter(Exists(caps))
+        return queryset.filter(_having(_capability_ids(value)))
 
     def filter_tag(self, queryset, name, value):
-        tags = CapabilityTag.objects.filter(agent=OuterRef("pk"), value=value.strip().lower())
-        return queryset.filter(Exists(tags))
+        return queryset.filter(_having(_tag_ids(value)))
 
     def filter_text(self, queryset, name, value):
         # In mode semantic or hybrid the text orders the filtered agents (discovery.hybrid)
@@ -222,8 +221,7 @@ class AgentFilter(django_filters.FilterSet):
         return text_filter(queryset, value)
 
     def filter_skill(self, queryset, name, value):
-        match = _skill_match(value)
-        return queryset.filter(Exists(Capability.objects.filter(match, agent=OuterRef("pk"))))
+        return queryset.filter(_having(_skill_ids(value)))
 
 
 @functools.cache
