@@ -10,7 +10,9 @@ any value the view would refuse makes it answer None, and the view answers and e
 The queries asked most, words with the tag and capability filters the search index holds as
 keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the relevance
 tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
-``pagination.tiered_keys``, built from the same words and keys, on a plain cursor.
+``pagination.tiered_keys``, built from the same words and keys, on a plain cursor; for two
+words or more, one scan of the matches that gives each its tier, the same keys in the same
+order.
 
 The search ``mode`` decides what the words do: in ``keyword`` they keep the agents whose
 words match, ranked in tiers (the lane's own statement answers such a first page); in
@@ -34,7 +36,14 @@ from registry.discovery import discover, hybrid, shapes
 from registry.discovery.filters import agent_filterset, filters_apply
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.pagination import Page, relevance_page
-from registry.discovery.search import TIERS, filter_keys, text_filter, text_query, tier_exact
+from registry.discovery.search import (
+    TIERS,
+    filter_keys,
+    text_filter,
+    text_query,
+    tier_exact,
+    tier_marks,
+)
 from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
 from registry.semantic import client
@@ -101,17 +110,49 @@ def _tier_sql(tier: int) -> str:
     )
 
 
+# A query of this many words or more is found by one scan of its matches, each given its
+# tier there (``_one_scan_sql``); a query of one word by one statement a tier. Measured at
+# 100,000 agents (bench/README.md, "One scan for words"): with two words or more the
+# tiers' statements each look up every word's prefixes in the index again, and one scan
+# took a third to a half of their time; one word is often common (thousands of agents),
+# all of which one scan reads and sorts, where the upper tiers' statements are small and
+# the lowest stops at the page, in the agents' newest-first order.
+ONE_SCAN_TERMS = 2
+
+
+def _one_scan_sql(keyed: bool) -> str:
+    # The agents matching the words (and the filter keys when ``keyed``), each with its
+    # tier (search.tier_marks: name, then titles, then the rest), in the tiers' order.
+    table = AgentSearchVector._meta.db_table
+    name_tier, titles_tier, other_tier = TIERS
+    keys = " && %s::tsquery" if keyed else ""
+    return (
+        f'(SELECT "{table}"."agent_id", "{table}"."created_at", '  # noqa: S608
+        f"CASE WHEN tsv @@ %s::tsquery THEN {int(name_tier)} "
+        f"WHEN tsv @@ %s::tsquery THEN {int(titles_tier)} ELSE {int(other_tier)} END, "
+        f"{_generation_sql()} "
+        f'FROM "{table}" '
+        f"WHERE (tsv @@ (to_tsquery('simple', %s){keys})) "
+        "ORDER BY 3 DESC, 2 DESC, 1 ASC LIMIT %s)"
+    )
+
+
 # The row that the keys statement begins with when it must read the data generation even
 # when nothing matches (its tier: above every relevance tier).
 GENERATION_ROW = max(TIERS) + 1
 
 
-def _keys_sql(generation_row: bool = False) -> str:
-    tiers = " UNION ALL ".join(_tier_sql(tier) for tier in TIERS)
+def _keys_sql(generation_row: bool = False, one_scan: bool = False, keyed: bool = False) -> str:
+    if one_scan:
+        found = _one_scan_sql(keyed)
+    else:
+        found = " UNION ALL ".join(_tier_sql(tier) for tier in TIERS)
     if generation_row:
         row = f"(SELECT NULL::uuid, NULL::timestamptz, {GENERATION_ROW}, {_generation_sql()})"
-        tiers = f"{row} UNION ALL {tiers}"
-    return tiers + " LIMIT %s"
+        found = f"{row} UNION ALL {found}"
+    elif one_scan:  # one statement: its own limit
+        return found
+    return found + " LIMIT %s"
 
 
 def first_keys(
@@ -119,15 +160,24 @@ def first_keys(
 ) -> tuple[list[tuple[uuid.UUID, list]], int | None]:
     """``pagination.tiered_keys`` of the query's tiers (a first page): the first ``limit +
     1`` (pk, [tier, created_at]) keys in the page's order, and the data generation (None
-    when no key matched, unless ``generation_row``: read by the same statement then)."""
+    when no key matched, unless ``generation_row``: read by the same statement then). One
+    statement a tier, or for ``ONE_SCAN_TERMS`` words or more one scan: the same keys."""
     terms = search_terms(query.text)
     words = text_query(terms)
+    keys = list(query.keys)
+    one_scan = len(terms) >= ONE_SCAN_TERMS
     params: list = []
-    for tier in TIERS:
-        params += [words, tier_exact(terms, list(query.keys), tier), query.limit + 1]
-    params.append(query.limit + 1 + generation_row)
+    if one_scan:
+        params += [*tier_marks(terms), words]
+        params += [tier_exact([], keys, None)] if keys else []
+        params.append(query.limit + 1)
+    else:
+        for tier in TIERS:
+            params += [words, tier_exact(terms, keys, tier), query.limit + 1]
+    if generation_row or not one_scan:  # (the statements' union: its limit)
+        params.append(query.limit + 1 + generation_row)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_keys_sql(generation_row), params)
+        cursor.execute(_keys_sql(generation_row, one_scan, bool(keys)), params)
         found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()
     rows = sorted(found, key=lambda row: -row[2])  # stable: each tier's order
     generation = rows[0][3] if rows else None

@@ -80,8 +80,15 @@ def _marked(terms: list[str], mark: str) -> str:
     return " & ".join(f"{_tsquery_literal(f'{mark} {term}')}:*" for term in terms)
 
 
+def tier_marks(terms: list[str]) -> tuple[str, str]:
+    """The tsqueries of the two upper tiers' words: every term starts a word of the name
+    (tier 2), and of the titles (tier 1 when not of the name too; the titles hold the name).
+    The agents matching neither are of tier 0."""
+    return _marked(terms, NAME_MARK), _marked(terms, TITLE_MARK)
+
+
 def _tier_query(terms: list[str], tier: int) -> str:
-    in_name, in_titles = _marked(terms, NAME_MARK), _marked(terms, TITLE_MARK)
+    in_name, in_titles = tier_marks(terms)
     return {2: in_name, 1: f"{in_titles} & !({in_name})", 0: f"!({in_titles})"}[tier]
 
 

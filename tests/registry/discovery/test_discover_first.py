@@ -85,7 +85,11 @@ FIRST_QUERIES = [
     "/discover/agents?q=weather&tag=" + "t" * 2100,  # too long to be a key: a filter
     # The search modes: words that match (keyword), or the filtered agents by the fused order.
     "/discover/agents?q=weather&mode=keyword",
+    "/discover/agents?q=weather+invo&mode=keyword",  # two words or more: one scan
+    "/discover/agents?q=weather+clim&mode=keyword&limit=3",
+    "/discover/agents?q=helps+numb+weath&mode=keyword",
     "/discover/agents?q=invoice&tag=finance&mode=keyword",
+    "/discover/agents?q=bills+for&tag=finance&mode=keyword",
     "/discover/agents?q=weather&mode=keyword&sort=name",
     "/discover/agents?q=weather&mode=keyword&liveOnly=true",
     "/discover/agents?q=weather&mode=keyword&facets=tag",
@@ -310,6 +314,7 @@ def some_live(alice, native_payload):
         "/discover/agents?q=weather&liveOnly=true",
         "/discover/agents?q=weather&liveOnly=true&limit=2",
         "/discover/agents?q=stat&tag=climate&liveOnly=true&limit=3",
+        "/discover/agents?q=weather+stat&liveOnly=true&limit=3",  # one scan's keys
         "/discover/agents?q=weather&liveOnly=true&facets=live",
         "/discover/agents?q=weather&liveOnly=true&status=active&limit=2",
         "/discover/agents?tag=sea&liveOnly=true",
@@ -321,3 +326,57 @@ def test_a_first_live_query_on_the_lane_answers_as_the_view(some_live, path):
     assert not asked_django
     assert answer == expected and expected[0] == 200
     assert b'"live":true' in expected[2]  # it has live agents to show
+
+
+@pytest.fixture
+def tiered(alice, native_payload):
+    """Agents in each relevance tier of the words "route plan", each tier's oldest first:
+    the words in the name (2), in the titles (1: capability names and tags), in the text."""
+    agents = [
+        ("Route Planner", "Plans trips.", []),
+        ("Trips", "Finds trips.", [{"name": "route planning", "tags": ["travel"]}]),
+        ("Helper", "Route plans for anyone.", []),
+        ("Route Planner Two", "Plans more trips.", []),
+        ("Other", "Something else.", [{"name": "Route", "tags": ["plan"]}]),
+        ("Unrelated", "Plans nothing of the kind.", []),
+    ]
+    ids = {}
+    for name, description, capabilities in agents:
+        payload = native_payload(name=name, description=description, capabilities=capabilities)
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        ids[name] = uuid.UUID(response.json()["id"])
+    return ids
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("generation_row", [False, True])
+def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
+    tiered, monkeypatch, generation_row
+):
+    from registry.discovery import first
+
+    order = ["Route Planner Two", "Route Planner", "Other", "Trips", "Helper"]
+    queries = [
+        ("route plan", (), 10, order),
+        ("plan route", (), 10, order),
+        ("route plan", (), 2, order[:3]),  # limit + 1 keys
+        ("route plan", (), 3, order[:4]),
+        ("rout pla trip", (), 10, ["Trips", "Route Planner Two", "Route Planner"]),
+        ("route plan", ("~tag travel",), 10, ["Trips"]),
+        ("route plan", ("~tag nosuchtag",), 10, []),
+        ("nothing here", (), 10, []),
+    ]
+    for text, keys, limit, expected in queries:
+        query = first.FirstQuery(text, keys, limit)
+        found = {}
+        for threshold in (1, 99):  # one scan always, a statement a tier always
+            monkeypatch.setattr(first, "ONE_SCAN_TERMS", threshold)
+            found[threshold] = first.first_keys(query, generation_row=generation_row)
+        assert found[1] == found[99], text
+        keys_found, generation = found[1]
+        assert [pk for pk, _ in keys_found] == [tiered[name] for name in expected], text
+        assert (generation is not None) == (generation_row or bool(expected))
+    monkeypatch.setattr(first, "ONE_SCAN_TERMS", 1)
+    keys_found, _ = first.first_keys(first.FirstQuery("route plan", (), 10))
+    assert [key[0] for _, key in keys_found] == [2, 2, 1, 1, 0]
