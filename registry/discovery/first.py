@@ -196,20 +196,32 @@ def _semantic_kept(
     hits: list[tuple], query: FirstQuery, generation: int, filtered: bool
 ) -> list[tuple]:
     """``hybrid.semantic_ranked`` for the query's keys: of the nearest agents ``hits``, the
-    first DEPTH that the keys keep, or the nearest of all that they keep (one statement
-    each, on the search rows: every discoverable agent's). ``filtered``: the query has a
+    first DEPTH that the keys keep, or the nearest of all that they keep (looked up on the
+    search rows: every discoverable agent's). ``filtered``: the query has a
     filter parameter, even one that keeps every agent (a blank tag), as the view counts
     them. Ids as text, in and out."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
     where = " AND tsv @@ %s::tsquery" if keys else ""
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+
+    def kept_of(some: list[tuple]) -> set[str]:
+        if not some:
+            return set()
         cursor.execute(
             f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
             f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
-            [[pk for pk, _ in hits]] + ([keys] if keys else []),
+            [[pk for pk, _ in some]] + ([keys] if keys else []),
         )
-        kept = {pk for (pk,) in cursor.fetchall()}
+        return {pk for (pk,) in cursor.fetchall()}
+
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        # Without keys nearly every hit is kept (all but the retired agents, and those
+        # deleted since the service read the vectors): the first DEPTH are looked up
+        # first, and the others only when some of those are not kept.
+        first_ones = hits if keys else hits[: hybrid.DEPTH]
+        kept = kept_of(first_ones)
+        if len(kept) < len(first_ones):
+            kept |= kept_of(hits[len(first_ones) :])
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
             return ranked

@@ -104,14 +104,15 @@ class Nearest:
             among = self._among
             if among is not None and not isinstance(among, bytes):
                 among = [pk if isinstance(pk, uuid.UUID) else uuid.UUID(pk) for pk in among]
-            hits, held = local_index().search(
+            # (Here a look is cheap, and asked for after the caller read its generation.)
+            return local_index().search(
                 request["text"],
                 request["k"],
                 among,
                 request["floor"],
                 request.get("generation"),
-            )  # (here a look is cheap, and asked for after the caller read its generation)
-            return ([(str(pk), score) for pk, score in hits] if ids_as_text else hits), held
+                ids_as_text=ids_as_text,
+            )
         if self._conn is None:
             raise self._failed
         answer = _receive(self._conn)

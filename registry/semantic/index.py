@@ -57,6 +57,7 @@ class VectorIndex:
         self._lock = threading.Lock()  # the matrix, its ids and the remembered answers
         self._reading = threading.Lock()  # one look at the database at a time
         self._ids: list[uuid.UUID] = []
+        self._texts: list[str] = []  # the same ids as text, as the service answers them
         self._row: dict[bytes, int] = {}  # an agent's id (its 16 bytes): its row
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._seen = None
@@ -100,9 +101,9 @@ class VectorIndex:
 
     def _apply(self, found: list, reload: bool) -> None:
         np = self._np
-        ids, row, matrix = self._ids, self._row, self._matrix
+        ids, texts, row, matrix = self._ids, self._texts, self._row, self._matrix
         if reload:
-            ids, row = [], {}
+            ids, texts, row = [], [], {}
             matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
             self._loaded_at = time.monotonic()
         added, replaced = [], []
@@ -121,11 +122,12 @@ class VectorIndex:
             block = block.reshape(len(added), DIMENSIONS).astype(np.float32) / SCALE
             matrix = np.vstack([matrix, block])
             ids = ids + [agent_id for agent_id, _ in added]
+            texts = texts + [str(agent_id) for agent_id, _ in added]
             at = len(row)
             row = {**row, **{agent_id.bytes: at + n for n, (agent_id, _) in enumerate(added)}}
         if reload or found:
             with self._lock:
-                self._ids, self._row, self._matrix = ids, row, matrix
+                self._ids, self._texts, self._row, self._matrix = ids, texts, row, matrix
                 self._remembered.clear()
 
     def refresh_or_keep(self, covering: int | None = None) -> bool:
@@ -223,19 +225,22 @@ class VectorIndex:
         floor: float = -1.0,
         generation: int | None = None,
         look: bool = True,
-    ) -> tuple[list[tuple[uuid.UUID, float]], int]:
+        ids_as_text: bool = False,
+    ) -> tuple[list[tuple], int]:
         """``nearest``'s hits, and the data generation whose vectors the matrix searched
-        held (at least); with ``look`` False, from the matrix as it is (no ``current``)."""
+        held (at least); with ``look`` False, from the matrix as it is (no ``current``);
+        with ``ids_as_text`` each hit's id as text."""
         np = self._np
         if look:
             self.current(generation)
         key = (text, k, floor)
         held = self.generation  # (read before the matrix: a look sets it after the matrix)
         with self._lock:
-            matrix, ids = self._matrix, self._ids
-            if among is None and key in self._remembered:
+            matrix, ids, texts = self._matrix, self._ids, self._texts
+            found = self._remembered.get(key) if among is None else None
+            if found is not None:
                 self._remembered.move_to_end(key)
-                return self._remembered[key], held
+                return self._hits(found, ids, ids_as_text), held
             rows = None if among is None else self._rows(among)
         query = embed([text])[0]
         if not query.any():
@@ -249,21 +254,31 @@ class VectorIndex:
         best = np.flatnonzero(scores >= floor)
         if len(best) > k:
             best = best[np.argpartition(-scores[best], k - 1)[:k]]
-        at = best if rows is None else rows[best]  # their rows in the matrix
-        # Nearest first; equal scores by id, so every process answers in the same order.
-        found = [
-            (round(float(scores[b]), 6), ids[r])
-            for b, r in zip(best.tolist(), at.tolist(), strict=True)
-        ]
-        found.sort(key=lambda hit: (-hit[0], hit[1].int))
-        hits = [(pk, score) for score, pk in found]
+        at = (best if rows is None else rows[best]).tolist()  # their rows in the matrix
+        # Nearest first; equal scores by id (its text sorts as its number), so every
+        # process answers in the same order.
+        found = sorted(
+            zip(
+                [-round(score, 6) for score in scores[best].tolist()],
+                [texts[r] for r in at],
+                at,
+                strict=True,
+            )
+        )
         if among is None:
             with self._lock:
                 if self._matrix is matrix:  # not an answer from a matrix replaced meanwhile
-                    self._remembered[key] = hits
+                    self._remembered[key] = found
                     if len(self._remembered) > REMEMBERED:
                         self._remembered.popitem(last=False)
-        return hits, held
+        return self._hits(found, ids, ids_as_text), held
+
+    @staticmethod
+    def _hits(found: list[tuple], ids: list, ids_as_text: bool) -> list[tuple]:
+        """(id, cosine) of each (-cosine, id as text, row) of ``found``."""
+        if ids_as_text:
+            return [(pk, -negated) for negated, pk, _ in found]
+        return [(ids[r], -negated) for negated, _, r in found]
 
 
 _index = None

@@ -47,9 +47,15 @@ def answer(index: VectorIndex, request: dict) -> dict:
         elif among is not None:
             among = [uuid.UUID(pk) for pk in among]
         hits, held = index.search(
-            text, k, among, float(floor), generation, look=request.get("look", True) is not False
+            text,
+            k,
+            among,
+            float(floor),
+            generation,
+            look=request.get("look", True) is not False,
+            ids_as_text=True,
         )
-        return {"hits": [[str(pk), score] for pk, score in hits], "generation": held}
+        return {"hits": hits, "generation": held}
     return {"error": f"unknown op {op!r}"}
 
 

@@ -380,3 +380,30 @@ def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
     monkeypatch.setattr(first, "ONE_SCAN_TERMS", 1)
     keys_found, _ = first.first_keys(first.FirstQuery("route plan", (), 10))
     assert [key[0] for _, key in keys_found] == [2, 2, 1, 1, 0]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("depth", [2, 100])
+def test_the_nearest_without_filters_leave_out_a_retired_agent_as_the_view_does(
+    agents, alice, monkeypatch, depth
+):
+    """Without filters the lane looks up the first DEPTH nearest agents, then the others
+    only when some of those are gone: a retired agent among them is left out."""
+    from registry.discovery import first, hybrid
+    from registry.semantic import client
+
+    monkeypatch.setattr(hybrid, "DEPTH", depth)
+    path = "/discover/agents?q=bills+for+forecasts&limit=3"
+    from registry.agents.models import Agent
+
+    ours = list(Agent.objects.values_list("pk", flat=True))
+    nearest = client.nearest("bills for forecasts", 1, among=ours)[0][0]
+    assert alice.delete(f"/agents/{nearest}").status_code == 204
+    statements = []
+    monkeypatch.setattr(first, "_semantic_kept", spy(first._semantic_kept, statements))
+    expected = view_answer(path)
+    answer, asked_django = lane_answer(path)
+    assert not asked_django and answer == expected and expected[0] == 200
+    assert statements  # the lane's own look-up answered
+    assert str(nearest) not in expected[2].decode()
+    assert expected[2].count(b'"id":') >= 3
