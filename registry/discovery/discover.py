@@ -139,12 +139,17 @@ def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> Qu
     if text and _fused_order(params):
         # The agents of the fused order (registry/discovery/hybrid.py), which a text query
         # lists in this mode whatever its sort.
-        ranked = _fused(queryset, params, prefiltered)
-        if not ranked:  # (an empty pk__in compiles to no SQL, which facet counts need)
-            return queryset.filter(pk__isnull=True)
-        return queryset.filter(pk__in=[pk for pk, _ in ranked])
+        return fused_source(queryset, [pk for pk, _ in _fused(queryset, params, prefiltered)])
     rows = _matches(params, *_text_scope(queryset, params, prefiltered))
     return queryset if rows is None else rows
+
+
+def fused_source(queryset: QuerySet, ids: list) -> QuerySet:
+    """What facet counts sample for a text query in a fused mode: the agents of the fused
+    order (``ids``) among ``queryset``."""
+    if not ids:  # (an empty pk__in compiles to no SQL, which facet counts need)
+        return queryset.filter(pk__isnull=True)
+    return queryset.filter(pk__in=ids)
 
 
 def _fused_order(params) -> bool:

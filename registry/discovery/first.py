@@ -23,8 +23,10 @@ know (``LANE_PARAMS`` and the filters) is the view's.
 
 import functools
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -242,14 +244,17 @@ def _semantic_kept(
     )
 
 
-def hybrid_first_page(query: FirstQuery, filtered: bool) -> tuple[Page, str]:
+def hybrid_first_page(
+    query: FirstQuery, filtered: bool, fused: list | None = None
+) -> tuple[Page, str]:
     """A first page of words and keys in the default mode (``hybrid``), as
     ``discover.discover`` finds it: the keyword order's first DEPTH (the lane's tier
     statement, which reads the data generation too) fused with the nearest by meaning among
     the agents the keys keep. The service is asked before the statement runs and searches
     meanwhile, in the vectors it holds; when they are not those of the statement's
     generation, it is asked again for those. The ids stay text until the page's own.
-    ``filtered``: the query has a filter parameter (``_semantic_kept``)."""
+    ``filtered``: the query has a filter parameter (``_semantic_kept``). ``fused``: given,
+    it is filled with the ids of the whole fused order (which the facets count)."""
     text = query.text.strip()
     wanted = hybrid.semantic_wanted(filtered)
     asked = client.nearest_begin(text, wanted, floor=hybrid.MIN_COSINE, look=False)
@@ -266,6 +271,8 @@ def hybrid_first_page(query: FirstQuery, filtered: bool) -> tuple[Page, str]:
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
     ranked = hybrid.fuse([str(pk) for pk, _ in keys[: hybrid.DEPTH]], semantic)
+    if fused is not None:
+        fused[:] = [pk for pk, _ in ranked]
     limit = query.limit
     ranked[:limit] = [(uuid.UUID(pk), score) for pk, score in ranked[:limit]]
     return hybrid.ranked_page(ranked, hybrid.DEFAULT_MODE, 0, limit, generation), "relevance"
@@ -313,7 +320,24 @@ def agents_filtered(params) -> QuerySet | None:
     return filters_apply(filters, values, queryset)
 
 
-def lane_find(params):
+class Lane(NamedTuple):
+    """``lane_find``'s answer: the view's ``find`` and ``candidates`` for a query, and
+    ``fused``: for a first page of the fused order, the ids of that whole order once
+    ``find`` has run (None until then, or for any other query), which the facets count
+    (``discover.fused_source``) without finding the order again."""
+
+    find: Callable
+    candidates: Callable | None
+    fused: list | None = None
+
+
+class _Fused(list):
+    """The fused order's ids, filled by ``hybrid_first_page``; ``found``: it ran."""
+
+    found = False
+
+
+def lane_find(params) -> Lane | None:
     """What the view's ``find`` and ``candidates`` are for ``params`` (discovery.cache
     calls them when nothing cached answers), or None when the view must answer: the change
     feed (``updated_since``: its tombstones are the view's), a parameter the lane does not
@@ -323,14 +347,21 @@ def lane_find(params):
         return None  # the change feed, a parameter the view refuses, or one the lane lacks
     query = first_query(params)
     if query is not None and not query.live:
-        return (lambda: first_page(query)), None
+        return Lane(lambda: first_page(query), None)
     words = first_query(params, hybrid.DEFAULT_MODE)
     if words is not None and not words.live:
         filtered = any(params.get(name) for name in params if name not in discover.NOT_FILTERS)
-        return (lambda: hybrid_first_page(words, filtered)), None
+        fused = _Fused()
+
+        def hybrid_find():
+            found = hybrid_first_page(words, filtered, fused)
+            fused.found = True
+            return found
+
+        return Lane(hybrid_find, None, fused)
     shaped = shapes.shaped_find(params, _filters(), agents_filtered)
     if shaped is not None:  # filters alone: their shape's statement
-        return shaped, None
+        return Lane(shaped, None)
     agents = agents_filtered(params)
     if agents is None:
         return None
@@ -344,4 +375,4 @@ def lane_find(params):
             return first_keys(FirstQuery(query.text, query.keys, count))
         return discover.live_candidates(agents, params, count)
 
-    return find, candidates
+    return Lane(find, candidates)

@@ -9,7 +9,7 @@ from django.utils.http import http_date, quote_etag
 
 from registry.discovery import cache as discovery_cache
 from registry.discovery import facets, first
-from registry.discovery.discover import facet_source
+from registry.discovery.discover import facet_source, fused_source
 from registry.discovery.listings import Listings, json_bytes, listings_read
 from registry.fastpath.lean import LeanAnswer
 from registry.http.problems import ProblemError
@@ -58,13 +58,14 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
     except ProblemError:
         return None
     found = discovery_cache.page_peek(scope, params, listings_read)
+    fused = None
     if found is None:
         # Never asked (or asked before a write): found here as the view finds it, and
         # cached for both.
         lane = first.lane_find(params)
         if lane is None:
             return None
-        find, candidates = lane
+        find, candidates, fused = lane
         try:
             found = discovery_cache.page_cached(scope, params, find, listings_read, candidates)
         except ProblemError:  # the view's 400: the view answers it
@@ -77,8 +78,18 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
             agents = first.agents_filtered(params)
             if agents is None:
                 return None
+            if fused is not None and fused.found:  # the page's fused order, found just now
+
+                def source():
+                    return fused_source(agents, fused)
+
+            else:
+
+                def source():
+                    return facet_source(agents, params)
+
             counted = discovery_cache.facet_counts_cached(
-                read.generation, scope, params, lambda: facet_source(agents, params), names
+                read.generation, scope, params, source, names
             )
         members["facets"], members["facetsExact"] = counted
     body = page_body(read, members)

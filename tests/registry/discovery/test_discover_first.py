@@ -407,3 +407,26 @@ def test_the_nearest_without_filters_leave_out_a_retired_agent_as_the_view_does(
     assert statements  # the lane's own look-up answered
     assert str(nearest) not in expected[2].decode()
     assert expected[2].count(b'"id":') >= 3
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/discover/agents?q=weather+invo&facets=tag,protocol",
+        "/discover/agents?q=invoice&tag=finance&facets=tag&limit=2",
+        "/discover/agents?q=nothingmatches&facets=tag",
+    ],
+)
+def test_the_facets_of_a_fused_first_page_count_the_order_the_page_found(agents, monkeypatch, path):
+    """The lane counts the facets over the fused order its page found: the view's counts,
+    without finding the order a second time."""
+    from registry.discovery import discover
+
+    expected = view_answer(path)
+    orders = []
+    monkeypatch.setattr(discover, "_fused", spy(discover._fused, orders))
+    answer, asked_django = lane_answer(path)
+    assert not asked_django and answer == expected and expected[0] == 200
+    assert b'"facets":{' in expected[2]
+    assert orders == []
