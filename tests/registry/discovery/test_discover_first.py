@@ -430,3 +430,38 @@ def test_the_facets_of_a_fused_first_page_count_the_order_the_page_found(agents,
     assert not asked_django and answer == expected and expected[0] == 200
     assert b'"facets":{' in expected[2]
     assert orders == []
+
+
+LIVE_HYBRID_QUERIES = [
+    "/discover/agents?q=weather&liveOnly=true",
+    "/discover/agents?q=weather+stat&liveOnly=true&limit=3",
+    "/discover/agents?q=stat&tag=climate&liveOnly=true",
+    "/discover/agents?q=reports+of+the+day&tag=sea&liveOnly=true&facets=tag",
+    "/discover/agents?q=nothingmatches&liveOnly=true",  # by meaning alone
+]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("nearest_all", [None, 2])
+def test_live_words_in_the_default_mode_are_found_by_the_lanes_statements(
+    some_live, monkeypatch, nearest_all
+):
+    """liveOnly words in the default mode: both orders of the live agents alone, by the
+    lane's statements; with ``nearest_all`` 2 the nearest among the live ones are asked."""
+    from registry.discovery import first, hybrid
+
+    if nearest_all is not None:
+        monkeypatch.setattr(hybrid, "NEAREST_ALL", nearest_all)
+    found, among, bodies = [], [], []
+    monkeypatch.setattr(first, "hybrid_first_page", spy(first.hybrid_first_page, found))
+    monkeypatch.setattr(first.client, "nearest", spy(first.client.nearest, among))
+    for path in LIVE_HYBRID_QUERIES:
+        expected = view_answer(path)
+        by_view = set(nearest_among(among))  # (the view finds the order again for facets)
+        answer, asked_django = lane_answer(path)
+        assert not asked_django and answer == expected and expected[0] == 200, path
+        assert set(nearest_among(among)) == by_view, path
+        assert b'"live":false' not in expected[2], path
+        bodies.append(expected[2])
+    assert len(found) == len(LIVE_HYBRID_QUERIES)
+    assert all(b'"live":true' in body for body in bodies[:4])  # live agents found
