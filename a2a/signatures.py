@@ -18,19 +18,21 @@ import binascii
 import copy
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from google.protobuf.json_format import ParseError
-from jwt import PyJWK
-from jwt.exceptions import PyJWTError
-from jwt.utils import base64url_decode
 
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import AgentCard, AgentCardSignature
-from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 from registry.outbound.fetch import FetchError, fetch_json
 from registry.outbound.hosts import Domain, InvalidHost, domain_parse, https_url_problem
+
+if TYPE_CHECKING:
+    from jwt import PyJWK
+
+# PyJWT (a2a-sdk's signing uses it) and cryptography's bindings are imported where a
+# signature is checked: some 9 MiB that a web worker serving reads never needs.
 
 VERIFIED = "verified"
 INVALID = "invalid"
@@ -139,6 +141,8 @@ def _signature_verify(
     if not candidates:
         raise _Rejected(f"the key set {key_url} has no key with kid {kid!r}", kid, key_url)
 
+    from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+
     single = AgentCard()
     single.CopyFrom(message)
     del single.signatures[:]
@@ -157,6 +161,8 @@ def _signature_verify(
 
 
 def _protected_header(protected: str) -> dict[str, Any]:
+    from jwt.utils import base64url_decode
+
     try:
         header = json.loads(base64url_decode(protected.encode("ascii")).decode("utf-8"))
     except (binascii.Error, UnicodeError, ValueError):
@@ -220,8 +226,10 @@ def _key_set(url: str, key_sets: dict[str, list[Any] | _Rejected], kid: str) -> 
     return known
 
 
-def _verification_key(jwk: dict, alg: str, kid: str, key_url: str) -> PyJWK:
+def _verification_key(jwk: dict, alg: str, kid: str, key_url: str) -> "PyJWK":
     """The JWK as a key for ``alg``, refusing keys of another type, curve or use."""
+    from jwt import PyJWK
+    from jwt.exceptions import PyJWTError
 
     def reject(why: str) -> _Rejected:
         return _Rejected(f"key {kid!r} from {key_url} {why}", kid, key_url)

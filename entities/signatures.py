@@ -10,9 +10,8 @@ informative only: the token's ``exp`` decides.
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import jwt
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
+# PyJWT and cryptography are imported where a key or token is checked: some 9 MiB that a
+# web worker serving reads never needs.
 
 JWT_LEEWAY_SECONDS = 60
 ALGORITHM = "ES256"
@@ -27,6 +26,9 @@ class JwtResult:
 
 def public_key_problem(pem: str) -> str | None:
     """Why a PEM text is not a usable EC P-256 public key, or None."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     try:
         key = load_pem_public_key(pem.encode())
     except (ValueError, TypeError):
@@ -37,6 +39,8 @@ def public_key_problem(pem: str) -> str | None:
 
 
 def _expiry(token: str) -> datetime | None:
+    import jwt
+
     try:
         exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
     except jwt.PyJWTError:
@@ -59,6 +63,9 @@ def entry_jwt_verify(
     capabilities: list[str],
 ) -> JwtResult:
     """Whether ``token`` is the provider's valid signature over this MCP entry."""
+    import jwt
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     expires_at = _expiry(token)
     if not public_key:
         return JwtResult(False, f"provider {provider!r} has registered no public key", expires_at)

@@ -33,8 +33,8 @@ import functools
 import hashlib
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet
 from django.conf import settings
 from django.db import DatabaseError, connections, router
 from django.http import HttpResponse
@@ -44,6 +44,9 @@ from registry.access.auth import Principal, raw_api_key
 from registry.access.models import ApiKey, IdempotentRequest
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 REPLAYED = "Idempotent-Replayed"
@@ -71,7 +74,11 @@ def request_fingerprint(method: str, path: str, body: bytes) -> str:
     return hashlib.sha256(f"{method} {path}\n".encode() + body).hexdigest()
 
 
-def _cipher(raw_api_key: str) -> Fernet:
+def _cipher(raw_api_key: str) -> "Fernet":
+    # (cryptography is imported here: its bindings take some 7 MiB that a web worker
+    # serving reads never needs.)
+    from cryptography.fernet import Fernet
+
     digest = hashlib.sha256(b"registry idempotent answer\0" + raw_api_key.encode()).digest()
     return Fernet(base64.urlsafe_b64encode(digest))
 

@@ -11,18 +11,25 @@ with the current key).
 
 import base64
 import functools
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
+
+# cryptography is imported where a secret is sealed or opened: its bindings take some 7 MiB
+# that a web worker serving reads never needs.
 
 _INFO = b"a2a-registry webhook secrets"
 
 
 def key_derive(secret_key: str) -> bytes:
     """The Fernet key derived from a Django ``SECRET_KEY``."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(
         secret_key.encode()
     )
@@ -30,7 +37,9 @@ def key_derive(secret_key: str) -> bytes:
 
 
 @functools.cache
-def _fernet(explicit: str, secret_key: str, fallbacks: tuple[str, ...]) -> MultiFernet:
+def _fernet(explicit: str, secret_key: str, fallbacks: tuple[str, ...]) -> "MultiFernet":
+    from cryptography.fernet import Fernet, MultiFernet
+
     keys = []
     for key in (k.strip() for k in explicit.split(",") if k.strip()):
         try:
@@ -45,7 +54,7 @@ def _fernet(explicit: str, secret_key: str, fallbacks: tuple[str, ...]) -> Multi
     return MultiFernet(keys)
 
 
-def fernet() -> MultiFernet:
+def fernet() -> "MultiFernet":
     return _fernet(
         settings.WEBHOOK_SECRET_KEY,
         settings.SECRET_KEY,
@@ -60,6 +69,8 @@ def secret_seal(secret: str) -> str:
 def secret_open(sealed: str) -> str:
     """The secret a sealed value holds; ImproperlyConfigured when no key opens it (the key
     that sealed it is gone from the settings)."""
+    from cryptography.fernet import InvalidToken
+
     try:
         return fernet().decrypt(sealed.encode()).decode()
     except InvalidToken:

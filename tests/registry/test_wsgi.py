@@ -15,3 +15,30 @@ def test_the_wsgi_module_freezes_start_up_objects_out_of_the_collectors_reach():
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+# Imported where a signature, token or sealed secret is checked, never by a worker that serves
+# reads: PyJWT and cryptography's bindings take some 9 MiB of each worker's memory.
+SIGNING_MODULES = ("jwt", "cryptography.hazmat.bindings._rust", "cryptography.fernet")
+
+WORKER_START = """
+import sys
+import registry.wsgi
+from django.urls import URLResolver, get_resolver
+
+def walk(resolver):
+    for pattern in resolver.url_patterns:
+        if isinstance(pattern, URLResolver):
+            walk(pattern)
+
+walk(get_resolver())
+print(",".join(name for name in %r if name in sys.modules) or "none")
+"""
+
+
+def test_a_web_worker_imports_no_signing_code_until_it_checks_a_signature():
+    from tests.registry.test_security_settings import manage
+
+    run = manage("shell", "-c", WORKER_START % (SIGNING_MODULES,), DEBUG="1")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "none"
