@@ -23,17 +23,17 @@ the card or flag it is the caller's policy.
 import copy
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
-
-import dns.exception
-import dns.resolver
 
 from a2a.txt_records import DiscoveryError, TxtHint, txt_hint_parse, txt_records
 from a2a.validation import card_validate
 from registry.http.jsonutil import Problem, join_path
 from registry.outbound.fetch import FetchError, fetch
 from registry.outbound.hosts import Domain, InvalidHost, domain_parse
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 
@@ -132,7 +132,7 @@ def card_resolve(
     domain: str | None = None,
     url: str | None = None,
     *,
-    resolver: dns.resolver.Resolver | None = None,
+    resolver: "dns.resolver.Resolver | None" = None,
 ) -> ResolvedCard:
     """Find a valid A2A card for a domain (TXT hint, well-known, legacy) or at a URL.
 
@@ -210,7 +210,7 @@ def card_resolve(
 
 
 def _hint_lookup(
-    host: str, resolver: dns.resolver.Resolver | None, attempts: list[Attempt]
+    host: str, resolver: "dns.resolver.Resolver | None", attempts: list[Attempt]
 ) -> TxtHint | None:
     """The TXT hint for a host, recording the lookup; DNS trouble never stops discovery."""
     name = f"dns:_agent.{host}"

@@ -10,13 +10,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dns.exception
-import dns.resolver
 from django.conf import settings
 
 from registry.outbound.hosts import https_url_problem
+
+if TYPE_CHECKING:
+    import dns.resolver
+
+# dnspython is imported where a name is looked up: a web worker serving reads never needs it.
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +100,10 @@ class TxtHint:
     problems: tuple[str, ...] = ()  # what was ignored or deserves a warning
 
 
-def dns_resolver() -> dns.resolver.Resolver:
+def dns_resolver() -> "dns.resolver.Resolver":
     """A resolver for DISCOVERY_DNS_NAMESERVERS (else the system's) and DISCOVERY_DNS_TIMEOUT."""
+    import dns.resolver
+
     nameservers = list(getattr(settings, "DISCOVERY_DNS_NAMESERVERS", None) or [])
     resolver = dns.resolver.Resolver(configure=not nameservers)
     if nameservers:
@@ -110,12 +115,15 @@ def dns_resolver() -> dns.resolver.Resolver:
     return resolver
 
 
-def txt_records(host: str, resolver: dns.resolver.Resolver | None = None) -> list[str]:
+def txt_records(host: str, resolver: "dns.resolver.Resolver | None" = None) -> list[str]:
     """The TXT values at ``_agent.<host>``, each record's strings joined; [] if there are none.
 
     Only that exact name is asked (AID: never walk up to parent names); raises
     DnsLookupError when the lookup itself fails.
     """
+    import dns.exception
+    import dns.resolver
+
     qname = f"_agent.{host.rstrip('.')}."
     try:
         if resolver is None:

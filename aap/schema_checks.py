@@ -6,16 +6,19 @@ import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError
 
 from aap.documents import OPAQUE_MEMBERS, SNAKE_OF, Card
 from aap.report import CARD_ROOT
 from registry.http.jsonutil import Problem, join_path
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, FormatChecker
+    from jsonschema.exceptions import ValidationError
+
+# jsonschema is imported where a document is checked: a web worker serving reads never
+# needs it.
 _SCHEMA_DIR = Path(__file__).with_name("schemas")
 
 
@@ -49,23 +52,27 @@ def _is_uri(value: object) -> bool:
     return True
 
 
-def _format_checker() -> FormatChecker:
+def _format_checker() -> "FormatChecker":
+    from jsonschema import FormatChecker
+
     checker = FormatChecker()
     checker.checks("uri")(_is_uri)
     return checker
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str) -> "Draft202012Validator":
+    from jsonschema import Draft202012Validator
+
     schema = json.loads((_SCHEMA_DIR / name).read_text(encoding="utf-8"))
     return Draft202012Validator(schema, format_checker=_format_checker())
 
 
-def card_schema_validator() -> Draft202012Validator:
+def card_schema_validator() -> "Draft202012Validator":
     return _validator("agent-card.schema.json")
 
 
-def manifest_schema_validator() -> Draft202012Validator:
+def manifest_schema_validator() -> "Draft202012Validator":
     return _validator("contract-manifest.schema.json")
 
 
@@ -76,7 +83,7 @@ def show(value: Any) -> str:
 _ARTICLE = {"object": "an object", "array": "an array", "integer": "an integer"}
 
 
-def _schema_message(error: ValidationError) -> str:
+def _schema_message(error: "ValidationError") -> str:
     kind, expected, instance = error.validator, error.validator_value, error.instance
     if kind == "const":
         return f"must be {show(expected)}, not {show(instance)}"
@@ -94,7 +101,7 @@ def _schema_message(error: ValidationError) -> str:
     return error.message
 
 
-def expand(error: ValidationError) -> list[tuple[list[str | int], str]]:
+def expand(error: "ValidationError") -> list[tuple[list[str | int], str]]:
     """A schema error as (path parts, message) findings, each at the member at fault.
 
     ``required`` and ``additionalProperties`` errors are reported on the object that

@@ -12,13 +12,17 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from registry.http.jsonutil import Problem, join_path
 from registry.outbound.hosts import InvalidHost, domain_parse, https_url_problem
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
+# jsonschema is imported where a document is checked: a web worker serving reads never
+# needs it.
 
 A2E = "a2e-0.1"
 EDP_01 = "edp-0.1"
@@ -79,7 +83,9 @@ class CardReport:
 
 
 @cache
-def _registry() -> Registry:
+def _registry() -> "Registry":
+    from referencing import Registry, Resource
+
     resources = []
     for path in sorted(_SCHEMA_DIR.glob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
@@ -88,7 +94,9 @@ def _registry() -> Registry:
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str) -> "Draft202012Validator":
+    from jsonschema import Draft202012Validator, FormatChecker
+
     schema = json.loads((_SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
     return Draft202012Validator(schema, registry=_registry(), format_checker=FormatChecker())
 

@@ -2,9 +2,9 @@
 with the resolver settings of registration by domain (DISCOVERY_DNS_NAMESERVERS, its port
 and timeout). Only the exact name is asked, never a parent."""
 
-import dns.exception
-import dns.resolver
 from django.conf import settings
+
+# dnspython is imported where a name is looked up: a web worker serving reads never needs it.
 
 
 class TxtLookupError(Exception):
@@ -13,6 +13,9 @@ class TxtLookupError(Exception):
 
 def txt_values(name: str) -> list[str]:
     """The TXT values at ``name``, each record's strings joined; [] when there are none."""
+    import dns.exception
+    import dns.resolver
+
     nameservers = list(settings.DISCOVERY_DNS_NAMESERVERS or [])
     resolver = dns.resolver.Resolver(configure=not nameservers)
     if nameservers:
