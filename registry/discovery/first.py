@@ -10,9 +10,9 @@ any value the view would refuse makes it answer None, and the view answers and e
 The queries asked most, words with the tag and capability filters the search index holds as
 keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the relevance
 tiers' statement itself, the SQL the ORM writes for ``search.text_matches`` read by
-``pagination.tiered_keys``, built from the same words and keys, on a plain cursor; for two
-words or more, one scan of the matches that gives each its tier, the same keys in the same
-order.
+``pagination.tiered_keys``, built from the same words and keys, on a plain cursor
+(``first_keys``); for two words or more, one scan of the matches that gives each its tier,
+the same keys in the same order.
 
 The search ``mode`` decides what the words do: in ``keyword`` they keep the agents whose
 words match, ranked in tiers (the lane's own statement answers such a first page); in
@@ -24,7 +24,6 @@ know (``LANE_PARAMS`` and the filters) is the view's.
 import functools
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -33,21 +32,14 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from registry.agents.models import Endpoint
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
 from registry.discovery import discover, hybrid, shapes
 from registry.discovery.filters import agent_filterset, filters_apply
-from registry.discovery.models import AgentSearchVector, DataGeneration
+from registry.discovery.first_keys import FirstQuery, first_keys, live_sql
+from registry.discovery.models import AgentSearchVector
 from registry.discovery.pagination import Page, relevance_page
-from registry.discovery.search import (
-    TIERS,
-    filter_keys,
-    text_filter,
-    text_query,
-    tier_exact,
-    tier_marks,
-)
+from registry.discovery.search import filter_keys, text_filter, tier_exact
 from registry.http.params import limit_parse, params_check
 from registry.http.problems import ProblemError
 from registry.semantic import client
@@ -58,14 +50,6 @@ LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor", "mode"})
 # The parameters a first query of words (mode=keyword) may have; with any other the view's
 # filters and discover find it.
 FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly", "mode"})
-
-
-@dataclass(frozen=True)
-class FirstQuery:
-    text: str
-    keys: tuple[str, ...]
-    limit: int
-    live: bool = False  # liveOnly=true: the page is of the live ones among its candidates
 
 
 def first_query(params, mode: str = "keyword") -> FirstQuery | None:
@@ -96,116 +80,6 @@ def first_query(params, mode: str = "keyword") -> FirstQuery | None:
     return FirstQuery(text, tuple(keys), limit, live == "true")
 
 
-def _generation_sql() -> str:
-    table = DataGeneration._meta.db_table
-    return f'(SELECT U0."value" FROM "{table}" U0 WHERE U0."id" = 1)'  # noqa: S608
-
-
-def _live_sql() -> str:
-    # The search row's agent has an endpoint alive after a time (a parameter): the
-    # condition liveness_state.live_agents writes, on the endpoint_alive index.
-    table, endpoints = AgentSearchVector._meta.db_table, Endpoint._meta.db_table
-    return (
-        f' AND EXISTS(SELECT 1 FROM "{endpoints}" U9 '  # noqa: S608
-        f'WHERE U9."agent_id" = "{table}"."agent_id" AND U9."alive_until" > %s)'
-    )
-
-
-def _tier_sql(tier: int, live: bool = False) -> str:
-    # The SQL the ORM writes for one tier of search.text_matches, read by tiered_keys. Only
-    # table names and the tier number are formatted in: the words and keys are parameters.
-    # ``live``: of the agents live at a time (a parameter after the keys).
-    table = AgentSearchVector._meta.db_table
-    return (
-        f'(SELECT "{table}"."agent_id", "{table}"."created_at", {int(tier)}, '  # noqa: S608
-        f"{_generation_sql()} "
-        f'FROM "{table}" '
-        f"WHERE (tsv @@ (to_tsquery('simple', %s) && %s::tsquery)){_live_sql() if live else ''} "
-        "ORDER BY 2 DESC, 1 ASC LIMIT %s)"
-    )
-
-
-# A query of this many words or more is found by one scan of its matches, each given its
-# tier there (``_one_scan_sql``); a query of one word by one statement a tier. Measured at
-# 100,000 agents (bench/README.md, "One scan for words"): with two words or more the
-# tiers' statements each look up every word's prefixes in the index again, and one scan
-# took a third to a half of their time; one word is often common (thousands of agents),
-# all of which one scan reads and sorts, where the upper tiers' statements are small and
-# the lowest stops at the page, in the agents' newest-first order.
-ONE_SCAN_TERMS = 2
-
-
-def _one_scan_sql(keyed: bool, live: bool = False) -> str:
-    # The agents matching the words (and the filter keys when ``keyed``; live at a time
-    # when ``live``), each with its tier (search.tier_marks: name, then titles, then the
-    # rest), in the tiers' order.
-    table = AgentSearchVector._meta.db_table
-    name_tier, titles_tier, other_tier = TIERS
-    keys = " && %s::tsquery" if keyed else ""
-    return (
-        f'(SELECT "{table}"."agent_id", "{table}"."created_at", '  # noqa: S608
-        f"CASE WHEN tsv @@ %s::tsquery THEN {int(name_tier)} "
-        f"WHEN tsv @@ %s::tsquery THEN {int(titles_tier)} ELSE {int(other_tier)} END, "
-        f"{_generation_sql()} "
-        f'FROM "{table}" '
-        f"WHERE (tsv @@ (to_tsquery('simple', %s){keys})){_live_sql() if live else ''} "
-        "ORDER BY 3 DESC, 2 DESC, 1 ASC LIMIT %s)"
-    )
-
-
-# The row that the keys statement begins with when it must read the data generation even
-# when nothing matches (its tier: above every relevance tier).
-GENERATION_ROW = max(TIERS) + 1
-
-
-def _keys_sql(
-    generation_row: bool = False, one_scan: bool = False, keyed: bool = False, live: bool = False
-) -> str:
-    if one_scan:
-        found = _one_scan_sql(keyed, live)
-    else:
-        found = " UNION ALL ".join(_tier_sql(tier, live) for tier in TIERS)
-    if generation_row:
-        row = f"(SELECT NULL::uuid, NULL::timestamptz, {GENERATION_ROW}, {_generation_sql()})"
-        found = f"{row} UNION ALL {found}"
-    elif one_scan:  # one statement: its own limit
-        return found
-    return found + " LIMIT %s"
-
-
-def first_keys(
-    query: FirstQuery, *, generation_row: bool = False, live_at: datetime | None = None
-) -> tuple[list[tuple[uuid.UUID, list]], int | None]:
-    """``pagination.tiered_keys`` of the query's tiers (a first page): the first ``limit +
-    1`` (pk, [tier, created_at]) keys in the page's order, and the data generation (None
-    when no key matched, unless ``generation_row``: read by the same statement then). One
-    statement a tier, or for ``ONE_SCAN_TERMS`` words or more one scan: the same keys.
-    ``live_at``: of the agents live then only (whatever ``query.live`` says)."""
-    terms = search_terms(query.text)
-    words = text_query(terms)
-    keys = list(query.keys)
-    one_scan = len(terms) >= ONE_SCAN_TERMS
-    live = [live_at] if live_at is not None else []
-    params: list = []
-    if one_scan:
-        params += [*tier_marks(terms), words]
-        params += [tier_exact([], keys, None)] if keys else []
-        params += [*live, query.limit + 1]
-    else:
-        for tier in TIERS:
-            params += [words, tier_exact(terms, keys, tier), *live, query.limit + 1]
-    if generation_row or not one_scan:  # (the statements' union: its limit)
-        params.append(query.limit + 1 + generation_row)
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_keys_sql(generation_row, one_scan, bool(keys), bool(live)), params)
-        found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()
-    rows = sorted(found, key=lambda row: -row[2])  # stable: each tier's order
-    generation = rows[0][3] if rows else None
-    if generation_row:
-        rows = rows[1:]
-    return [(pk, [tier, created]) for pk, created, tier, _ in rows], generation
-
-
 def first_page(query: FirstQuery) -> tuple[Page, str]:
     """The query's first page (its agents' ids) and sort, as ``discover.discover`` finds it."""
     keys, generation = first_keys(query)
@@ -231,7 +105,7 @@ def _semantic_kept(
     them. ``live_at``: of the agents live then only. Ids as text, in and out."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
-    where = (" AND tsv @@ %s::tsquery" if keys else "") + (_live_sql() if live_at else "")
+    where = (" AND tsv @@ %s::tsquery" if keys else "") + (live_sql() if live_at else "")
     conditions = ([keys] if keys else []) + ([live_at] if live_at else [])
 
     def kept_of(some: list[tuple]) -> set[str]:

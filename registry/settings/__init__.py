@@ -138,15 +138,11 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # JIT compilation costs tens of milliseconds and pays off only for long analytic
-    # queries; the registry's are short. So do parallel workers: a statement that starts
-    # them takes the cores the other requests need, and pays their start-up each time
-    # (measured at 100,000 agents, one client: 25 against 8 ms for the semantic candidates
-    # of a liveOnly query). DB_PARALLEL_WORKERS: PostgreSQL's workers a statement may use.
+    # JIT and parallel workers (DB_PARALLEL_WORKERS a statement) pay off for long analytic
+    # queries; the registry's are short, and workers take the cores other requests need.
     _parallel = env_int("DB_PARALLEL_WORKERS", 0)
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "options", f"-c jit=off -c max_parallel_workers_per_gather={_parallel}"
-    )
+    _options = f"-c jit=off -c max_parallel_workers_per_gather={_parallel}"
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", _options)
     # The card read (a2a/api.py) binds its parameter on the server, and psycopg prepares
     # it after this many runs on a connection (PostgreSQL then no longer plans it every
     # request); every other query binds on the client and is never prepared. 0: never (for

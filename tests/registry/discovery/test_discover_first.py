@@ -354,7 +354,7 @@ def tiered(alice, native_payload):
 def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
     tiered, monkeypatch, generation_row
 ):
-    from registry.discovery import first
+    from registry.discovery import first_keys as statements
 
     order = ["Route Planner Two", "Route Planner", "Other", "Trips", "Helper"]
     queries = [
@@ -368,17 +368,17 @@ def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
         ("nothing here", (), 10, []),
     ]
     for text, keys, limit, expected in queries:
-        query = first.FirstQuery(text, keys, limit)
+        query = statements.FirstQuery(text, keys, limit)
         found = {}
         for threshold in (1, 99):  # one scan always, a statement a tier always
-            monkeypatch.setattr(first, "ONE_SCAN_TERMS", threshold)
-            found[threshold] = first.first_keys(query, generation_row=generation_row)
+            monkeypatch.setattr(statements, "ONE_SCAN_TERMS", threshold)
+            found[threshold] = statements.first_keys(query, generation_row=generation_row)
         assert found[1] == found[99], text
         keys_found, generation = found[1]
         assert [pk for pk, _ in keys_found] == [tiered[name] for name in expected], text
         assert (generation is not None) == (generation_row or bool(expected))
-    monkeypatch.setattr(first, "ONE_SCAN_TERMS", 1)
-    keys_found, _ = first.first_keys(first.FirstQuery("route plan", (), 10))
+    monkeypatch.setattr(statements, "ONE_SCAN_TERMS", 1)
+    keys_found, _ = statements.first_keys(statements.FirstQuery("route plan", (), 10))
     assert [key[0] for _, key in keys_found] == [2, 2, 1, 1, 0]
 
 
