@@ -237,10 +237,12 @@ class VectorIndex:
         held = self.generation  # (read before the matrix: a look sets it after the matrix)
         with self._lock:
             matrix, ids, texts = self._matrix, self._ids, self._texts
-            found = self._remembered.get(key) if among is None else None
-            if found is not None:
+            remembered = self._remembered.get(key) if among is None else None
+            if remembered is not None:
                 self._remembered.move_to_end(key)
-                return self._hits(found, ids, ids_as_text), held
+                rows_found, cosines = remembered
+                names = texts if ids_as_text else ids
+                return _hits(rows_found.tolist(), cosines.tolist(), names), held
             rows = None if among is None else self._rows(among)
         query = embed([text])[0]
         if not query.any():
@@ -265,20 +267,24 @@ class VectorIndex:
                 strict=True,
             )
         )
+        rows_found = [r for _, _, r in found]
+        cosines = [-negated for negated, _, _ in found]
         if among is None:
             with self._lock:
                 if self._matrix is matrix:  # not an answer from a matrix replaced meanwhile
-                    self._remembered[key] = found
+                    # As arrays: 16 bytes a hit, where tuples of objects took some 80.
+                    self._remembered[key] = (
+                        np.array(rows_found, dtype=np.int64),
+                        np.array(cosines, dtype=np.float64),
+                    )
                     if len(self._remembered) > REMEMBERED:
                         self._remembered.popitem(last=False)
-        return self._hits(found, ids, ids_as_text), held
+        return _hits(rows_found, cosines, texts if ids_as_text else ids), held
 
-    @staticmethod
-    def _hits(found: list[tuple], ids: list, ids_as_text: bool) -> list[tuple]:
-        """(id, cosine) of each (-cosine, id as text, row) of ``found``."""
-        if ids_as_text:
-            return [(pk, -negated) for negated, pk, _ in found]
-        return [(ids[r], -negated) for negated, _, r in found]
+
+def _hits(rows: list[int], cosines: list[float], names: list) -> list[tuple]:
+    """(id, cosine) of each matrix row of ``rows``: its id in ``names`` (UUIDs or text)."""
+    return [(names[r], cosine) for r, cosine in zip(rows, cosines, strict=True)]
 
 
 _index = None

@@ -199,3 +199,24 @@ def test_a_malformed_search_is_refused_by_the_service(bad):
 
     reply = answer(VectorIndex(), {"op": "nearest", "text": "rain", "k": 1, **bad})
     assert set(reply) == {"error"}
+
+
+@pytest.mark.django_db
+def test_a_repeated_search_of_all_agents_is_answered_as_the_first_was(population, monkeypatch):
+    """The service remembers its answers to searches of all agents (as arrays of matrix
+    rows and cosines) and answers the same words again with the same hits, as ids or as
+    their text, without embedding them again."""
+    from registry.semantic import index as index_module
+    from registry.semantic.index import VectorIndex
+
+    index = VectorIndex()
+    first = index.search("turn speech into text", 3, floor=-1.0)[0]
+    as_text = index.search("turn speech into text", 3, floor=-1.0, ids_as_text=True)[0]
+    embedded = []
+    monkeypatch.setattr(index_module, "embed", lambda texts: embedded.append(texts))
+    again = index.search("turn speech into text", 3, floor=-1.0)[0]
+    assert embedded == []  # remembered: not embedded again
+    assert again == first and len(first) == 3
+    assert all(isinstance(pk, uuid.UUID) for pk, _ in first)
+    assert as_text == [(str(pk), cosine) for pk, cosine in first]
+    assert str(first[0][0]) == population["scribe"]
