@@ -22,7 +22,9 @@ class FirstQuery:
     text: str
     keys: tuple[str, ...]
     limit: int
-    live: bool = False  # liveOnly=true: the page is of the live ones among its candidates
+    # liveOnly=true: in keyword mode the page is of the live ones among its candidates; in
+    # the default mode both orders are of the live agents (first.hybrid_first_page).
+    live: bool = False
 
 
 def _generation_sql() -> str:
