@@ -455,13 +455,19 @@ def test_live_words_in_the_default_mode_are_found_by_the_lanes_statements(
     found, among, bodies = [], [], []
     monkeypatch.setattr(first, "hybrid_first_page", spy(first.hybrid_first_page, found))
     monkeypatch.setattr(first.client, "nearest", spy(first.client.nearest, among))
+    asked_among = 0
     for path in LIVE_HYBRID_QUERIES:
         expected = view_answer(path)
         by_view = set(nearest_among(among))  # (the view finds the order again for facets)
         answer, asked_django = lane_answer(path)
         assert not asked_django and answer == expected and expected[0] == 200, path
-        assert set(nearest_among(among)) == by_view, path
+        by_lane = set(nearest_among(among))
+        assert by_lane == by_view, path
         assert b'"live":false' not in expected[2], path
         bodies.append(expected[2])
+        asked_among += len(by_lane)
     assert len(found) == len(LIVE_HYBRID_QUERIES)
+    # The nearest among the live agents (the lane's packing statement with the liveness
+    # condition) were asked for exactly when the nearest of all held too few of them.
+    assert bool(asked_among) == (nearest_all is not None)
     assert all(b'"live":true' in body for body in bodies[:4])  # live agents found
