@@ -22,11 +22,12 @@ def _in_mode(paths: list[str], mode: str) -> list[str]:
 
 
 def modes_single(port: int, pool: discover.DistinctQueries, count: int) -> dict[str, Any]:
-    """p50/p95 of ``count`` distinct text queries in each mode, one client: as
+    """p50/p95 of ``count`` distinct queries of the pool's kind in each mode, one client: as
     bench.discover.discovery_measure's kinds ``text (hybrid)`` and ``text (keyword)``."""
     paths = pool.take(count)
+    kind = pool.kind
     return {
-        f"text ({mode})": discover.discovery_measure(port, "text", _in_mode(paths, mode))
+        f"{kind} ({mode})": discover.discovery_measure(port, kind, _in_mode(paths, mode))
         for mode in MODES
     }
 
@@ -39,13 +40,15 @@ def modes_throughput(
     generator: str,
     tmp: Path,
 ) -> dict[str, Any]:
-    """Rows ``distinct text (hybrid)`` and ``distinct text (keyword)``: ``share`` URLs of
-    ``pool`` sent in order in each mode; ``repeated`` counts requests past their end."""
+    """Rows ``distinct text (hybrid)`` and ``distinct text (keyword)`` (of the pool's kind):
+    ``share`` URLs of ``pool`` sent in order in each mode; ``repeated`` counts requests past
+    their end."""
     warm = pool.take(WARM_URLS)
     paths = pool.take(share)
     rows = {}
+    kind = pool.kind
     for mode in MODES:
-        name = f"distinct-text-{mode}"
+        name = f"distinct-{kind.replace('+', '-')}-{mode}"
         _runner(f"{name}-warm", _in_mode(warm, mode), args, port, generator, tmp, in_order=True)(
             max(1.0, args.duration / 5)
         )
@@ -53,12 +56,12 @@ def modes_throughput(
         result = run(args.duration)
         if result.errors > result.requests * 0.01:
             raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")
-        rows[f"distinct text ({mode})"] = {
+        rows[f"distinct {kind} ({mode})"] = {
             **result.as_dict(),
             "urls": len(paths),
             "repeated": max(0, result.requests - len(paths)),
         }
-        say(f"  distinct text ({mode}): {result.requests_per_second:.0f} req/s")
+        say(f"  distinct {kind} ({mode}): {result.requests_per_second:.0f} req/s")
     return rows
 
 
@@ -82,10 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share", type=int, default=3000, help="URLs a row may send")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    parser.add_argument(
+        "--kind", choices=["text", "text+filter"], default="text", help="distinct queries"
+    )
     args = parser.parse_args(argv)
     generator = generator_choice(args.generator)
     load.django_start(args.database_url)
-    pool = discover.DistinctQueries("text", args.seed)
+    pool = discover.DistinctQueries(args.kind, args.seed)
     port = port_free()
     ratios = []
     with tempfile.TemporaryDirectory(prefix="registry-bench-modes-") as tmp_name:
@@ -99,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             say(json.dumps(single))
             for number in range(args.rounds):
                 rows = modes_throughput(pool, args.share, args, port, generator, tmp)
-                rates = [rows[f"distinct text ({m})"]["requests_per_second"] for m in MODES]
+                rates = [rows[f"distinct {args.kind} ({m})"]["requests_per_second"] for m in MODES]
                 ratios.append(rates[0] / rates[1])
-                say(f"round {number + 1}: hybrid / keyword {ratios[-1]:.3f}")
+                say(f"round {number + 1}: hybrid / keyword {ratios[-1]:.3f} ({rates[0]:.0f} req/s)")
         finally:
             rss = server.workers_rss_mib(), server.semantic_rss_mib()
             say(f"workers' RSS {rss[0]} MiB, the service's {rss[1]} MiB")

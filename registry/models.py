@@ -14,7 +14,13 @@ from registry.agents.models import (
     OwnershipTransfer,
     Tombstone,
 )
-from registry.discovery.models import AgentFacet, AgentListing, AgentSearchVector, DataGeneration
+from registry.discovery.models import (
+    AgentFacet,
+    AgentFilterKeys,
+    AgentListing,
+    AgentSearchVector,
+    DataGeneration,
+)
 from registry.events.models import Delivery, EndpointStatusSeen, Event, Subscription
 from registry.liveness.models import ProbeResult
 from registry.semantic.models import AgentVector
@@ -22,6 +28,7 @@ from registry.semantic.models import AgentVector
 __all__ = [
     "Agent",
     "AgentFacet",
+    "AgentFilterKeys",
     "AgentListing",
     "AgentSearchText",
     "AgentSearchVector",

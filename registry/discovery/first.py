@@ -32,11 +32,13 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from registry.agents.models import Capability, CapabilityTag
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms, search_words_problem
 from registry.discovery import discover, hybrid, shapes
 from registry.discovery.filters import agent_filterset, filters_apply
 from registry.discovery.first_keys import FirstQuery, first_keys, live_sql
+from registry.discovery.keyed import keyed_find
 from registry.discovery.models import AgentSearchVector
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.search import filter_keys, text_filter, tier_exact
@@ -91,6 +93,78 @@ def first_page(query: FirstQuery) -> tuple[Page, str]:
 KEPT_FIRST = 4
 
 
+def _kept_of(cursor, hits: list[tuple], where: str = "", conditions=()) -> set[str]:
+    """The ids (text) of the agents of ``hits`` that have a search row (every discoverable
+    agent has one) and meet ``where`` (SQL after an AND, its parameters ``conditions``)."""
+    if not hits:
+        return set()
+    table = AgentSearchVector._meta.db_table
+    cursor.execute(
+        f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
+        f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
+        [[pk for pk, _ in hits], *conditions],
+    )
+    return {pk for (pk,) in cursor.fetchall()}
+
+
+# A first page of words with tag or capability filters (no liveOnly) whose filters name at
+# most this many agents: the nearest among those are asked for at once (``_keyed_among``),
+# instead of the nearest of all, looked up against the keys, then often the nearest among
+# the kept ones all the same (a tag of a few per cent of the agents keeps too few of the
+# nearest 1,000). Their ids come from the filters' own indexes, which a search row's keys
+# would have to be read from the table for (bench/README.md, "Keyed nearest at once").
+KEYED_AMONG = 10_000
+# The nearest of those asked for first: this many times DEPTH, room for retired agents,
+# which the filters' indexes still name (a retired agent keeps its tags, not its search row).
+KEYED_ROOM = 2
+
+
+def _keyed_among(query: FirstQuery) -> tuple[int, bytes]:
+    """The agents that the query's tag and capability filters keep, as the view's filters
+    find them (``CapabilityTag.value``, ``lower(Capability.name)``), retired ones too: how
+    many (up to KEYED_AMONG + 1) and, when no more than KEYED_AMONG, their ids packed (16
+    bytes each, as the service takes them)."""
+    values = dict(key[1:].partition(" ")[::2] for key in query.keys)  # search_key's form
+    tags, capabilities = CapabilityTag._meta.db_table, Capability._meta.db_table
+    named = f'SELECT "agent_id" FROM "{capabilities}" WHERE lower("name") = %s'  # noqa: S608
+    if "tag" in values:
+        found = f'SELECT "agent_id" FROM "{tags}" WHERE "value" = %s'  # noqa: S608
+        params = [values["tag"]]
+        if "capability" in values:
+            found += f' AND "agent_id" IN ({named})'
+            params.append(values["capability"])
+    else:
+        found, params = named, [values["capability"]]
+    packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*), CASE WHEN count(*) <= %s THEN {packed} END "  # noqa: S608
+            f"FROM (SELECT DISTINCT agent_id FROM ({found}) AS f LIMIT %s) AS keyed",
+            [KEYED_AMONG, *params, KEYED_AMONG + 1],
+        )
+        count, among = cursor.fetchone()
+    return count, bytes(among) if among is not None else b""
+
+
+def _keyed_kept(
+    hits: list[tuple], text: str, among: bytes, count: int, generation: int
+) -> list[tuple]:
+    """Of the nearest agents ``hits`` among the keys' agents ``among`` (``count`` of them),
+    the first DEPTH that are discoverable; when retired ones left too few of the first
+    asked for (KEYED_ROOM times DEPTH), all of them are asked for. Ids as text, in and out:
+    the view's nearest DEPTH of its filtered agents (``hybrid.semantic_ranked``)."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        kept = _kept_of(cursor, hits)
+        ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
+        if len(ranked) < hybrid.DEPTH and len(hits) == KEYED_ROOM * hybrid.DEPTH < count:
+            hits = client.nearest(
+                text, count, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+            )
+            kept = _kept_of(cursor, hits)
+            ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
+    return ranked
+
+
 def _semantic_kept(
     hits: list[tuple],
     query: FirstQuery,
@@ -109,14 +183,7 @@ def _semantic_kept(
     conditions = ([keys] if keys else []) + ([live_at] if live_at else [])
 
     def kept_of(some: list[tuple]) -> set[str]:
-        if not some:
-            return set()
-        cursor.execute(
-            f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
-            f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
-            [[pk for pk, _ in some], *conditions],
-        )
-        return {pk for (pk,) in cursor.fetchall()}
+        return _kept_of(cursor, some, where, conditions)
 
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         # The nearest are looked up first, the others only when fewer than DEPTH of those
@@ -153,27 +220,37 @@ def hybrid_first_page(
     """A first page of words and keys in the default mode (``hybrid``), as
     ``discover.discover`` finds it: the keyword order's first DEPTH (the lane's tier
     statement, which reads the data generation too) fused with the nearest by meaning among
-    the agents the keys keep. The service is asked before the statement runs and searches
-    meanwhile, in the vectors it holds; when they are not those of the statement's
-    generation, it is asked again for those. The ids stay text until the page's own.
+    the agents the keys keep (for a few of them, asked for at once: ``_keyed_among``). The
+    service is asked before the statement runs and searches meanwhile, in the vectors it
+    holds; when they are not those of the statement's generation, it is asked again for
+    those. The ids stay text until the page's own.
     ``filtered``: the query has a filter parameter (``_semantic_kept``). A ``liveOnly``
     query's two orders are of the agents live now, as the view's filter keeps them (its
     page is never cached: liveness changes with time). ``fused``: given,
     it is filled with the ids of the whole fused order (which the facets count)."""
     text = query.text.strip()
-    wanted = hybrid.semantic_wanted(filtered)
-    asked = client.nearest_begin(text, wanted, floor=hybrid.MIN_COSINE, look=False)
+    among, count = None, 0
+    if query.keys and not query.live:
+        count, among = _keyed_among(query)
+        among = among if count <= KEYED_AMONG else None
+    wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
+    asked = None
+    if count or among is None:  # (the keys name no agent: none is near)
+        asked = client.nearest_begin(text, wanted, among, floor=hybrid.MIN_COSINE, look=False)
     live_at = timezone.now() if query.live else None
     keys, generation = first_keys(
         FirstQuery(query.text, query.keys, hybrid.DEPTH), generation_row=True, live_at=live_at
     )
     try:
-        hits, held = asked.result(ids_as_text=True)
+        hits, held = asked.result(ids_as_text=True) if asked else ([], generation)
         if held != generation:
             hits = client.nearest(
-                text, wanted, floor=hybrid.MIN_COSINE, generation=generation, ids_as_text=True
+                text, wanted, among, hybrid.MIN_COSINE, generation, ids_as_text=True
             )
-        semantic = _semantic_kept(hits, query, generation, filtered, live_at)
+        if among is None:
+            semantic = _semantic_kept(hits, query, generation, filtered, live_at)
+        else:
+            semantic = _keyed_kept(hits, text, among, count, generation)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
     ranked = hybrid.fuse([str(pk) for pk, _ in keys[: hybrid.DEPTH]], semantic)
@@ -265,6 +342,9 @@ def lane_find(params) -> Lane | None:
             return found
 
         return Lane(hybrid_find, None, fused)
+    keyed = keyed_find(params, _filters())
+    if keyed is not None:  # filters alone, two or more keys: the agents' filter keys
+        return Lane(keyed, None)
     shaped = shapes.shaped_find(params, _filters(), agents_filtered)
     if shaped is not None:  # filters alone: their shape's statement
         return Lane(shaped, None)

@@ -60,6 +60,31 @@ class AgentSearchVector(models.Model):
         return str(self.agent_id)
 
 
+class AgentFilterKeys(models.Model):
+    """PostgreSQL: every agent's exact filter keys in one GIN-indexed ``tsvector``, so that a
+    query of several filters finds the agents in all of them by one index lookup (the
+    lean lane's ``discovery.keyed``), where the filters' own tables are joined one set
+    against the other. Kept by triggers on the agent, capability, tag and fact tables
+    (migration 0022): ``~tag <value>`` (as CapabilityTag holds it), ``~capability <lower
+    name>``, ``~f <kind> <value>`` (each AgentFacet, as stored), and the agent's sort keys
+    and whether discovery finds it. Empty on SQLite."""
+
+    agent = models.OneToOneField(
+        Agent,
+        on_delete=models.DO_NOTHING,  # the agent table's delete trigger removes the row
+        db_constraint=False,
+        primary_key=True,
+        related_name="+",
+    )
+    keys = SearchVectorField()
+    created_at = models.DateTimeField()
+    name_key = models.TextField()  # lower(name), the "name" sort's key
+    discoverable = models.BooleanField()  # not retired
+
+    def __str__(self) -> str:
+        return str(self.agent_id)
+
+
 class AgentListing(models.Model):
     """An agent's JSON as discovery lists it, stored at write time (registry/discovery/listings.py):
     every part but the endpoints' liveness and the agent's live and uptime, which change

@@ -20,7 +20,7 @@ TIERS = (2, 1, 0)
 # Filters that the PostgreSQL index also holds as exact keys: {parameter: key kind}.
 KEY_FILTERS = {"capability": "capability", "tag": "tag"}
 # A tsvector lexeme is at most 2 KB; a longer filter value cannot be a key (nor match one).
-_KEY_BYTES = 2000
+KEY_BYTES = 2000
 
 
 def filter_keys(params) -> list[str] | None:
@@ -31,7 +31,7 @@ def filter_keys(params) -> list[str] | None:
         value = (params.get(name) or "").strip()
         if value:
             key = search_key(kind, value)
-            if len(key.encode()) > _KEY_BYTES:
+            if len(key.encode()) > KEY_BYTES:
                 return None
             keys.append(key)
     return keys

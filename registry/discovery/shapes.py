@@ -72,14 +72,10 @@ def shaped_find(params, filters: dict, agents_filtered):
             names.append(name)
     if not names:
         return None
-    try:
-        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
-        sort = discover.sort_choose(params, has_text=False, syncing=False)
-        limit = limit_parse(params.get("limit"))
-    except ProblemError:
+    checked = sort_and_limit(params, filters)
+    if checked is None or checked[0] not in ("recent", "name"):
         return None
-    if sort not in ("recent", "name"):
-        return None
+    sort, limit = checked
     for name in names:  # the view's cleaning: a value it refuses is its 400
         field = filters[name].field
         try:
@@ -112,6 +108,17 @@ def shaped_find(params, filters: dict, agents_filtered):
         return keyset_found_page(sort, found, limit), sort
 
     return find
+
+
+def sort_and_limit(params, filters: dict) -> tuple[str, int] | None:
+    """A filter-only query's sort and limit, after the view's check of its parameters, or
+    None where the view answers a 400 instead."""
+    try:
+        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
+        sort = discover.sort_choose(params, has_text=False, syncing=False)
+        return sort, limit_parse(params.get("limit"))
+    except ProblemError:
+        return None
 
 
 # The ORM writes a slice's bound into the SQL: the shape's statement ends with a

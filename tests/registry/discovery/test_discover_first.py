@@ -3,6 +3,7 @@ their answer is the view's, byte for byte and header for header (on PostgreSQL t
 and index keys through the lane's own statement); a query the view would refuse, and the
 change feed, are the view's to answer."""
 
+import json
 import uuid
 
 import pytest
@@ -124,33 +125,100 @@ HYBRID_FIRST_QUERIES = [
 ]
 
 
+# Of HYBRID_FIRST_QUERIES, those whose tag and capability filters name few agents: the lane
+# asks for the nearest among those at once (first._keyed_among).
+KEYED_HYBRID_QUERIES = {
+    "/discover/agents?q=invoice&tag=finance": ("finance", None),
+    "/discover/agents?q=forecasts&tag=CLIMATE&capability=forecasts+skill&limit=3": (
+        "climate",
+        "forecasts skill",
+    ),
+    "/discover/agents?q=weather&tag=nosuchtag": ("nosuchtag", None),
+}
+
+
+def keys_agents(tag: str, capability: str | None) -> frozenset[str]:
+    """The agents with this tag (and capability), as the view's filters find them."""
+    from registry.agents.models import Capability, CapabilityTag
+
+    found = set(CapabilityTag.objects.filter(value=tag).values_list("agent_id", flat=True))
+    if capability is not None:
+        named = Capability.objects.filter(name__iexact=capability)
+        found &= set(named.values_list("agent_id", flat=True))
+    return frozenset(map(str, found))
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("nearest_all", [None, 2])
+@pytest.mark.parametrize("keyed_among", [None, 2])
 def test_words_and_keys_in_the_default_mode_are_found_by_the_lanes_statements(
-    agents, monkeypatch, nearest_all
+    agents, monkeypatch, nearest_all, keyed_among
 ):
     """The keyword order by the lane's tier statement, the nearest agents kept by the keys
     in one statement; with ``nearest_all`` 2 the nearest of all rarely hold enough that the
-    keys keep, and the nearest among the kept ones are asked for."""
+    keys keep, and the nearest among the kept ones are asked for. Tag and capability
+    filters that name few agents (``first.KEYED_AMONG``; 2 leaves only a tag no agent has):
+    the nearest among those agents are asked for at once, and the answer is the view's."""
     from registry.discovery import first, hybrid
 
     if nearest_all is not None:
         monkeypatch.setattr(hybrid, "NEAREST_ALL", nearest_all)
-    found, among = [], []
+    if keyed_among is not None:
+        monkeypatch.setattr(first, "KEYED_AMONG", keyed_among)
+    found, among, begun = [], [], []
     monkeypatch.setattr(first, "hybrid_first_page", spy(first.hybrid_first_page, found))
     monkeypatch.setattr(first.client, "nearest", spy(first.client.nearest, among))
+    monkeypatch.setattr(first.client, "nearest_begin", spy(first.client.nearest_begin, begun))
     asked_among = 0
     for path in HYBRID_FIRST_QUERIES:
         expected = view_answer(path)
         by_view = nearest_among(among)
+        begun.clear()
         answer, asked_django = lane_answer(path)
         assert not asked_django and answer == expected, path
         assert expected[0] == 200, path
-        # The nearest among the agents the keys keep: asked alike by both, or by neither.
-        assert nearest_among(among) == by_view, path
-        asked_among += len(by_view)
+        by_lane = nearest_among(among)
+        named = keys_agents(*KEYED_HYBRID_QUERIES[path]) if path in KEYED_HYBRID_QUERIES else None
+        if named is not None and len(named) <= first.KEYED_AMONG:
+            # Asked once, before the keyword statement, among the agents the keys name (and
+            # not at all when they name none).
+            assert by_lane == [], path
+            asked = [(first.KEYED_ROOM * hybrid.DEPTH, named)] if named else []
+            assert [(k, ids) for _, k, ids in nearest_among(begun)] == asked, path
+        else:
+            # The nearest among the agents the keys keep: asked alike by both, or by neither.
+            assert by_lane == by_view, path
+            assert nearest_among(begun) == by_lane, path  # (nearest begins its search)
+            asked_among += len(by_view)
     assert len(found) == len(HYBRID_FIRST_QUERIES)
     assert bool(asked_among) == (nearest_all is not None)
+
+
+@pytest.mark.postgres
+def test_retired_agents_among_the_keys_nearest_leave_room_for_the_next_as_in_the_view(
+    agents, alice, monkeypatch
+):
+    """A retired agent keeps its tags, not its search row: when retired agents are most of
+    the nearest first asked for among a tag's agents, all of them are asked for, and the
+    page is the view's."""
+    from registry.discovery import first, hybrid
+    from registry.semantic import client
+
+    monkeypatch.setattr(hybrid, "DEPTH", 2)
+    tagged = keys_agents("finance", None)
+    text = "billing statements"  # no agent has these words: the page is the nearest alone
+    nearest = client.nearest(text, 4, among=[uuid.UUID(pk) for pk in tagged])
+    for pk, _ in nearest[:3]:
+        assert alice.delete(f"/agents/{pk}").status_code == 204
+    path = "/discover/agents?q=billing+statements&tag=finance&limit=2"
+    expected = view_answer(path)
+    among = []
+    monkeypatch.setattr(first.client, "nearest", spy(first.client.nearest, among))
+    answer, asked_django = lane_answer(path)
+    assert not asked_django and answer == expected and expected[0] == 200
+    assert nearest_among(among) == [(text, len(tagged), tagged)]  # all of them
+    assert not any(str(pk).encode() in expected[2] for pk, _ in nearest[:3])
+    assert len(json.loads(expected[2])["results"]) == 2
 
 
 def nearest_among(calls: list) -> list:
@@ -210,6 +278,59 @@ def test_filters_alone_of_one_shape_answer_as_the_view_each_with_its_own_values(
         expected = view_answer(path)
         cache.clear()
         assert call(app, "GET", path) == expected, path
+
+
+# Filters alone, two keys or more: the agents' filter keys (registry.discovery.keyed).
+KEYED_QUERIES = [
+    "/discover/agents?tag=finance&capability=forecasts+skill",
+    "/discover/agents?tag=climate&capability=FORECASTS+SKILL&sort=name&limit=2",  # a next link
+    "/discover/agents?tag=climate&capability=forecasts+skill&sort=recent&limit=3",
+    "/discover/agents?tag=+finance+&capability=invoices+skill&limit=4",
+    "/discover/agents?tag=nlp&capability=invoices+skill",  # no agent
+    "/discover/agents?tag=finance&capability=invoices+skill&limit=1&sort=name",
+]
+# Not theirs: one key (a blank filter), a sort of its own, a filter that is no key, a value
+# the view refuses (each found as before, and answered as the view answers).
+NOT_KEYED_QUERIES = [
+    "/discover/agents?tag=finance&capability=+",
+    "/discover/agents?tag=finance&capability=invoices+skill&sort=updated",
+    "/discover/agents?tag=finance&capability=invoices+skill&transport=Http",
+    "/discover/agents?tag=finance&capability=invoices+skill&q=",
+    "/discover/agents?tag=finance&capability=invoices+skill&limit=0",
+    "/discover/agents?tag=finance&tag=climate&capability=invoices+skill",
+]
+
+
+@pytest.mark.postgres
+def test_filters_alone_of_two_keys_or_more_answer_as_the_view_by_the_filter_keys(
+    agents, alice, monkeypatch
+):
+    from registry.agents.models import Agent
+    from registry.discovery import first
+
+    retired = Agent.objects.filter(name="Weather Invoice 2").get().pk
+    assert alice.delete(f"/agents/{retired}").status_code == 204  # not discoverable now
+    found = []
+    monkeypatch.setattr(first, "keyed_find", spy_answer(first.keyed_find, found))
+    for path in KEYED_QUERIES + NOT_KEYED_QUERIES:
+        expected = view_answer(path)
+        found.clear()
+        answer, _ = lane_answer(path)
+        assert answer == expected, path
+        assert (found == [True]) == (path in KEYED_QUERIES), path
+        assert str(retired).encode() not in answer[2], path
+    assert b"Weather Invoice" in view_answer(KEYED_QUERIES[0])[2]
+
+
+def spy_answer(function, answers: list):
+    """``function``, noting whether each call found something (True) or None (False)."""
+
+    def called(*args, **kwargs):
+        answer = function(*args, **kwargs)
+        answers.append(answer is not None)
+        return answer
+
+    return called
 
 
 def test_filters_alone_answer_as_the_view_when_no_more_shapes_are_kept(agents, monkeypatch):
