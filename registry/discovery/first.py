@@ -119,11 +119,11 @@ KEYED_AMONG = 10_000
 KEYED_ROOM = 2
 
 
-def _keyed_among(query: FirstQuery) -> tuple[int, bytes]:
+def _keyed_among(query: FirstQuery, most: int) -> tuple[int, bytes]:
     """The agents that the query's tag and capability filters keep, as the view's filters
     find them (``CapabilityTag.value``, ``lower(Capability.name)``), retired ones too: how
-    many (up to KEYED_AMONG + 1) and, when no more than KEYED_AMONG, their ids packed (16
-    bytes each, as the service takes them)."""
+    many (up to ``most`` + 1) and, when no more than ``most``, their ids packed (16 bytes
+    each, as the service takes them)."""
     values = dict(key[1:].partition(" ")[::2] for key in query.keys)  # search_key's form
     tags, capabilities = CapabilityTag._meta.db_table, Capability._meta.db_table
     named = f'SELECT "agent_id" FROM "{capabilities}" WHERE lower("name") = %s'  # noqa: S608
@@ -140,7 +140,7 @@ def _keyed_among(query: FirstQuery) -> tuple[int, bytes]:
         cursor.execute(
             f"SELECT count(*), CASE WHEN count(*) <= %s THEN {packed} END "  # noqa: S608
             f"FROM (SELECT DISTINCT agent_id FROM ({found}) AS f LIMIT %s) AS keyed",
-            [KEYED_AMONG, *params, KEYED_AMONG + 1],
+            [most, *params, most + 1],
         )
         count, among = cursor.fetchone()
     return count, bytes(among) if among is not None else b""
@@ -197,6 +197,16 @@ def _semantic_kept(
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
             return ranked
+    text = query.text.strip()
+    if keys and not live_at:  # the keys' agents from their own indexes (_keyed_among)
+        count, among = _keyed_among(query, hybrid.NEAREST_AMONG)
+        if count <= hybrid.NEAREST_AMONG:
+            wanted = KEYED_ROOM * hybrid.DEPTH
+            nearest = client.nearest(
+                text, wanted, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+            )
+            return _keyed_kept(nearest, text, among, count, generation)
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         # Their ids packed (16 bytes each) by the statement, as the service takes them.
         packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
         keyed = f" WHERE TRUE{where}" if conditions else ""
@@ -208,7 +218,6 @@ def _semantic_kept(
         count, among = cursor.fetchone()
     if count > hybrid.NEAREST_AMONG:
         return ranked
-    text = query.text.strip()
     return client.nearest(
         text, hybrid.DEPTH, bytes(among), hybrid.MIN_COSINE, generation, ids_as_text=True
     )
@@ -231,7 +240,7 @@ def hybrid_first_page(
     text = query.text.strip()
     among, count = None, 0
     if query.keys and not query.live:
-        count, among = _keyed_among(query)
+        count, among = _keyed_among(query, KEYED_AMONG)
         among = among if count <= KEYED_AMONG else None
     wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
     asked = None

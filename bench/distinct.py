@@ -1,0 +1,75 @@
+"""The distinct-query rows alone (``python -m bench``'s ``distinct <kind>``: each URL a
+first query), on a database already loaded (``python -m bench`` or ``python -m
+bench.firstquery setup``), through the production server (bench.server) with its embedding
+service: for a side-by-side run of two versions of the code on one machine in minutes,
+where the whole benchmark takes most of an hour (whose card fetch, warmed for minutes, is
+what these rows are measured against).
+
+    python -m bench.distinct --database-url postgres://…/registry_bench --kinds filter,text+filter
+
+Each round measures every kind with URLs no round sent before and prints one JSON line;
+the last line has each row's median over the rounds.
+"""
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from bench import discover
+from bench.throughput import say, throughput_distinct
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import load
+    from bench.loadgen import generator_choice
+    from bench.server import Server, port_free
+
+    parser = argparse.ArgumentParser(prog="python -m bench.distinct", description=__doc__)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--kinds", default="filter,text+filter", help="comma-separated")
+    parser.add_argument("--duration", type=float, default=15)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--share", type=int, default=4000, help="URLs a row may send")
+    parser.add_argument("--seed", type=int, default=2, help="of the URLs' order")
+    parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    args = parser.parse_args(argv)
+    generator = generator_choice(args.generator)
+    load.django_start(args.database_url)
+    kinds = [kind for kind in args.kinds.split(",") if kind]
+    pools = {kind: discover.DistinctQueries(kind, args.seed) for kind in kinds}
+    rounds: list[dict[str, float]] = []
+    port = port_free()
+    with tempfile.TemporaryDirectory(prefix="registry-bench-distinct-") as tmp_name:
+        tmp = Path(tmp_name)
+        server = Server(
+            port=port, database_url=args.database_url, redis_url="", log_path=tmp / "g.log"
+        )
+        server.start()
+        try:
+            for number in range(args.rounds):
+                rates = {}
+                for kind, pool in pools.items():
+                    row = throughput_distinct(
+                        f"distinct-{kind.replace('+', '-')}",
+                        pool,
+                        args.share,
+                        args,
+                        port,
+                        generator,
+                        tmp,
+                    )
+                    rates[f"distinct {kind}"] = row["requests_per_second"]
+                rounds.append(rates)
+                say(json.dumps({"round": number + 1, **{k: round(v) for k, v in rates.items()}}))
+        finally:
+            server.stop()
+    medians = {name: round(statistics.median(r[name] for r in rounds)) for name in rounds[0]}
+    say(json.dumps({"median": medians}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
