@@ -86,10 +86,8 @@ def main(argv=None) -> int:
         index.refresh = lambda covering=None: None  # the matrix is given here, not read
         index._ids = [uuid.uuid4() for _ in vectors]
         index._row = {pk.bytes: i for i, pk in enumerate(index._ids)}
-        index._matrix = (
-            np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)
-            / np.float32(127)
-        ).astype(np.float32)
+        index._texts = [str(pk) for pk in index._ids]
+        index._matrix = np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)
         del vectors
         result["rss_with_index_mib"] = round(rss_mib(), 1)
         result["matrix_mib"] = round(index._matrix.nbytes / 2**20, 1)

@@ -1,7 +1,8 @@
 import os
 
-# One BLAS thread: a search is one matrix-vector product, and OpenBLAS's extra threads spin
-# after it (a search cost 19 ms of CPU with them, 2.3 ms without: bench/README.md).
+# One BLAS thread: OpenBLAS's extra threads spin after each call (when a search was a
+# float32 matrix-vector product, it cost 19 ms of CPU with them, 2.3 ms without:
+# bench/README.md); a search's byte dot products (simsimd) use this thread alone.
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 

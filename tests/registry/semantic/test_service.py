@@ -220,3 +220,40 @@ def test_a_repeated_search_of_all_agents_is_answered_as_the_first_was(population
     assert all(isinstance(pk, uuid.UUID) for pk, _ in first)
     assert as_text == [(str(pk), cosine) for pk, cosine in first]
     assert str(first[0][0]) == population["scribe"]
+
+
+@pytest.mark.django_db
+def test_a_search_scores_each_agent_by_its_stored_bytes_against_the_query_quantized(population):
+    """Every stored vector is scored exactly: the byte dot product of the agent's stored
+    vector and the query quantized the same way, over 127², for all agents and among a
+    few; the order is nearest first, equal scores by id; the floor drops the rest."""
+    import numpy as np
+
+    from registry.semantic.embedder import SCALE, embed_quantized
+    from registry.semantic.index import VectorIndex
+    from registry.semantic.models import AgentVector
+
+    text = "turn speech into text"
+    query = np.frombuffer(embed_quantized([text])[0], dtype=np.int8).astype(np.int64)
+    stored = {
+        row.agent_id: np.frombuffer(bytes(row.vector), dtype=np.int8).astype(np.int64)
+        for row in AgentVector.objects.all()
+    }
+    cosines = {pk: int(vector @ query) / SCALE**2 for pk, vector in stored.items()}
+    index = VectorIndex()
+
+    def expected(ids, floor=-1.0):
+        kept = [(pk, cosines[pk]) for pk in ids if cosines[pk] >= floor]
+        return sorted(kept, key=lambda hit: (-round(hit[1], 6), str(hit[0])))
+
+    assert len(stored) >= 5
+    found = index.search(text, len(stored), floor=-1.0)[0]
+    assert [pk for pk, _ in found] == [pk for pk, _ in expected(stored)]
+    assert [c for _, c in found] == pytest.approx([c for _, c in expected(stored)], abs=1e-6)
+    some = sorted(stored, key=str)[:3]
+    among = index.search(text, 10, among=some, floor=-1.0)[0]
+    assert [pk for pk, _ in among] == [pk for pk, _ in expected(some)]
+    floor = sorted(cosines.values())[len(cosines) // 2]
+    above = index.search(text, len(stored), floor=floor)[0]
+    assert [pk for pk, _ in above] == [pk for pk, _ in expected(stored, floor)]
+    assert 0 < len(above) < len(stored)
