@@ -99,10 +99,12 @@ def _kept_of(cursor, hits: list[tuple], where: str = "", conditions=()) -> set[s
     if not hits:
         return set()
     table = AgentSearchVector._meta.db_table
+    # The ids as one array literal (hits' ids are UUIDs' text, which needs no quoting): a
+    # list of strings costs the driver a check of each one.
     cursor.execute(
         f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
         f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
-        [[pk for pk, _ in hits], *conditions],
+        ["{" + ",".join([str(pk) for pk, _ in hits]) + "}", *conditions],
     )
     return {pk for (pk,) in cursor.fetchall()}
 
@@ -248,7 +250,10 @@ def hybrid_first_page(
         asked = client.nearest_begin(text, wanted, among, floor=hybrid.MIN_COSINE, look=False)
     live_at = timezone.now() if query.live else None
     keys, generation = first_keys(
-        FirstQuery(query.text, query.keys, hybrid.DEPTH), generation_row=True, live_at=live_at
+        FirstQuery(query.text, query.keys, hybrid.DEPTH),
+        generation_row=True,
+        live_at=live_at,
+        text_ids=True,
     )
     try:
         hits, held = asked.result(ids_as_text=True) if asked else ([], generation)
@@ -262,7 +267,7 @@ def hybrid_first_page(
             semantic = _keyed_kept(hits, text, among, count, generation)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
-    ranked = hybrid.fuse([str(pk) for pk, _ in keys[: hybrid.DEPTH]], semantic)
+    ranked = hybrid.fuse([pk for pk, _ in keys[: hybrid.DEPTH]], semantic)
     if fused is not None:
         fused[:] = [pk for pk, _ in ranked]
     limit = query.limit

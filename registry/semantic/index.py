@@ -257,23 +257,19 @@ class VectorIndex:
             scores = _dots(query, matrix)[rows]
         else:  # a few: theirs alone
             scores = _dots(query, matrix[rows])
-        scores /= SCALE * SCALE  # (a cosine)
-        best = np.flatnonzero(scores >= floor)
-        if len(best) > k:
-            best = best[np.argpartition(-scores[best], k - 1)[:k]]
+        # The k highest of those at the floor or above, with every score equal to the k-th
+        # (ties are common among integers): the sort below keeps the lowest ids of those,
+        # whatever order the matrix holds them in.
+        least = floor * SCALE * SCALE
+        if len(scores) > k:
+            least = max(least, np.partition(scores, len(scores) - k)[len(scores) - k])
+        best = np.flatnonzero(scores >= least)
         at = (best if rows is None else rows[best]).tolist()  # their rows in the matrix
         # Nearest first; equal scores by id (its text sorts as its number), so every
         # process answers in the same order.
-        found = sorted(
-            zip(
-                [-round(score, 6) for score in scores[best].tolist()],
-                [texts[r] for r in at],
-                at,
-                strict=True,
-            )
-        )
+        found = sorted(zip((-scores[best]).tolist(), [texts[r] for r in at], at, strict=True))[:k]
         rows_found = [r for _, _, r in found]
-        cosines = [-negated for negated, _, _ in found]
+        cosines = [-dot / (SCALE * SCALE) for dot, _, _ in found]
         if among is None:
             with self._lock:
                 if self._matrix is matrix:  # not an answer from a matrix replaced meanwhile
@@ -288,14 +284,14 @@ class VectorIndex:
 
 
 def _dots(query, matrix):
-    """The dot product of the byte vector ``query`` with each row of the byte ``matrix``,
-    as float64 (exact: integers of at most 256 x 127²)."""
+    """The dot product of the byte vector ``query`` with each row of the byte ``matrix``:
+    integers (of at most 256 x 127² each)."""
     import numpy as np
     import simsimd
 
     if not len(matrix):
-        return np.zeros(0, dtype=np.float64)
-    return np.asarray(simsimd.cdist(query[None], matrix, metric="dot"))[0]
+        return np.zeros(0, dtype=np.int32)
+    return np.asarray(simsimd.cdist(query[None], matrix, metric="dot", out_dtype="int32"))[0]
 
 
 def _hits(rows: list[int], cosines: list[float], names: list) -> list[tuple]:

@@ -498,6 +498,12 @@ def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
         for threshold in (1, 99):  # one scan always, a statement a tier always
             monkeypatch.setattr(statements, "ONE_SCAN_TERMS", threshold)
             found[threshold] = statements.first_keys(query, generation_row=generation_row)
+            # The same keys with their ids as text and no time (the fused order's).
+            as_text = statements.first_keys(query, generation_row=generation_row, text_ids=True)
+            assert as_text[1] == found[threshold][1], text
+            assert as_text[0] == [
+                (str(pk), [tier, None]) for pk, (tier, _) in found[threshold][0]
+            ], text
         assert found[1] == found[99], text
         keys_found, generation = found[1]
         assert [pk for pk, _ in keys_found] == [tiered[name] for name in expected], text

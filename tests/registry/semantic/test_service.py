@@ -257,3 +257,35 @@ def test_a_search_scores_each_agent_by_its_stored_bytes_against_the_query_quanti
     above = index.search(text, len(stored), floor=floor)[0]
     assert [pk for pk, _ in above] == [pk for pk, _ in expected(stored, floor)]
     assert 0 < len(above) < len(stored)
+
+
+@pytest.mark.parametrize("among", [False, True])
+def test_equal_scores_at_the_cut_keep_the_lowest_ids_whatever_the_matrix_order(among, monkeypatch):
+    """Byte dot products are integers, so many agents may score alike at the k-th place:
+    the search keeps the lowest ids of those, in any order of the matrix's rows (each
+    process loads the vectors in its own order)."""
+    import random
+
+    import numpy as np
+
+    from registry.semantic.embedder import embed_quantized
+    from registry.semantic.index import VectorIndex
+
+    text = "turn speech into text"
+    same = np.frombuffer(embed_quantized([text])[0], dtype=np.int8)
+    other = np.frombuffer(embed_quantized(["rain forecast for sailing"])[0], dtype=np.int8)
+    ids = [uuid.UUID(int=n) for n in range(1, 41)]
+    vectors = {pk: same if n % 2 else other for n, pk in enumerate(ids)}
+    chosen = ids[10:] if among else None
+    tied = sorted((pk for pk in chosen or ids if vectors[pk] is same), key=str)
+    for seed in range(5):
+        order = ids[:]
+        random.Random(seed).shuffle(order)
+        index = VectorIndex()
+        monkeypatch.setattr(index, "refresh", lambda covering=None: None)
+        index._ids, index._texts = order, [str(pk) for pk in order]
+        index._row = {pk.bytes: at for at, pk in enumerate(order)}
+        index._matrix = np.stack([vectors[pk] for pk in order])
+        found = index.search(text, 3, among=chosen)[0]
+        assert [pk for pk, _ in found] == tied[:3]
+        assert found[0][1] == found[2][1] > 0.9
