@@ -9,55 +9,127 @@ answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ..
 "look": bool}`` (``among_packed``: the agents' 16-byte ids one after the other; the data
 generation whose vectors the search must see, optional; ``look`` false: search the vectors
 held, without looking for newer ones) answers ``{"hits": [[id, cosine], ...],
-"generation": n}`` (the generation whose vectors it saw, at least)."""
+"generation": n}`` (the generation whose vectors it saw, at least).
+
+Each process (and thread) keeps one connection and sends its requests on it one after
+another, each answer read before the next request is sent: a connection a request cost the
+service 0.4-0.7 ms of CPU more per search (its accept and a thread each; bench/README.md,
+"Kept connections"). A connection whose answer was left unread (the caller raised between
+``nearest_begin`` and ``result``) is dropped, and so is one a forked process inherited; a
+kept connection that the service closed (it restarted) is opened again once."""
 
 import base64
 import json
 import logging
+import os
 import socket
+import threading
 import uuid
 
 from django.conf import settings
 
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5.0
+MAX_LINE = 64 << 20
 
 
 class SemanticUnavailable(Exception):
     """The embedding service did not answer."""
 
 
-def _send(request: dict) -> socket.socket:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.settimeout(TIMEOUT_SECONDS)
-        conn.connect(settings.SEMANTIC_SOCKET)
-        conn.sendall(json.dumps(request).encode() + b"\n")
-    except OSError as exc:
-        conn.close()
-        raise SemanticUnavailable(str(exc)) from exc
-    return conn
+class _Link:
+    """A connection to the service, kept by one process and thread."""
+
+    def __init__(self, path: str):
+        self.pid = os.getpid()
+        self.path = path
+        self.waiting = False  # a request sent whose answer is not read yet
+        self.answered = False  # it has answered before: a close may be a restart since
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.settimeout(TIMEOUT_SECONDS)
+            self.sock.connect(path)
+        except OSError:
+            self.sock.close()
+            raise
+        self.reader = self.sock.makefile("rb")
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
 
 
-def _receive(conn: socket.socket) -> dict:
-    try:
-        with conn:
-            chunks = []
-            while not chunks or not chunks[-1].endswith(b"\n"):
-                chunk = conn.recv(1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        answer = json.loads(b"".join(chunks))
-    except (OSError, ValueError) as exc:
-        raise SemanticUnavailable(str(exc)) from exc
-    if "error" in answer:
-        raise SemanticUnavailable(answer["error"])
-    return answer
+_links = threading.local()
+
+
+def _link_drop(link: "_Link") -> None:
+    if getattr(_links, "link", None) is link:
+        _links.link = None
+    link.close()  # (a forked copy's close leaves the connection to the process it is of)
+
+
+def _link() -> _Link:
+    """This thread's kept connection, opened when it has none it can use."""
+    link = getattr(_links, "link", None)
+    path = settings.SEMANTIC_SOCKET
+    if link is not None and (link.pid != os.getpid() or link.waiting or link.path != path):
+        _link_drop(link)
+        link = None
+    if link is None:
+        link = _links.link = _Link(path)
+    return link
+
+
+class _Asked:
+    """A request sent on a kept connection, its answer not read yet."""
+
+    def __init__(self, request: dict):
+        self._data = json.dumps(request).encode() + b"\n"
+        self._link = self._sent()
+
+    def _sent(self) -> _Link:
+        for attempt in (1, 2):
+            try:
+                link = _link()
+            except OSError as exc:
+                raise SemanticUnavailable(str(exc)) from exc
+            try:
+                link.sock.sendall(self._data)
+            except OSError as exc:
+                _link_drop(link)
+                if attempt == 2 or not link.answered or isinstance(exc, TimeoutError):
+                    raise SemanticUnavailable(str(exc)) from exc
+                continue  # (the service restarted since its last answer: once more)
+            link.waiting = True
+            return link
+        raise AssertionError("unreachable")
+
+    def answer(self) -> dict:
+        for attempt in (1, 2):
+            link = self._link
+            try:
+                line = link.reader.readline(MAX_LINE)
+                if not line.endswith(b"\n"):
+                    raise ConnectionError("the embedding service closed the connection")
+            except OSError as exc:
+                _link_drop(link)
+                if attempt == 2 or not link.answered or isinstance(exc, TimeoutError):
+                    raise SemanticUnavailable(str(exc)) from exc
+                self._link = self._sent()  # (it restarted since its last answer: once more)
+                continue
+            link.waiting, link.answered = False, True
+            try:
+                answer = json.loads(line)
+            except ValueError as exc:
+                raise SemanticUnavailable(str(exc)) from exc
+            if "error" in answer:
+                raise SemanticUnavailable(answer["error"])
+            return answer
+        raise AssertionError("unreachable")
 
 
 def _ask(request: dict) -> dict:
-    return _receive(_send(request))
+    return _Asked(request).answer()
 
 
 def warm() -> None:
@@ -87,10 +159,10 @@ class Nearest:
 
     def __init__(self, request: dict, among: list | None):
         self._request, self._among = request, among
-        self._conn, self._failed = None, None
+        self._asked, self._failed = None, None
         if settings.SEMANTIC_SOCKET:
             try:
-                self._conn = _send(request)
+                self._asked = _Asked(request)
             except SemanticUnavailable as exc:
                 self._failed = exc
 
@@ -113,9 +185,9 @@ class Nearest:
                 request.get("generation"),
                 ids_as_text=ids_as_text,
             )
-        if self._conn is None:
+        if self._asked is None:
             raise self._failed
-        answer = _receive(self._conn)
+        answer = self._asked.answer()
         hits = answer["hits"]
         if not ids_as_text:
             hits = [(uuid.UUID(pk), score) for pk, score in hits]

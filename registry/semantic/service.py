@@ -1,13 +1,16 @@
 """The embedding service: one process holding the model and the matrix of every agent's
 vector (registry/semantic/index.py), answering the web workers over a Unix socket
-(registry/semantic/client.py). Threads answer the requests from the matrix alone; one more
-thread follows the stored vectors into it (``VectorIndex.watch``) on a connection it
-keeps, so a search never waits on the database, nor fails while it is away."""
+(registry/semantic/client.py), on a connection each worker keeps (a thread each here).
+The threads answer the requests from the matrix alone; one more thread follows the stored
+vectors into it (``VectorIndex.watch``) on a connection it keeps, so a search never waits
+on the database, nor fails while it is away."""
 
 import base64
+import contextlib
 import json
 import logging
 import os
+import socket
 import socketserver
 import threading
 import uuid
@@ -69,16 +72,28 @@ def server_make(path: str, watch_seconds: float = WATCH_SECONDS) -> socketserver
     log.info("semantic service: %d vectors, socket %s", len(index), path)
 
     class Handler(socketserver.StreamRequestHandler):
+        def setup(self):
+            super().setup()
+            with kept_lock:
+                kept.add(self.connection)
+
+        def finish(self):
+            with kept_lock:
+                kept.discard(self.connection)
+            super().finish()
+
         def handle(self):
-            line = self.rfile.readline(MAX_LINE)
-            try:
-                reply = answer(index, json.loads(line))
-            except (ValueError, TypeError) as exc:
-                reply = {"error": str(exc)}
-            except Exception as exc:  # the worker falls back; the service keeps serving
-                log.exception("semantic service request failed")
-                reply = {"error": type(exc).__name__}
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
+            # A connection is kept by its worker: its requests, one line each, answered in
+            # turn until it closes.
+            while line := self.rfile.readline(MAX_LINE):
+                try:
+                    reply = answer(index, json.loads(line))
+                except (ValueError, TypeError) as exc:
+                    reply = {"error": str(exc)}
+                except Exception as exc:  # the worker falls back; the service keeps serving
+                    log.exception("semantic service request failed")
+                    reply = {"error": type(exc).__name__}
+                self.wfile.write(json.dumps(reply).encode() + b"\n")
 
     class Server(socketserver.ThreadingUnixStreamServer):
         daemon_threads = True
@@ -88,7 +103,13 @@ def server_make(path: str, watch_seconds: float = WATCH_SECONDS) -> socketserver
             index.wake()
             watcher.join()
             super().server_close()
+            with kept_lock:  # the workers' kept connections end with the service
+                for conn in kept:
+                    with contextlib.suppress(OSError):  # (closed by its worker meanwhile)
+                        conn.shutdown(socket.SHUT_RDWR)
 
+    kept: set = set()
+    kept_lock = threading.Lock()
     stop = threading.Event()
     watcher = threading.Thread(
         target=index.watch, args=(stop, watch_seconds), name="semantic-watch", daemon=True

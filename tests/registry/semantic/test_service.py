@@ -289,3 +289,58 @@ def test_equal_scores_at_the_cut_keep_the_lowest_ids_whatever_the_matrix_order(a
         found = index.search(text, 3, among=chosen)[0]
         assert [pk for pk, _ in found] == tied[:3]
         assert found[0][1] == found[2][1] > 0.9
+
+
+@pytest.fixture
+def accepted(monkeypatch):
+    """The connections every service started in the test accepted, counted."""
+    from registry.semantic import service as service_module
+
+    seen = []
+    handler_make = service_module.socketserver.ThreadingUnixStreamServer.process_request
+
+    def counted(self, request, address):
+        seen.append(request)
+        return handler_make(self, request, address)
+
+    monkeypatch.setattr(
+        service_module.socketserver.ThreadingUnixStreamServer, "process_request", counted
+    )
+    return seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_keeps_one_connection_and_reopens_it_after_a_restart(
+    population, serving, settings, accepted
+):
+    """A worker's requests go one after another on one kept connection; when the service
+    restarts, the next request opens a new one and is answered, not failed."""
+    server = serving()
+    settings.SEMANTIC_SOCKET = server.server_address
+    first = client.nearest("turn speech into text", 3)
+    assert client.embed(["rain"]) and client.nearest("rain", 2)
+    assert len(accepted) == 1
+    server.shutdown()
+    server.server_close()  # its kept connections end with it
+    settings.SEMANTIC_SOCKET = serving().server_address  # (the same path)
+    assert client.nearest("turn speech into text", 3) == first
+    assert len(accepted) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_left_unread_does_not_answer_the_next_request(
+    population, service, settings, accepted, monkeypatch
+):
+    """A caller that raised between nearest_begin and result leaves its answer unread: the
+    next request is sent on a new connection and gets its own answer. A forked process
+    opens its own connection rather than share its parent's."""
+    settings.SEMANTIC_SOCKET = service
+    client.nearest_begin("turn speech into text", 3)  # never read
+    rain = client.nearest("rain", 2)
+    assert rain == client.nearest("rain", 2)
+    assert rain != client.nearest("turn speech into text", 2)
+    assert len(accepted) == 2
+    parent = os.getpid()
+    monkeypatch.setattr(client.os, "getpid", lambda: parent + 1)  # as in a forked child
+    assert client.nearest("rain", 2) == rain
+    assert len(accepted) == 3
