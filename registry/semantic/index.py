@@ -23,6 +23,7 @@ at most ``LOOK_WAIT_SECONDS``). A process without the service looks itself. Agen
 since stay in the matrix until it is reloaded (hourly); a search's candidates are always
 intersected with the agents the query's filters select, so they never show."""
 
+import hashlib
 import logging
 import threading
 import time
@@ -50,6 +51,10 @@ LOOK_WAIT_SECONDS = 2.0
 # Answers kept for repeated searches of all agents (the same words with other filters),
 # until the matrix changes.
 REMEMBERED = 2048
+# The matrix rows of the agents to search among, sent packed, kept by the digest of what
+# was sent until the matrix changes: the agents of a tag, asked for again with other words,
+# are mapped to rows once (1.5 ms for 10,000 agents). At most this many rows in all.
+AMONG_REMEMBERED_ROWS = 2_000_000
 
 
 class VectorIndex:
@@ -71,6 +76,8 @@ class VectorIndex:
         self._requested = None
         self._loaded_at = 0.0
         self._remembered: OrderedDict = OrderedDict()
+        self._among_rows: OrderedDict = OrderedDict()  # digest of packed ids: their rows
+        self._among_kept = 0  # rows in _among_rows
         # True while a watcher follows the vectors (searches then ask it to look).
         self.watched = False
         self._asked = threading.Event()
@@ -132,6 +139,8 @@ class VectorIndex:
             with self._lock:
                 self._ids, self._texts, self._row, self._matrix = ids, texts, row, matrix
                 self._remembered.clear()
+                self._among_rows.clear()
+                self._among_kept = 0
 
     def refresh_or_keep(self, covering: int | None = None) -> bool:
         """Refresh; when the database does not answer (restarting, its connection dropped),
@@ -187,16 +196,29 @@ class VectorIndex:
 
     def _rows(self, among):
         """The matrix rows of the agents of ``among`` that have one: a list of ids (UUIDs)
-        or their 16 bytes each, one after the other (``bytes``)."""
+        or their 16 bytes each, one after the other (``bytes``; those are remembered).
+        Called holding ``_lock``."""
+        digest = None
         if isinstance(among, bytes | bytearray | memoryview):
             among = bytes(among)
+            digest = hashlib.blake2b(among, digest_size=16).digest()
+            rows = self._among_rows.get(digest)
+            if rows is not None:
+                self._among_rows.move_to_end(digest)
+                return rows
             keys = (among[at : at + 16] for at in range(0, len(among), 16))
         else:
             keys = (pk.bytes for pk in among)
         row = self._row
-        return self._np.fromiter(
+        rows = self._np.fromiter(
             (r for r in map(row.get, keys) if r is not None), dtype=self._np.int64
         )
+        if digest is not None and len(rows) <= AMONG_REMEMBERED_ROWS:
+            self._among_rows[digest] = rows
+            self._among_kept += len(rows)
+            while self._among_kept > AMONG_REMEMBERED_ROWS:
+                self._among_kept -= len(self._among_rows.popitem(last=False)[1])
+        return rows
 
     def __len__(self) -> int:
         return len(self._ids)

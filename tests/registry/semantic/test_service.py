@@ -344,3 +344,33 @@ def test_an_answer_left_unread_does_not_answer_the_next_request(
     monkeypatch.setattr(client.os, "getpid", lambda: parent + 1)  # as in a forked child
     assert client.nearest("rain", 2) == rain
     assert len(accepted) == 3
+
+
+def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(monkeypatch):
+    """The rows of a packed list of agents (a tag's, asked for again with other words) are
+    remembered by its digest; a vector written since (an agent of the list that had none)
+    is searched by the next search of the same list."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from registry.semantic.embedder import embed_quantized
+    from registry.semantic.index import VectorIndex
+
+    vectors = embed_quantized(["turn speech into text", "audio transcription", "rain"])
+    ids = [uuid.UUID(int=n) for n in range(1, 4)]
+    index = VectorIndex()
+    monkeypatch.setattr(index, "refresh", lambda covering=None: None)
+    now = datetime.now(timezone.utc)
+    index._apply([(ids[0], vectors[0], now), (ids[2], vectors[2], now)], reload=False)
+    packed = b"".join(pk.bytes for pk in ids[:2])
+    first = index.search("speech to text", 5, among=packed)[0]
+    assert [pk for pk, _ in first] == [ids[0]]
+    mapped = index._row
+    monkeypatch.setattr(index, "_row", {})  # remembered: the map is not read again
+    assert index.search("voice notes", 5, among=packed)[0][0][0] == ids[0]
+    monkeypatch.setattr(index, "_row", mapped)
+    index._apply([(ids[1], vectors[1], now)], reload=False)  # the matrix changes
+    again = index.search("speech to text", 5, among=packed)[0]
+    assert sorted(pk for pk, _ in again) == ids[:2]
+    assert np.array_equal(index._among_rows[next(iter(index._among_rows))], [0, 2])
