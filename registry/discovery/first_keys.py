@@ -128,7 +128,7 @@ def first_keys(
     generation_row: bool = False,
     live_at: datetime | None = None,
     text_ids: bool = False,
-) -> tuple[list[tuple[uuid.UUID, list]], int | None]:
+) -> tuple[list[tuple[uuid.UUID | str, list]], int | None]:
     """``pagination.tiered_keys`` of the query's tiers (a first page): the first ``limit +
     1`` (pk, [tier, created_at]) keys in the page's order, and the data generation (None
     when no key matched, unless ``generation_row``: read by the same statement then). One

@@ -14,7 +14,7 @@ held, without looking for newer ones) answers ``{"hits": [[id, cosine], ...],
 Each process (and thread) keeps one connection and sends its requests on it one after
 another, each answer read before the next request is sent: a connection a request cost the
 service 0.4-0.7 ms of CPU more per search (its accept and a thread each; bench/README.md,
-"Kept connections"). A connection whose answer was left unread (the caller raised between
+"Run AA"). A connection whose answer was left unread (the caller raised between
 ``nearest_begin`` and ``result``) is dropped, and so is one a forked process inherited; a
 kept connection that the service closed (it restarted) is opened again once."""
 

@@ -350,7 +350,7 @@ def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(mon
     """The rows of a packed list of agents (a tag's, asked for again with other words) are
     remembered by its digest; a vector written since (an agent of the list that had none)
     is searched by the next search of the same list."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     import numpy as np
 
@@ -361,7 +361,7 @@ def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(mon
     ids = [uuid.UUID(int=n) for n in range(1, 4)]
     index = VectorIndex()
     monkeypatch.setattr(index, "refresh", lambda covering=None: None)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     index._apply([(ids[0], vectors[0], now), (ids[2], vectors[2], now)], reload=False)
     packed = b"".join(pk.bytes for pk in ids[:2])
     first = index.search("speech to text", 5, among=packed)[0]
