@@ -30,7 +30,7 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5.0
-MAX_LINE = 64 << 20
+MAX_LINE = 64 << 20  # (the service's too)
 
 
 class SemanticUnavailable(Exception):
@@ -80,6 +80,12 @@ def _link() -> _Link:
     return link
 
 
+def _again(link: _Link, exc: OSError) -> bool:
+    """Whether a request that failed on ``link`` is sent once more on a new connection:
+    when the link had answered before (the service restarted since), not after a timeout."""
+    return link.answered and not isinstance(exc, TimeoutError)
+
+
 class _Asked:
     """A request sent on a kept connection, its answer not read yet."""
 
@@ -97,7 +103,7 @@ class _Asked:
                 link.sock.sendall(self._data)
             except OSError as exc:
                 _link_drop(link)
-                if attempt == 2 or not link.answered or isinstance(exc, TimeoutError):
+                if attempt == 2 or not _again(link, exc):
                     raise SemanticUnavailable(str(exc)) from exc
                 continue  # (the service restarted since its last answer: once more)
             link.waiting = True
@@ -113,7 +119,7 @@ class _Asked:
                     raise ConnectionError("the embedding service closed the connection")
             except OSError as exc:
                 _link_drop(link)
-                if attempt == 2 or not link.answered or isinstance(exc, TimeoutError):
+                if attempt == 2 or not _again(link, exc):
                     raise SemanticUnavailable(str(exc)) from exc
                 self._link = self._sent()  # (it restarted since its last answer: once more)
                 continue

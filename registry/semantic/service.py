@@ -17,11 +17,11 @@ import uuid
 
 from django.db import connections
 
+from registry.semantic.client import MAX_LINE
 from registry.semantic.embedder import embed_quantized, model
 from registry.semantic.index import WATCH_SECONDS, VectorIndex
 
 log = logging.getLogger(__name__)
-MAX_LINE = 64 << 20
 
 
 def answer(index: VectorIndex, request: dict) -> dict:
