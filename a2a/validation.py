@@ -6,7 +6,6 @@ warnings are deviations clients tolerate (unknown members, 0.3-style
 requirements in a 1.0 card, a scheme of no known type).
 """
 
-import copy
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict, ParseError
@@ -127,13 +126,36 @@ def _single_flow(doc: dict) -> dict:
     return doc
 
 
+def _parse_copy(doc: dict) -> dict:
+    """A copy of ``doc`` that ``parse_agent_card`` and ``_single_flow`` may change, deep only
+    where they write: the card's top level, its ``capabilities``, each skill and each
+    security scheme (their legacy members are popped or renamed in place). Whatever else they
+    read stays shared with ``doc``: a whole deep copy was a sixth of a card's validation.
+    ``tests/a2a/test_validation.py`` holds every dialect's card unchanged by its index view."""
+    working = dict(doc)
+    capabilities = working.get("capabilities")
+    if isinstance(capabilities, dict):
+        working["capabilities"] = dict(capabilities)
+    skills = working.get("skills")
+    if isinstance(skills, list):
+        working["skills"] = [dict(s) if isinstance(s, dict) else s for s in skills]
+    schemes = working.get("securitySchemes")
+    if isinstance(schemes, dict):
+        working["securitySchemes"] = {
+            name: dict(scheme) if isinstance(scheme, dict) else scheme
+            for name, scheme in schemes.items()
+        }
+    return working
+
+
 def card_index_view(doc: dict) -> dict:
     """The card as a2a-sdk reads it, in 1.0 camelCase: for indexing, never for serving."""
-    working = copy.deepcopy(doc)
     kind = card_classify(doc)
-    if kind == V03:
-        _single_flow(working)
-    elif kind == V1_RC:
-        working = rc_view(working)[0]
+    if kind == V1_RC:
+        working = rc_view(doc)[0]  # (a copy of its own)
+    else:
+        working = _parse_copy(doc)
+        if kind == V03:
+            _single_flow(working)
     message = parse_agent_card(working)
     return MessageToDict(message)

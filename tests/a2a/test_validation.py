@@ -195,3 +195,54 @@ def test_empty_required_strings_and_lists_are_still_errors():
     card["name"] = ""
     card["skills"] = []
     assert {"name", "skills"} <= paths(card_validate(card))
+
+
+def _legacy_v03_card() -> dict:
+    """A 0.3 card with every member a2a-sdk's parser rewrites in place: the extended card
+    flag, security on the card and on a skill, a scheme's type and ``in``, two OAuth flows."""
+    card = copy.deepcopy(V03_CARD)
+    card["supportsAuthenticatedExtendedCard"] = True
+    card["skills"][0]["security"] = [{"apikey": []}]
+    card["securitySchemes"]["oauth"] = {
+        "type": "oauth2",
+        "flows": {
+            "clientCredentials": {"tokenUrl": "https://auth.example.org/token", "scopes": {}},
+            "authorizationCode": {
+                "authorizationUrl": "https://auth.example.org/authorize",
+                "tokenUrl": "https://auth.example.org/token",
+                "scopes": {},
+            },
+        },
+    }
+    return card
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "snake_case", "0.3", "0.3 legacy", "rc", "hybrid"])
+def test_the_index_view_leaves_the_card_as_posted(dialect):
+    """The index view parses a copy deep only where a2a-sdk's parser writes
+    (validation._parse_copy): the card is unchanged, and the view is the one a whole deep
+    copy gives."""
+    from google.protobuf.json_format import MessageToDict
+
+    from a2a.client.card_resolver import parse_agent_card
+    from a2a.validation import _single_flow, card_index_view
+    from tests.a2a.test_rc_cards import RC_CARD
+
+    card = {
+        "1.0": lambda: copy.deepcopy(BASE_CARD),
+        "snake_case": lambda: copy.deepcopy(SNAKE_CARD),
+        "0.3": lambda: copy.deepcopy(V03_CARD),
+        "0.3 legacy": _legacy_v03_card,
+        "rc": lambda: copy.deepcopy(RC_CARD),
+        "hybrid": hybrid_card,
+    }[dialect]()
+    posted = copy.deepcopy(card)
+    view = card_index_view(card)
+    assert card == posted
+    if dialect != "rc":  # (an RC card is read in 1.0's names first)
+        whole = copy.deepcopy(posted)
+        if dialect.startswith("0.3"):
+            _single_flow(whole)
+        assert view == MessageToDict(parse_agent_card(whole))
+    assert card_validate(card).ok
+    assert card == posted
