@@ -56,8 +56,10 @@ class CardProvenance(models.Model):
     source_url = models.CharField(max_length=2048, blank=True)
     discovery_path = models.CharField(max_length=30, blank=True)
     origin_problems = models.JSONField(default=list, blank=True)
+    # Indexed in Meta (provenance_signature): the field's own index would add a pattern
+    # index for LIKE, which no query uses, to every card stored.
     signature = models.CharField(
-        max_length=10, choices=Signature.choices, default=Signature.UNSIGNED, db_index=True
+        max_length=10, choices=Signature.choices, default=Signature.UNSIGNED
     )
     signature_detail = models.TextField(blank=True)
     signature_kid = models.CharField(max_length=200, blank=True)
@@ -71,7 +73,10 @@ class CardProvenance(models.Model):
 
     class Meta:
         verbose_name = "card provenance"
-        indexes = [models.Index(fields=["verified_domain"], name="provenance_domain")]
+        indexes = [
+            models.Index(fields=["verified_domain"], name="provenance_domain"),
+            models.Index(fields=["signature"], name="provenance_signature"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.agent_id}: {self.verified_domain or 'unverified'}, {self.signature}"
@@ -160,7 +165,10 @@ class CardVersion(models.Model):
     1 (the registration) without gaps (``a2a.versions``: the next number is taken under the
     agent's row lock, and the constraint holds it)."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="card_versions")
+    # No index of its own: card_version_seq and card_version_named begin with it.
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="card_versions", db_index=False
+    )
     seq = models.PositiveIntegerField()
     card_version = models.CharField(max_length=100, blank=True)
     body = models.BinaryField()

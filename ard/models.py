@@ -82,7 +82,10 @@ class EntryProvenance(models.Model):
     agent = models.OneToOneField(
         Agent, on_delete=models.CASCADE, primary_key=True, related_name="ard_provenance"
     )
-    source = models.ForeignKey(CatalogSource, on_delete=models.CASCADE, related_name="agents")
+    # No index of its own: ard_provenance_source begins with it.
+    source = models.ForeignKey(
+        CatalogSource, on_delete=models.CASCADE, related_name="agents", db_index=False
+    )
     catalog = models.CharField(max_length=2048)
     identifier = models.CharField(max_length=512)
     digest = models.CharField(max_length=200, blank=True)

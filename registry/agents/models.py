@@ -30,11 +30,14 @@ class Agent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    owner = models.CharField(max_length=200, db_index=True)
+    # Indexed in Meta: a plain index (the field's own would add a pattern index for LIKE,
+    # which no query uses, to every insert).
+    owner = models.CharField(max_length=200)
     version = models.CharField(max_length=100, blank=True)
     source = models.CharField(max_length=40, default=NATIVE_SOURCE)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+    # Their indexes are agent_created_id and agent_updated_id (Meta), which begin with them.
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
     # The lifecycle (registry.agents.lifecycle): a retired agent is left out of discovery
     # and its card answers 410; its row and history stay.
     # Database defaults too: rows written by code that predates these columns stay valid.
@@ -60,6 +63,7 @@ class Agent(models.Model):
             models.Index(Lower("name"), "id", name="agent_name_lower"),
             models.Index(fields=["-created_at", "id"], name="agent_created_id"),
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
+            models.Index(fields=["owner"], name="agent_owner"),
         ]
 
     def __str__(self) -> str:
@@ -83,7 +87,11 @@ class Endpoint(models.Model):
         EPHEMERAL = "Ephemeral", "Ephemeral (TTL)"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="endpoints")
+    # No index of its own: endpoint_unique_name and endpoint_alive begin with it (one index
+    # fewer for every heartbeat to write).
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="endpoints", db_index=False
+    )
     name = models.CharField(max_length=200)
     transport = models.CharField(max_length=20, choices=Transport.choices)
     protocol = models.CharField(max_length=20, choices=Protocol.choices)
