@@ -130,7 +130,7 @@ def _parse_copy(doc: dict) -> dict:
     """A copy of ``doc`` that ``parse_agent_card`` and ``_single_flow`` may change, deep only
     where they write: the card's top level, its ``capabilities``, each skill and each
     security scheme (their legacy members are popped or renamed in place). Whatever else they
-    read stays shared with ``doc``: a whole deep copy was a sixth of a card's validation.
+    read stays shared with ``doc``: a whole deep copy was about a tenth of a card's validation.
     ``tests/a2a/test_validation.py`` holds every dialect's card unchanged by its index view."""
     working = dict(doc)
     capabilities = working.get("capabilities")
