@@ -81,6 +81,18 @@ def _fresh_cache():
     counters_clear()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_matrix():
+    # This process's matrix of vectors (registry/semantic/index.py) starts empty in each
+    # test: a look reads the agents a test wrote inside its transaction, which the rollback
+    # then removes with no tombstone, where in production a look reads committed rows alone.
+    from registry.semantic import index
+
+    index._index = None
+    yield
+    index._index = None
+
+
 def listings_stale() -> list:
     """The agents whose stored listing differs from their JSON as it is now built (those
     built under other settings, which are not served, aside)."""

@@ -149,12 +149,16 @@ def _keyed_among(query: FirstQuery, most: int) -> tuple[int, bytes]:
 
 
 def _keyed_kept(
-    hits: list[tuple], text: str, among: bytes, count: int, generation: int
+    hits: list[tuple], text: str, among: bytes, count: int, generation: int, exact: bool
 ) -> list[tuple]:
     """Of the nearest agents ``hits`` among the keys' agents ``among`` (``count`` of them),
     the first DEPTH that are discoverable; when retired ones left too few of the first
     asked for (KEYED_ROOM times DEPTH), all of them are asked for. Ids as text, in and out:
-    the view's nearest DEPTH of its filtered agents (``hybrid.semantic_ranked``)."""
+    the view's nearest DEPTH of its filtered agents (``hybrid.semantic_ranked``).
+    ``exact``: the hits are of a matrix that holds ``generation``, whose agents are all
+    discoverable (registry/semantic/index.py): nothing to look up."""
+    if exact:
+        return hits[: hybrid.DEPTH]
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         kept = _kept_of(cursor, hits)
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
@@ -173,12 +177,15 @@ def _semantic_kept(
     generation: int,
     filtered: bool,
     live_at: datetime | None = None,
+    exact: bool = False,
 ) -> list[tuple]:
     """``hybrid.semantic_ranked`` for the query's keys: of the nearest agents ``hits``, the
     first DEPTH that the keys keep, or the nearest of all that they keep (looked up on the
     search rows: every discoverable agent's). ``filtered``: the query has a
     filter parameter, even one that keeps every agent (a blank tag), as the view counts
-    them. ``live_at``: of the agents live then only. Ids as text, in and out."""
+    them. ``live_at``: of the agents live then only. Ids as text, in and out. ``exact``:
+    the hits are of a matrix that holds ``generation``, whose agents are all discoverable
+    (registry/semantic/index.py): without keys or liveness nothing is looked up."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
     where = (" AND tsv @@ %s::tsquery" if keys else "") + (live_sql() if live_at else "")
@@ -187,6 +194,10 @@ def _semantic_kept(
     def kept_of(some: list[tuple]) -> set[str]:
         return _kept_of(cursor, some, where, conditions)
 
+    if exact and not conditions:
+        ranked = hits[: hybrid.DEPTH]
+        if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
+            return ranked
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         # The nearest are looked up first, the others only when fewer than DEPTH of those
         # are kept. Without conditions nearly every hit is kept (all but the retired
@@ -207,7 +218,7 @@ def _semantic_kept(
             nearest = client.nearest(
                 text, wanted, among, hybrid.MIN_COSINE, generation, ids_as_text=True
             )
-            return _keyed_kept(nearest, text, among, count, generation)
+            return _keyed_kept(nearest, text, among, count, generation, exact)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         # Their ids packed (16 bytes each) by the statement, as the service takes them.
         packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
@@ -258,13 +269,15 @@ def hybrid_first_page(
     try:
         hits, held = asked.result(ids_as_text=True) if asked else ([], generation)
         if held != generation:
-            hits = client.nearest(
-                text, wanted, among, hybrid.MIN_COSINE, generation, ids_as_text=True
-            )
+            again = client.nearest_begin(text, wanted, among, hybrid.MIN_COSINE, generation)
+            hits, held = again.result(ids_as_text=True)
+        # The service's matrix holds every write of the page's generation, retirements and
+        # deletions too: its hits need no look-up of which agents discovery finds.
+        exact = held == generation
         if among is None:
-            semantic = _semantic_kept(hits, query, generation, filtered, live_at)
+            semantic = _semantic_kept(hits, query, generation, filtered, live_at, exact)
         else:
-            semantic = _keyed_kept(hits, text, among, count, generation)
+            semantic = _keyed_kept(hits, text, among, count, generation, exact)
     except client.SemanticUnavailable as exc:
         semantic = hybrid.semantic_unavailable(hybrid.DEFAULT_MODE, exc)
     ranked = hybrid.fuse([pk for pk, _ in keys[: hybrid.DEPTH]], semantic)

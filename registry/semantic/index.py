@@ -19,9 +19,15 @@ service a thread of its own does the looking, on a connection it keeps (``watch`
 ``WATCH_SECONDS``, and for a search whose generation the matrix does not hold, which waits
 for a look begun after it arrived (searches that arrive together share one); while the
 database is away a look fails fast and the search answers from the matrix it has (waiting
-at most ``LOOK_WAIT_SECONDS``). A process without the service looks itself. Agents deleted
-since stay in the matrix until it is reloaded (hourly); a search's candidates are always
-intersected with the agents the query's filters select, so they never show."""
+at most ``LOOK_WAIT_SECONDS``). A process without the service looks itself.
+
+The matrix holds the agents discovery finds, no others: a retired or deleted agent has a
+tombstone (registry.agents.lifecycle, removal; neither comes back), written in the same
+transaction, and a look reads the tombstones written since the last one (the same range as
+the vectors) and drops their agents' rows, and never reads a tombstoned agent's vector. So
+a search answered from a matrix that holds the generation a page read finds only agents
+that page may show, and the lean lane's default mode skips its look-up of the nearest when
+no filter asks one (registry.discovery.first)."""
 
 import hashlib
 import logging
@@ -33,8 +39,9 @@ from datetime import timedelta
 
 from django.db import Error as DatabaseError
 from django.db import connections
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 
+from registry.agents.models import Tombstone
 from registry.semantic.embedder import DIMENSIONS, SCALE, embed, quantize
 from registry.semantic.models import AgentVector
 
@@ -69,6 +76,7 @@ class VectorIndex:
         self._row: dict[bytes, int] = {}  # an agent's id (its 16 bytes): its row
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
         self._seen = None
+        self._gone_seen = None  # the newest tombstone read
         self._stamp = None
         # A data generation that a search read before the last look it asked for began: the
         # matrix holds every vector written by then (registry/discovery/generation.py).
@@ -94,22 +102,42 @@ class VectorIndex:
         with self._reading:
             reload = time.monotonic() - self._loaded_at > RELOAD_SECONDS
             rows = AgentVector.objects.filter(model=model_name())
-            # Nothing written since the last look: the same newest time (a write committed
+            # Nothing written since the last look: the same newest times (a write committed
             # late with an older one is read by the next look a search asks for).
-            stamp = rows.aggregate(last=Max("updated_at"))["last"]
+            stamp = (
+                rows.aggregate(last=Max("updated_at"))["last"],
+                Tombstone.objects.aggregate(last=Max("deleted_at"))["last"],
+            )
             fresh = covering is not None and covering != self.generation
             if stamp != self._stamp or reload or fresh:
-                if self._seen is not None and not reload:
+                whole = reload or self._seen is None
+                rows = rows.filter(~Exists(Tombstone.objects.filter(agent_id=OuterRef("agent"))))
+                if not whole:
                     rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
                 found = list(rows.values_list("agent_id", "vector", "updated_at"))
-                self._apply(found, reload)
+                # Read after the vectors: a tombstone committed in between is read here.
+                gone = []
+                if not whole:
+                    since = self._gone_seen - OVERLAP if self._gone_seen else None
+                    tombstones = Tombstone.objects.all()
+                    if since is not None:
+                        tombstones = tombstones.filter(deleted_at__gte=since)
+                    gone = list(tombstones.values_list("agent_id", "deleted_at"))
+                self._apply(found, reload, [pk for pk, _ in gone])
                 self._stamp = stamp
                 if found:
                     self._seen = max(row[2] for row in found)
+                if whole:
+                    self._gone_seen = stamp[1]
+                elif gone:
+                    self._gone_seen = max(at for _, at in gone)
             if covering is not None:
                 self.generation = covering
 
-    def _apply(self, found: list, reload: bool) -> None:
+    def _apply(self, found: list, reload: bool, gone: list | None = None) -> None:
+        """The matrix with the vectors ``found`` (added or replaced), then without the rows
+        of the agents ``gone`` (tombstoned: retired or deleted); from nothing when
+        ``reload``."""
         np = self._np
         ids, texts, row, matrix = self._ids, self._texts, self._row, self._matrix
         if reload:
@@ -135,7 +163,15 @@ class VectorIndex:
             texts = texts + [str(agent_id) for agent_id, _ in added]
             at = len(row)
             row = {**row, **{agent_id.bytes: at + n for n, (agent_id, _) in enumerate(added)}}
-        if reload or found:
+        dead = [row[pk.bytes] for pk in gone or () if pk.bytes in row]
+        if dead:  # (rare: a retirement or a deletion; the rows after them move up)
+            keep = np.ones(len(ids), dtype=bool)
+            keep[dead] = False
+            matrix = matrix[keep]
+            ids = [pk for pk, kept in zip(ids, keep.tolist(), strict=True) if kept]
+            texts = [pk for pk, kept in zip(texts, keep.tolist(), strict=True) if kept]
+            row = {pk.bytes: n for n, pk in enumerate(ids)}
+        if reload or found or dead:
             with self._lock:
                 self._ids, self._texts, self._row, self._matrix = ids, texts, row, matrix
                 self._remembered.clear()

@@ -374,3 +374,74 @@ def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(mon
     again = index.search("speech to text", 5, among=packed)[0]
     assert sorted(pk for pk, _ in again) == ids[:2]
     assert np.array_equal(index._among_rows[next(iter(index._among_rows))], [0, 2])
+
+
+def _nearest_ids(index, text: str) -> set[str]:
+    return {str(pk) for pk, _ in index.nearest(text, 10)}
+
+
+@pytest.mark.django_db
+def test_a_retired_or_deleted_agent_leaves_the_matrix_at_the_next_look(alice, population, settings):
+    """The matrix holds the agents discovery finds: a look drops the rows of the agents
+    tombstoned since (retired or deleted), never reads their vectors again, and a whole
+    load leaves them out."""
+    from registry.agents.models import Agent
+    from registry.agents.removal import agent_delete
+    from registry.semantic.index import VectorIndex
+    from registry.semantic.vectors import vectors_write
+
+    index = VectorIndex()
+    index.refresh()
+    assert len(index) == len(population)
+    assert population["scribe"] in _nearest_ids(index, "turn speech into text")
+    assert population["flights"] in _nearest_ids(index, "book a flight")
+
+    assert alice.delete(f"/agents/{population['scribe']}").status_code in (200, 204)
+    agent_delete(agent=Agent.objects.get(pk=population["flights"]))
+    index.refresh()
+    assert len(index) == len(population) - 2
+    assert population["scribe"] not in _nearest_ids(index, "turn speech into text")
+    assert population["flights"] not in _nearest_ids(index, "book a flight")
+    # The rows after the dropped ones moved up: the others are found as before.
+    assert population["tables"] in _nearest_ids(index, "restaurant reservations")
+    assert population["weather"] in _nearest_ids(index, "storm alerts")
+
+    vectors_write([uuid.UUID(population["scribe"])])  # a retired agent's vector written again
+    index.refresh()
+    assert population["scribe"] not in _nearest_ids(index, "turn speech into text")
+    whole = VectorIndex()
+    whole.refresh()
+    assert len(whole) == len(population) - 2
+    assert population["scribe"] not in _nearest_ids(whole, "turn speech into text")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_lean_lane_looks_up_no_nearest_agent_when_the_service_holds_its_generation(
+    alice, population, serving, settings
+):
+    """A first page of words alone: the service's hits are all agents discovery finds, so
+    the lane does not look them up; an agent retired since the service last looked is gone
+    from the page as from the view's."""
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.registry.discovery.test_discover_first import lane_answer, view_answer
+
+    server = serving(watch_seconds=3600)  # only a search's own ask makes the watcher look
+    settings.SEMANTIC_SOCKET = server.server_address
+    lookup = '"agent_id" = ANY('
+
+    def lane(words: str) -> bytes:
+        path = f"/discover/agents?q={words.replace(' ', '+')}"
+        with CaptureQueriesContext(db) as statements:
+            answer, asked_django = lane_answer(path)
+        assert not asked_django
+        assert not [s["sql"] for s in statements if lookup in s["sql"]]
+        assert answer == view_answer(path)
+        return answer[2]
+
+    assert population["scribe"].encode() in lane("turn speech into text")
+    assert alice.delete(f"/agents/{population['scribe']}").status_code in (200, 204)
+    assert population["scribe"].encode() not in lane("turn speech into text")
+    assert population["tables"].encode() in lane("restaurant reservations")  # (the others stay)
