@@ -167,9 +167,9 @@ def test_v03_security_must_name_declared_schemes():
     assert "security[0].oauth" in paths(card_validate(card))
 
 
-def test_v03_card_with_two_oauth_flows_is_accepted():
-    card = copy.deepcopy(V03_CARD)
-    card["securitySchemes"]["oauth"] = {
+def _two_flows() -> dict:
+    """A 0.3 OAuth scheme with two flows (1.0 takes one: the first is kept)."""
+    return {
         "type": "oauth2",
         "flows": {
             "clientCredentials": {"tokenUrl": "https://auth.example/token", "scopes": {}},
@@ -180,6 +180,11 @@ def test_v03_card_with_two_oauth_flows_is_accepted():
             },
         },
     }
+
+
+def test_v03_card_with_two_oauth_flows_is_accepted():
+    card = copy.deepcopy(V03_CARD)
+    card["securitySchemes"]["oauth"] = _two_flows()
     assert card_validate(card).ok
 
 
@@ -203,17 +208,7 @@ def _legacy_v03_card() -> dict:
     card = copy.deepcopy(V03_CARD)
     card["supportsAuthenticatedExtendedCard"] = True
     card["skills"][0]["security"] = [{"apikey": []}]
-    card["securitySchemes"]["oauth"] = {
-        "type": "oauth2",
-        "flows": {
-            "clientCredentials": {"tokenUrl": "https://auth.example.org/token", "scopes": {}},
-            "authorizationCode": {
-                "authorizationUrl": "https://auth.example.org/authorize",
-                "tokenUrl": "https://auth.example.org/token",
-                "scopes": {},
-            },
-        },
-    }
+    card["securitySchemes"]["oauth"] = _two_flows()
     return card
 
 
