@@ -521,28 +521,39 @@ def test_one_scan_of_the_words_finds_the_keys_of_the_tiers_statements(
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("matrix_behind", [False, True])
 @pytest.mark.parametrize("depth", [2, 100])
 def test_the_nearest_without_filters_leave_out_a_retired_agent_as_the_view_does(
-    agents, alice, monkeypatch, depth
+    agents, alice, monkeypatch, depth, matrix_behind
 ):
-    """Without filters the lane looks up the first DEPTH nearest agents, then the others
-    only when some of those are gone: a retired agent among them is left out."""
+    """Without filters the lane takes the nearest agents of a matrix that holds the page's
+    generation as they come (a retired agent has left it); from one behind (the service
+    could not look in time) it looks up the first DEPTH of them, then the others only when
+    some of those are gone. Either way a retired agent is left out, as the view leaves it."""
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    from registry.agents.models import Agent
     from registry.discovery import first, hybrid
     from registry.semantic import client
+    from registry.semantic.index import VectorIndex
 
     monkeypatch.setattr(hybrid, "DEPTH", depth)
     path = "/discover/agents?q=bills+for+forecasts&limit=3"
-    from registry.agents.models import Agent
-
     ours = list(Agent.objects.values_list("pk", flat=True))
     nearest = client.nearest("bills for forecasts", 1, among=ours)[0][0]
+    if matrix_behind:  # it looks no more: the retirement below is not in it
+        monkeypatch.setattr(VectorIndex, "refresh", lambda self, covering=None: None)
     assert alice.delete(f"/agents/{nearest}").status_code == 204
     statements = []
     monkeypatch.setattr(first, "_semantic_kept", spy(first._semantic_kept, statements))
     expected = view_answer(path)
-    answer, asked_django = lane_answer(path)
+    with CaptureQueriesContext(db) as sql:
+        answer, asked_django = lane_answer(path)
     assert not asked_django and answer == expected and expected[0] == 200
-    assert statements  # the lane's own look-up answered
+    assert statements  # the lane's own nearest answered
+    looked_up = [q for q in sql if '"agent_id" = ANY(' in (q["sql"] or "")]
+    assert bool(looked_up) == matrix_behind
     assert str(nearest) not in expected[2].decode()
     assert expected[2].count(b'"id":') >= 3
 
