@@ -48,7 +48,8 @@ from registry.semantic.models import AgentVector
 log = logging.getLogger(__name__)
 # Re-read what changed in this span before the last read (transactions commit late).
 OVERLAP = timedelta(seconds=60)
-# A full reload (dropping deleted agents) at most this often.
+# A full reload at most this often: every vector read again, of the agents with no tombstone
+# (what a look's overlap could have missed: a write that committed more than OVERLAP late).
 RELOAD_SECONDS = 3600
 # How often the service's watcher looks for new vectors: a new agent is found by meaning
 # within this time of its registration.
