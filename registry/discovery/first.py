@@ -194,22 +194,21 @@ def _semantic_kept(
     def kept_of(some: list[tuple]) -> set[str]:
         return _kept_of(cursor, some, where, conditions)
 
-    if exact and not conditions:
+    if exact and not conditions:  # every hit is an agent discovery finds
         ranked = hits[: hybrid.DEPTH]
-        if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
-            return ranked
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        # The nearest are looked up first, the others only when fewer than DEPTH of those
-        # are kept. Without conditions nearly every hit is kept (all but the retired
-        # agents, and those deleted since the service read the vectors): the first DEPTH;
-        # with keys or liveness a share of them: KEPT_FIRST times as many.
-        first_ones = hits[: hybrid.DEPTH * (KEPT_FIRST if conditions else 1)]
-        kept = kept_of(first_ones)
-        if len(kept) < hybrid.DEPTH:
-            kept |= kept_of(hits[len(first_ones) :])
-        ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
-        if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
-            return ranked
+    else:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            # The nearest are looked up first, the others only when fewer than DEPTH of
+            # those are kept. Without conditions nearly every hit is kept (all but the
+            # retired agents, and those deleted since the service read the vectors): the
+            # first DEPTH; with keys or liveness a share of them: KEPT_FIRST times as many.
+            first_ones = hits[: hybrid.DEPTH * (KEPT_FIRST if conditions else 1)]
+            kept = kept_of(first_ones)
+            if len(kept) < hybrid.DEPTH:
+                kept |= kept_of(hits[len(first_ones) :])
+            ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
+    if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
+        return ranked
     text = query.text.strip()
     if keys and not live_at:  # the keys' agents from their own indexes (_keyed_among)
         count, among = _keyed_among(query, hybrid.NEAREST_AMONG)

@@ -169,8 +169,9 @@ class VectorIndex:
             keep = np.ones(len(ids), dtype=bool)
             keep[dead] = False
             matrix = matrix[keep]
-            ids = [pk for pk, kept in zip(ids, keep.tolist(), strict=True) if kept]
-            texts = [pk for pk, kept in zip(texts, keep.tolist(), strict=True) if kept]
+            kept = keep.tolist()
+            ids = [pk for pk, k in zip(ids, kept, strict=True) if k]
+            texts = [pk for pk, k in zip(texts, kept, strict=True) if k]
             row = {pk.bytes: n for n, pk in enumerate(ids)}
         if reload or found or dead:
             with self._lock:
