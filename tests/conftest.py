@@ -93,17 +93,28 @@ def _fresh_matrix():
     index._index = None
 
 
+def listings_serialized(agents: list) -> list[bytes]:
+    """The listings of these agents as ``AgentSerializer`` writes them, the API's agent JSON
+    with its holes: what ``listing_bodies``, which writes them without the serializer, must
+    give."""
+    from registry.agents.serializers import AgentSerializer
+    from registry.discovery.listings import AGENT_HOLES, _object
+
+    data = AgentSerializer(agents, many=True, context={}).data
+    return [_object(agent, AGENT_HOLES, True) for agent in data]
+
+
 def listings_stale() -> list:
-    """The agents whose stored listing differs from their JSON as it is now built (those
-    built under other settings, which are not served, aside)."""
+    """The agents whose stored listing differs from their JSON as the API's serializer now
+    writes it (those built under other settings, which are not served, aside)."""
     from registry.agents.selectors import agent_queryset
-    from registry.discovery.listings import listing_bodies, listing_context
+    from registry.discovery.listings import listing_context
     from registry.discovery.models import AgentListing
 
     current = AgentListing.objects.filter(context=listing_context())
     stored = {pk: bytes(body) for pk, body in current.values_list("pk", "body")}
     agents = list(agent_queryset().filter(pk__in=list(stored)))
-    built = listing_bodies(agents)
+    built = listings_serialized(agents)
     return [agent.pk for agent, body in zip(agents, built, strict=True) if stored[agent.pk] != body]
 
 

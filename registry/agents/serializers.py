@@ -235,6 +235,11 @@ def _with_members(fields: dict, members: list[extensions.Member]) -> dict:
 _TIMES = serializers.DateTimeField()
 
 
+def time_shown(value: datetime | None) -> str | None:
+    """A time as the API's serializers write it (RFC 3339, in the current time zone)."""
+    return None if value is None else _TIMES.to_representation(value)
+
+
 def liveness_shown(liveness: dict) -> dict:
     """An endpoint's liveness (registry.agents.liveness_state.endpoint_liveness) as the API
     shows it: its times in RFC 3339, as DRF writes them."""
@@ -302,6 +307,18 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
+def agent_deprecation(agent: Agent) -> dict | None:
+    """A deprecated agent's ``deprecation`` member; None for any other."""
+    if agent.status != Agent.Status.DEPRECATED:
+        return None
+    return {
+        "reason": agent.status_reason,
+        "successor": str(agent.successor) if agent.successor else None,
+        "sunsetAt": _iso(agent.sunset_at),
+        "since": _iso(agent.status_changed_at),
+    }
+
+
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -338,14 +355,7 @@ class AgentSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(DEPRECATION_SCHEMA)
     def get_deprecation(self, agent: Agent) -> dict | None:
-        if agent.status != Agent.Status.DEPRECATED:
-            return None
-        return {
-            "reason": agent.status_reason,
-            "successor": str(agent.successor) if agent.successor else None,
-            "sunsetAt": _iso(agent.sunset_at),
-            "since": _iso(agent.status_changed_at),
-        }
+        return agent_deprecation(agent)
 
     def get_live(self, agent: Agent) -> bool:
         return agent_live(agent, response_now(self.context))

@@ -4,9 +4,11 @@ bytes stored at write time, with the liveness of the moment merged in."""
 import pytest
 from django.core.management import call_command
 
-from registry.agents.models import Agent
-from registry.discovery.listings import listing_context, listings_read
+from registry.agents.models import Agent, Endpoint
+from registry.agents.selectors import agent_queryset
+from registry.discovery.listings import _object, listing_bodies, listing_context, listings_read
 from registry.discovery.models import AgentListing, DataGeneration
+from tests.conftest import listings_serialized
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +191,67 @@ def test_live_counts_are_never_cached(alice, anon, agents):
 
     assert live() == [{"value": "false", "count": 3}, {"value": "true", "count": 1}]
     assert {"value": "t2", "count": 1} in facets_of(anon, liveOnly="true")
+
+
+def test_listings_are_written_member_for_member_as_the_serializer_writes_them(
+    alice, agents, native_payload
+):
+    # Every member set, the holes' columns too: a deprecated agent with a successor and a
+    # sunset; an ephemeral endpoint; a probed one (uptime); metadata in no sorted order.
+    deprecated = alice.post(
+        f"/agents/{agents[1]}/deprecate",
+        {
+            "reason": "Old \u2028 <b>one</b>",
+            "successor": agents[0],
+            "sunsetAt": "2031-05-06T07:08:09Z",
+        },
+        format="json",
+    )
+    assert deprecated.status_code == 200, deprecated.content
+    payload = native_payload(
+        name="Odd \U0001f680 \u2029 </script>",
+        description="",
+        version="",
+        capabilities=[{"name": "a", "tags": []}, {"name": "b", "description": "x", "tags": ["Z"]}],
+        endpoints=[
+            {
+                **endpoint("ttl"),
+                "livenessModel": "Ephemeral",
+                "ttlSeconds": 45,
+                "heartbeatIntervalSeconds": None,
+                "protocolMetadata": {"z": [1, {"b": None, "a": 2.5}], "a": "\u00e9"},
+            },
+            endpoint("probed", 90, protocol="A2A"),
+        ],
+    )
+    created = alice.post("/agents", payload, format="json")
+    assert created.status_code == 201, created.content
+    probed = created.json()["endpoints"][1]["id"]
+    Endpoint.objects.filter(pk=probed).update(
+        last_probe_at="2030-01-02T03:04:05Z",
+        last_probe_ok=True,
+        last_probe_category="ok",
+        uptime_day=0.5,
+        uptime_week=0.875,
+    )
+    read = list(agent_queryset().filter(pk__in=[*agents, created.json()["id"]]))
+
+    assert len(read) == 5
+    assert listing_bodies(read) == listings_serialized(read)
+
+
+def test_a_listing_whose_data_holds_the_holes_mark_is_written_member_by_member(agents, monkeypatch):
+    # The mark drawn per process is a 39-digit number; here one the agents' JSON holds
+    # elsewhere (each endpoint's heartbeat interval): the count tells, and the listing is
+    # written member by member, the same bytes.
+    from registry.discovery import listings
+
+    monkeypatch.setattr(listings, "_MARK", 30)
+    monkeypatch.setattr(listings, "_MARK_BYTES", b"30")
+    read = list(agent_queryset().filter(pk__in=agents))
+    expected = listings_serialized(read)
+    seen = []
+    monkeypatch.setattr(listings, "_object", lambda *a: seen.append(a[1]) or _object(*a))
+
+    assert listing_bodies(read) == expected
+    assert seen.count(listings.AGENT_HOLES) == len(read)
