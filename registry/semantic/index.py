@@ -319,11 +319,14 @@ class VectorIndex:
             scores = _dots(query, matrix[rows])
         # The k highest of those at the floor or above, with every score equal to the k-th
         # (ties are common among integers): the sort below keeps the lowest ids of those,
-        # whatever order the matrix holds them in.
-        least = floor * SCALE * SCALE
-        if len(scores) > k:
-            least = max(least, np.partition(scores, len(scores) - k)[len(scores) - k])
-        best = np.flatnonzero(scores >= least)
+        # whatever order the matrix holds them in. Those at the floor are found first: a
+        # query is near a few per cent of the agents, and the k-th among them (the k-th of
+        # all, when more than k are there) took a third of the time of a partition of every
+        # score (0.35 against 1.08 ms at 200,000 vectors: bench/README.md).
+        best = np.flatnonzero(scores >= floor * SCALE * SCALE)
+        if len(best) > k:
+            kept = scores[best]
+            best = best[kept >= np.partition(kept, len(kept) - k)[len(kept) - k]]
         at = (best if rows is None else rows[best]).tolist()  # their rows in the matrix
         # Nearest first; equal scores by id (its text sorts as its number), so every
         # process answers in the same order.
