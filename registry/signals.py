@@ -51,15 +51,16 @@ _dispatch: ContextVar[dict | None] = ContextVar("agents_written_dispatch", defau
 def dispatch_shared() -> dict | None:
     """What the receivers of the ``agents_written`` being sent share, or None: "read", the
     agents read so far by id (None: gone), and "offered", the instances a bulk write made
-    (``agents_offer``)."""
+    (``agents_offer``): new agents, of which nothing derived is stored yet."""
     return _dispatch.get()
 
 
 def agents_offer(agents: Iterable) -> None:
-    """Inside ``writes_batched()``: these instances, with their capabilities and endpoints
-    prefetched, are the agents' rows as the batch leaves them (the write changes none of
-    those rows after this), so the receivers of its ``agents_written`` need not read them
-    again. Outside a batch: nothing."""
+    """Inside ``writes_batched()``: these instances, which the batch created, with their
+    capabilities and endpoints prefetched, are the agents' rows as the batch leaves them
+    (the write changes none of those rows after this), so the receivers of its
+    ``agents_written`` need not read them again, and may insert what they derive from them
+    without looking for an older row (discovery's listings). Outside a batch: nothing."""
     offered = _offered.get()
     if offered is not None:
         offered.update((agent.pk, agent) for agent in agents)

@@ -50,6 +50,7 @@ from registry.discovery.generation import generation_bump
 from registry.discovery.models import AgentListing, DataGeneration
 from registry.fastpath.copy import objects_insert
 from registry.fastpath.prepared import prepared_cursor
+from registry.signals import dispatch_shared
 
 # Never in the renderer's output: it escapes every control character inside strings.
 HOLE = b"\x00"
@@ -205,21 +206,22 @@ def listing_bodies(agents: list[Agent]) -> list[bytes]:
 
 
 def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
-    """Build and store the listings of these agents now, in bulk (gone agents: none)."""
+    """Build and store the listings of these agents now, in bulk (gone agents: none). Those
+    of agents a bulk write just created (``registry.signals.agents_offer``) are inserted
+    as they are; the others replace the agent's listing, if it has one."""
     ids, context = list(agent_ids), listing_context()
     if not ids:
         return
+    shared = dispatch_shared()
+    created = shared["offered"] if shared is not None else {}
     for start in range(0, len(ids), 1000):
         agents = list(agents_by_id(ids[start : start + 1000]).values())
-        rows = [
-            AgentListing(agent_id=agent.pk, body=body, context=context)
-            for agent, body in zip(agents, listing_bodies(agents), strict=True)
-        ]
-        objects_insert(
-            rows,
-            unique_fields=["agent"],
-            update_fields=["body", "context"],
-        )
+        new, rows = [], []
+        for agent, body in zip(agents, listing_bodies(agents), strict=True):
+            row = AgentListing(agent_id=agent.pk, body=body, context=context)
+            (new if agent.pk in created else rows).append(row)
+        objects_insert(new)
+        objects_insert(rows, unique_fields=["agent"], update_fields=["body", "context"])
     generation_bump()  # what discovery finds or counts may have changed too
 
 
