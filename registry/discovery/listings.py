@@ -220,6 +220,9 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
         for agent, body in zip(agents, listing_bodies(agents), strict=True):
             row = AgentListing(agent_id=agent.pk, body=body, context=context)
             (new if agent.pk in created else rows).append(row)
+        if shared is not None:  # for the receivers after this one (``listings_built``)
+            shared.setdefault("listings", {}).update((row.agent_id, row.body) for row in new)
+            shared["listings"].update((row.agent_id, row.body) for row in rows)
         objects_insert(new)
         objects_insert(rows, unique_fields=["agent"], update_fields=["body", "context"])
     generation_bump()  # what discovery finds or counts may have changed too
@@ -278,6 +281,29 @@ def _compact(value) -> bytes:
     if value is None:  # (an agent never probed: most)
         return b"null"
     return json.dumps(value, separators=(",", ":")).encode()
+
+
+def listings_built(agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[bytes, bytes]]:
+    """While ``agents_written`` is sent, after discovery's receiver: the listings it built
+    of these agents, each as stored and as ``listings_read`` would give it now (its
+    liveness filled in from the agent as the receivers read it, endpoints prefetched), by
+    id; agents whose listing it did not build, and any outside a dispatch, are left out."""
+    shared = dispatch_shared()
+    built = shared.get("listings") if shared is not None else None
+    if not built:
+        return {}
+    now, zone = timezone.now(), timezone.get_current_timezone()
+    agents = agents_by_id([pk for pk in agent_ids if pk in built])
+    found = {}
+    for pk, agent in agents.items():
+        endpoints = [
+            _Liveness(e.id, [getattr(e, name) for name in LIVENESS_COLUMNS])
+            for e in agent.endpoints.all()
+        ]
+        filled = _filled(built[pk], endpoints, now, zone)
+        if filled is not None:
+            found[pk] = (built[pk], filled)
+    return found
 
 
 def _filled(body: bytes, endpoints: list[_Liveness], now: datetime, zone) -> bytes | None:

@@ -30,7 +30,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from registry.agents.models import Tombstone
-from registry.discovery.listings import listings_read
+from registry.discovery.listings import listings_built, listings_read
 from registry.discovery.models import AgentListing
 from registry.events import envelope
 from registry.events.models import Event, Subscription
@@ -112,9 +112,16 @@ def agent_events_write(changes: dict) -> int:
     """The events of these agents (id -> what a write changed, or None: an app's rows),
     each with its listing as of now; returns how many were written."""
     ids = list(changes)
-    bodies = dict(AgentListing.objects.filter(agent_id__in=ids).values_list("agent_id", "body"))
+    # Those discovery just built as it stores and shows them (no read), the others read.
+    built = listings_built(ids)
+    bodies = {pk: stored for pk, (stored, _) in built.items()}
+    listings = {pk: shown for pk, (_, shown) in built.items()}
+    rest = [pk for pk in ids if pk not in built]
+    bodies |= dict(AgentListing.objects.filter(agent_id__in=rest).values_list("agent_id", "body"))
+    read = [pk for pk in rest if pk in bodies]
+    if read:
+        listings |= dict(zip(read, listings_read(read).listings, strict=True))
     present = [pk for pk in ids if pk in bodies]
-    listings = dict(zip(present, listings_read(present).listings, strict=True))
     # (A created agent has no earlier event to compare with.)
     last = _last_digests([pk for pk in present if not (changes[pk] or {}).get("created")])
     tombstones = dict(

@@ -2,6 +2,7 @@
 what an anonymous reader sees of the agent as of then."""
 
 import json
+import uuid
 
 import pytest
 from django.db import transaction
@@ -156,3 +157,37 @@ def test_a_retired_agents_endpoints_make_no_more_liveness_events(alice, native_p
     Endpoint.objects.filter(agent_id=agent["id"]).update(alive_until=ended, last_alive_at=ended)
     assert liveness_changes_write() == 0  # stale now, but the agent is gone from the feed
     assert [e["liveness"] for e in events(type="endpoint.liveness_changed")] == ["live"]
+
+
+@pytest.mark.django_db
+def test_each_event_carries_the_listing_as_a_read_shows_it(alice, native_payload):
+    # The listing an event carries is the one discovery built in the same write, its
+    # liveness filled in without reading it back: as listings_read gives it after the write
+    # (a live endpoint, an update, agents a bulk write created).
+    from registry.agents.serializers import AgentInputSerializer
+    from registry.agents.services import agents_bulk_create
+    from registry.discovery.listings import listings_read
+
+    agent = alice.post("/agents", native_payload(), format="json").json()
+    endpoint = agent["endpoints"][0]["id"]
+    beat = alice.post(f"/agents/{agent['id']}/endpoints/{endpoint}/heartbeat")
+    assert beat.status_code == 200, beat.content
+    alice.patch(f"/agents/{agent['id']}", {"name": "Renamed"}, format="json")
+    items = []
+    for name in ("Bulk one", "Bulk two"):
+        given = AgentInputSerializer(data=native_payload(name=name))
+        given.is_valid(raise_exception=True)
+        items.append(given.to_input())
+    with transaction.atomic():
+        made = agents_bulk_create(owner="alice", items=items)
+
+    latest = {}
+    for event in Event.objects.order_by("id"):
+        latest[event.subject] = bytes(event.data)
+    assert len(latest) == 3
+    assert json.loads(latest[made[0].pk])["name"] == "Bulk one"
+    assert (
+        json.loads(latest[uuid.UUID(agent["id"])])["endpoints"][0]["liveness"]["status"] == "live"
+    )
+    for pk, data in latest.items():
+        assert data == listings_read([pk]).listings[0]
