@@ -98,7 +98,7 @@ def listings_serialized(agents: list) -> list[bytes]:
     with its holes: what ``listing_bodies``, which writes them without the serializer, must
     give."""
     from registry.agents.serializers import AgentSerializer
-    from registry.discovery.listings import AGENT_HOLES, _object
+    from registry.discovery.bodies import AGENT_HOLES, _object
 
     data = AgentSerializer(agents, many=True, context={}).data
     return [_object(agent, AGENT_HOLES, True) for agent in data]

@@ -6,7 +6,9 @@ from django.core.management import call_command
 
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
-from registry.discovery.listings import _object, listing_bodies, listing_context, listings_read
+from registry.discovery import bodies
+from registry.discovery.bodies import _object, listing_bodies
+from registry.discovery.listings import listing_context, listings_read
 from registry.discovery.models import AgentListing, DataGeneration
 from tests.conftest import listings_serialized
 
@@ -244,14 +246,12 @@ def test_a_listing_whose_data_holds_the_holes_mark_is_written_member_by_member(a
     # The mark drawn per process is a 39-digit number; here one the agents' JSON holds
     # elsewhere (each endpoint's heartbeat interval): the count tells, and the listing is
     # written member by member, the same bytes.
-    from registry.discovery import listings
-
-    monkeypatch.setattr(listings, "_MARK", 30)
-    monkeypatch.setattr(listings, "_MARK_BYTES", b"30")
+    monkeypatch.setattr(bodies, "_MARK", 30)
+    monkeypatch.setattr(bodies, "_MARK_BYTES", b"30")
     read = list(agent_queryset().filter(pk__in=agents))
     expected = listings_serialized(read)
     seen = []
-    monkeypatch.setattr(listings, "_object", lambda *a: seen.append(a[1]) or _object(*a))
+    monkeypatch.setattr(bodies, "_object", lambda *a: seen.append(a[1]) or _object(*a))
 
     assert listing_bodies(read) == expected
-    assert seen.count(listings.AGENT_HOLES) == len(read)
+    assert seen.count(bodies.AGENT_HOLES) == len(read)
