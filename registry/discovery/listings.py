@@ -85,8 +85,7 @@ def listings_build(agent_ids: Iterable[uuid.UUID]) -> None:
             row = AgentListing(agent_id=agent.pk, body=body, context=context)
             (new if agent.pk in created else rows).append(row)
         if shared is not None:  # for the receivers after this one (``listings_built``)
-            shared.setdefault("listings", {}).update((row.agent_id, row.body) for row in new)
-            shared["listings"].update((row.agent_id, row.body) for row in rows)
+            shared.setdefault("listings", {}).update((r.agent_id, r.body) for r in new + rows)
         objects_insert(new)
         objects_insert(rows, unique_fields=["agent"], update_fields=["body", "context"])
     generation_bump()  # what discovery finds or counts may have changed too

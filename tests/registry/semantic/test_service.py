@@ -257,6 +257,10 @@ def test_a_search_scores_each_agent_by_its_stored_bytes_against_the_query_quanti
     above = index.search(text, len(stored), floor=floor)[0]
     assert [pk for pk, _ in above] == [pk for pk, _ in expected(stored, floor)]
     assert 0 < len(above) < len(stored)
+    # Fewer asked for than are at the floor: the nearest of those, found among them alone.
+    assert len(above) > 2
+    nearest = index.search(text, 2, floor=floor)[0]
+    assert [pk for pk, _ in nearest] == [pk for pk, _ in expected(stored, floor)][:2]
 
 
 @pytest.mark.parametrize("among", [False, True])
