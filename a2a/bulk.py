@@ -25,6 +25,7 @@ from a2a.versions import version_rows
 from registry.access.audit import audit_actor
 from registry.agents import services as core
 from registry.discovery.facts import FACT_FIELDS, facts_values
+from registry.discovery.filter_keys import filter_keys_at_end
 from registry.discovery.generation import generation_bump_at_end
 from registry.discovery.models import AgentFacet
 from registry.fastpath.copy import objects_insert, rows_insert
@@ -74,9 +75,10 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         for card, report, _, _ in fresh
     ]
     # Every listing is built once, in bulk, after the cards, provenances and AAP statuses;
-    # the data generation is bumped last, so that imports side by side wait on each other's
-    # lock of it only for their commits.
-    with transaction.atomic(), generation_bump_at_end(), writes_batched():
+    # the agents' filter keys are refreshed once, after all of their rows; the data
+    # generation is bumped last, so that imports side by side wait on each other's lock of
+    # it only for their commits.
+    with transaction.atomic(), generation_bump_at_end(), filter_keys_at_end(), writes_batched():
         agents = core.agents_bulk_create(
             owner=owner, items=[data for _, _, data, _ in fresh], source=CARD_SOURCE, writer=WRITER
         )

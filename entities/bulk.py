@@ -25,6 +25,7 @@ from entities.services import (
 from entities.sources import claim_key, claim_values, facts_apply
 from entities.validation import card_validate
 from registry.agents import services as core
+from registry.discovery.filter_keys import filter_keys_at_end
 from registry.discovery.models import AgentFacet
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
@@ -61,7 +62,7 @@ def cards_bulk_store(*, owner: str, cards: list[tuple[str, dict]]) -> int:
         Provider.objects.filter(provider_id__in=providers).values_list("provider_id", "public_key")
     )
     now = timezone.now()
-    with transaction.atomic(), writes_batched():
+    with transaction.atomic(), filter_keys_at_end(), writes_batched():
         rows, entities, inputs, sources = [], [], [], []
         for domain, card, report in fresh:
             body = canonical_dumps(card)
@@ -117,7 +118,7 @@ def claims_bulk_store(*, owner: str, claims: list[ProviderClaim]) -> int:
     Returns the number of entities created."""
     now = timezone.now()
     tools_of: dict[str, list[str]] = {}  # a provider's claims share its MCP endpoint
-    with transaction.atomic(), writes_batched():
+    with transaction.atomic(), filter_keys_at_end(), writes_batched():
         entities, inputs, sources = [], [], []
         for claim in claims:
             mcps = claim_mcps(claim)

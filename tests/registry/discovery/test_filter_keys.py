@@ -119,3 +119,58 @@ def test_the_keys_of_a_write_of_many_agents_at_once_are_each_agents(alice, nativ
     assert stored() == expected()
     with_t1 = {pk for pk, (keys, *_) in stored().items() if "~tag t1" in keys}
     assert len(with_t1) == 3
+
+
+def test_inside_a_bulk_write_the_keys_are_refreshed_once_at_its_end(alice, native_payload):
+    """``filter_keys_at_end``: the triggers note the agents and one refresh at the block's
+    end writes their keys: new agents, new and removed facts, a rename, a deletion."""
+    from django.db import transaction
+
+    from registry.agents.services import AgentInput, CapabilityInput, agents_bulk_create
+    from registry.discovery.filter_keys import filter_keys_at_end
+
+    kept = Agent.objects.get(pk=register(alice, native_payload(name="Ferry Times")))
+    gone = Agent.objects.get(pk=register(alice, native_payload(name="Old Ferry")))
+    before = stored()
+    with transaction.atomic(), filter_keys_at_end():
+        created = agents_bulk_create(
+            owner="alice",
+            items=[
+                AgentInput(name=f"Deferred {n}", capabilities=[CapabilityInput(name="Sail")])
+                for n in range(3)
+            ],
+        )
+        agent_facts_set(agent=kept, kinds=["kind"], facts=[("kind", "ferry")])
+        renamed = alice.patch(f"/agents/{kept.pk}", {"name": "Ferry Tables"}, format="json")
+        assert renamed.status_code == 200
+        Agent.objects.filter(pk=gone.pk).delete()
+        # Noted, not refreshed yet: no row for the new agents, the fact not in the keys.
+        inside = stored()
+        assert not {agent.pk for agent in created} & set(inside)
+        assert "~f kind ferry" not in inside[kept.pk][0]
+        assert inside[kept.pk][1] == "ferry tables"  # a rename changes the row at once
+        assert gone.pk not in inside  # and so does a deletion
+    assert stored() == expected()
+    assert {agent.pk for agent in created} <= set(stored())
+    assert "~f kind ferry" in stored()[kept.pk][0]
+    assert stored()[created[0].pk][0] == {"~capability sail"}
+    assert set(before) - set(stored()) == {gone.pk}
+
+
+def test_a_bulk_write_that_fails_refreshes_nothing_and_the_next_one_works(alice, native_payload):
+    from django.db import transaction
+
+    from registry.agents.services import AgentInput, agents_bulk_create
+    from registry.discovery.filter_keys import filter_keys_at_end
+
+    with pytest.raises(RuntimeError), transaction.atomic(), filter_keys_at_end():
+        agents_bulk_create(owner="alice", items=[AgentInput(name="Never Kept")])
+        raise RuntimeError("the write fails")
+    assert not Agent.objects.exists() and stored() == {}
+    # The block's table and setting went with the transaction: the triggers refresh at once.
+    register(alice, native_payload(name="Kept At Once"))
+    assert stored() == expected() and len(stored()) == 1
+    with transaction.atomic(), filter_keys_at_end():  # and a block after it defers again
+        agents_bulk_create(owner="alice", items=[AgentInput(name="Later")])
+        assert len(stored()) == 1
+    assert stored() == expected() and len(stored()) == 2
