@@ -196,13 +196,18 @@ class Capability(models.Model):
 
 
 class CapabilityTag(models.Model):
-    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering."""
+    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering.
 
-    capability = models.ForeignKey(Capability, on_delete=models.CASCADE, related_name="tag_index")
+    Derived rows, written with their capability by the agents' services alone: the database
+    checks neither key (a bulk load's batch writes some 20,000 tags, each key checked at the
+    commit); deleting a capability or an agent deletes its tags all the same (Django's
+    cascade, as for every key here)."""
+
+    capability = models.ForeignKey(
+        Capability, on_delete=models.CASCADE, related_name="tag_index", db_constraint=False
+    )
     # Indexed by capability_tag_agent, which facet counts read alone (an index-only scan).
-    # The capability's agent, copied: the capability's own key to the agent holds it there,
-    # so the database checks no key of its own (a bulk load's batch writes some 20,000 tags,
-    # each key checked at the commit). Deleting an agent deletes its tags all the same.
+    # The capability's agent, copied.
     agent = models.ForeignKey(
         Agent, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )

@@ -61,3 +61,24 @@ def test_delete_over_the_api_is_refused_by_the_app_and_changes_nothing(alice, ag
     assert answer.status_code == 403
     assert answer["Content-Type"].startswith("application/problem+json")
     assert alice.get(f"/agents/{agent.pk}").json()["status"] == "active"
+
+
+def test_an_agents_tags_go_with_its_capabilities_and_with_it(alice, native_payload):
+    """The tag index's keys are checked by no constraint (migrations 0025, 0026): replacing
+    an agent's capabilities and deleting the agent leave no tag behind all the same."""
+    from registry.agents.models import CapabilityTag
+
+    payload = native_payload(
+        name="Tagged", capabilities=[{"name": "Tides", "tags": ["sea", "moon"]}]
+    )
+    answer = alice.post("/agents", payload, format="json")
+    pk = answer.json()["id"]
+    assert set(CapabilityTag.objects.filter(agent_id=pk).values_list("value", flat=True)) == {
+        "sea",
+        "moon",
+    }
+    replaced = native_payload(name="Tagged", capabilities=[{"name": "Ports", "tags": ["harbour"]}])
+    assert alice.put(f"/agents/{pk}", replaced, format="json").status_code == 200
+    assert list(CapabilityTag.objects.values_list("value", flat=True)) == ["harbour"]
+    agent_delete(agent=Agent.objects.get(pk=pk), admin=True)
+    assert not CapabilityTag.objects.exists()
