@@ -196,18 +196,14 @@ class Capability(models.Model):
 
 
 class CapabilityTag(models.Model):
-    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering.
+    """One row per tag, lower-cased: the indexed form of ``Capability.tags`` for filtering."""
 
-    Derived rows, written with their capability by the agents' services alone: the database
-    checks neither key (a bulk load's batch writes some 20,000 tags, each key checked at the
-    commit); deleting a capability or an agent deletes its tags all the same (Django's
-    cascade, as for every key here)."""
-
-    capability = models.ForeignKey(
-        Capability, on_delete=models.CASCADE, related_name="tag_index", db_constraint=False
-    )
+    capability = models.ForeignKey(Capability, on_delete=models.CASCADE, related_name="tag_index")
     # Indexed by capability_tag_agent, which facet counts read alone (an index-only scan).
-    # The capability's agent, copied.
+    # The capability's agent, copied: the capability's own key to the agent holds it there,
+    # so the database checks no key of its own (a bulk load's batch writes some 20,000 tags,
+    # each key of theirs to the agent checked at the commit: 0.09 ms of the database's time
+    # an agent). Deleting an agent deletes its tags all the same (Django's cascade).
     agent = models.ForeignKey(
         Agent, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )

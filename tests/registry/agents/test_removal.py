@@ -64,8 +64,9 @@ def test_delete_over_the_api_is_refused_by_the_app_and_changes_nothing(alice, ag
 
 
 def test_an_agents_tags_go_with_its_capabilities_and_with_it(alice, native_payload):
-    """The tag index's keys are checked by no constraint (migrations 0025, 0026): replacing
-    an agent's capabilities and deleting the agent leave no tag behind all the same."""
+    """The tag index's key to its agent is checked by no constraint (migration 0025):
+    replacing an agent's capabilities and deleting the agent leave no tag behind all the
+    same."""
     from registry.agents.models import CapabilityTag
 
     payload = native_payload(
