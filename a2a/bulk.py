@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
+from a2a.documents import StoredDocument, cards_offer
 from a2a.mapping import card_facts, card_to_agent_input
 from a2a.models import AgentIdentity, CardDocument, CardProvenance
 from a2a.provenance import card_signature_check, trust_facts
@@ -115,6 +116,12 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
             )
         for rows in (documents, versions, provenances, identities):
             objects_insert(rows)
+        cards_offer(
+            {
+                document.agent_id: StoredDocument(document.sha256, document.origin, card)
+                for document, (card, _, _, _) in zip(documents, fresh, strict=True)
+            }
+        )
         rows_insert(AgentFacet, FACT_FIELDS, facts)
         cards_stored_send(
             [

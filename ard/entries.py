@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.utils import timezone
 
-from a2a.models import CardDocument
+from a2a.documents import cards_stored
 from registry.agents.models import Agent, Endpoint
 
 A2A_CARD = "application/a2a-agent-card+json"
@@ -129,17 +129,7 @@ def entry_data(
 
 
 def cards_read(agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[str, dict | None]]:
-    cards = {}
-    rows = CardDocument.objects.filter(agent_id__in=agent_ids).values_list(
-        "agent_id", "sha256", "body"
-    )
-    for agent_id, sha256, body in rows:
-        try:
-            card = json.loads(bytes(body))
-        except ValueError:
-            card = None
-        cards[agent_id] = (sha256, card)
-    return cards
+    return {pk: (stored.sha256, stored.card) for pk, stored in cards_stored(agent_ids).items()}
 
 
 def stamp(value: datetime | None) -> str | None:

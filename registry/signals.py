@@ -42,6 +42,9 @@ agents_written = Signal()
 _batch: ContextVar[set | None] = ContextVar("agents_written_batch", default=None)
 # The agents a write inside ``writes_batched()`` offered as they are now (``agents_offer``).
 _offered: ContextVar[dict | None] = ContextVar("agents_written_offered", default=None)
+# What a write inside ``writes_batched()`` offered of its agents' documents
+# (``documents_offer``): {name: {agent id: value}}.
+_documents: ContextVar[dict | None] = ContextVar("agents_written_documents", default=None)
 # What the receivers of one ``agents_written`` share while it is sent (None otherwise): they
 # derive from the agents' rows and never change them, so each agent is read once for all
 # of them (``registry.agents.selectors.agents_by_id``).
@@ -50,9 +53,22 @@ _dispatch: ContextVar[dict | None] = ContextVar("agents_written_dispatch", defau
 
 def dispatch_shared() -> dict | None:
     """What the receivers of the ``agents_written`` being sent share, or None: "read", the
-    agents read so far by id (None: gone), and "offered", the instances a bulk write made
-    (``agents_offer``): new agents, of which nothing derived is stored yet."""
+    agents read so far by id (None: gone); "offered", the instances a bulk write made
+    (``agents_offer``): new agents, of which nothing derived is stored yet; "documents",
+    {name: {agent id: value}}: what the write offered of an app's documents
+    (``documents_offer``), and what receivers read of them, for the others to take."""
     return _dispatch.get()
+
+
+def documents_offer(name: str, values: dict) -> None:
+    """Inside ``writes_batched()``: the app's documents of these agents under ``name``
+    ({agent id: value}), as the write leaves them and as the receivers of its
+    ``agents_written`` would read them back (an app's own reads look there first,
+    ``dispatch_shared()["documents"]``), so that they are not read again. Outside a batch:
+    nothing."""
+    documents = _documents.get()
+    if documents is not None:
+        documents.setdefault(name, {}).update(values)
 
 
 def agents_offer(agents: Iterable) -> None:
@@ -66,8 +82,8 @@ def agents_offer(agents: Iterable) -> None:
         offered.update((agent.pk, agent) for agent in agents)
 
 
-def _written_send(ids: list, offered: dict | None = None) -> None:
-    token = _dispatch.set({"read": {}, "offered": offered or {}})
+def _written_send(ids: list, offered: dict | None = None, documents: dict | None = None) -> None:
+    token = _dispatch.set({"read": {}, "offered": offered or {}, "documents": documents or {}})
     try:
         agents_written.send(sender=None, agent_ids=ids)
     finally:
@@ -98,14 +114,17 @@ def writes_batched() -> Iterator[None]:
         return
     pending: set = set()
     offered: dict = {}
+    documents: dict = {}
     token, offered_token = _batch.set(pending), _offered.set(offered)
+    documents_token = _documents.set(documents)
     try:
         yield
     finally:
         _batch.reset(token)
         _offered.reset(offered_token)
+        _documents.reset(documents_token)
     if pending:
-        _written_send(sorted(pending), offered)
+        _written_send(sorted(pending), offered, documents)
 
 
 # Sent inside the write's transaction after an agent's lifecycle status changed

@@ -5,7 +5,6 @@ app's ``__init__`` does for ``a2a``, ``extend_path`` adds the SDK's directory, s
 ``a2a.extensions.common`` is still the SDK's (its own ``__init__`` is empty).
 """
 
-import json
 from pkgutil import extend_path
 
 # First: the imports below reach SDK modules that import a2a.extensions.common.
@@ -102,16 +101,16 @@ def queue_url(endpoint: Endpoint) -> str | None:
 def skill_examples(agent_ids: list) -> dict:
     """What a posted card's skills give as examples of requests: the words people use to
     ask for them, for search by meaning (registry.semantic)."""
+    from a2a.documents import cards_stored
     from a2a.models import CardDocument
 
     found = {}
-    documents = CardDocument.objects.filter(
-        agent_id__in=agent_ids, origin=CardDocument.Origin.SUBMITTED
-    ).values_list("agent_id", "body")
-    for agent_id, body in documents:
+    for agent_id, stored in cards_stored(agent_ids).items():
+        if stored.origin != CardDocument.Origin.SUBMITTED:
+            continue
         try:
-            skills = json.loads(bytes(body)).get("skills") or []
-        except (ValueError, AttributeError):
+            skills = stored.card.get("skills") or []
+        except AttributeError:
             continue
         examples = [
             example

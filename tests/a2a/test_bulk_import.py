@@ -1,5 +1,6 @@
 """The bulk import writes what registering each card one by one writes."""
 
+import json
 import re
 from datetime import datetime
 
@@ -92,3 +93,34 @@ def test_a_bulk_import_writes_the_rows_of_one_by_one_registrations():
         said = {"CardVersion": "register", "CardProvenance": "posted"}.get(table)
         rows = sorted(tuple("import" if v == said else v for v in row) for row in rows)
         assert bulk[table] == rows, table
+
+
+def _card_reads(queries) -> list[str]:
+    return [q["sql"] for q in queries if 'FROM "a2a_carddocument"' in q["sql"]]
+
+
+def test_the_cards_are_read_once_for_every_receiver_and_not_after_a_bulk_import():
+    """``a2a.documents.cards_stored``: the receivers of one agents_written (the catalog
+    entries, the texts embedded) read the agents' cards in one statement, and not at all
+    the cards a bulk import offered as it stored them; what they derive is the same (the
+    test above compares every table)."""
+    from django.test.utils import CaptureQueriesContext
+
+    from a2a.documents import cards_stored
+    from registry.signals import agents_written_send, writes_batched
+
+    cards = [card_generate(8, index) for index in INDICES]
+    with CaptureQueriesContext(connection) as imported:
+        assert cards_bulk_import(owner="crawler", cards=cards) == len(cards)
+    assert _card_reads(imported.captured_queries) == []
+
+    ids = list(Agent.objects.values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as written, writes_batched():
+        agents_written_send(ids)
+    assert len(_card_reads(written.captured_queries)) == 1
+    # The shared read is the stored document, decoded.
+    stored = cards_stored(ids)
+    assert set(stored) == set(ids)
+    document = CardDocument.objects.get(agent_id=ids[0])
+    assert stored[ids[0]].sha256 == document.sha256
+    assert stored[ids[0]].card == json.loads(bytes(document.body))
