@@ -27,10 +27,13 @@ def cards_offer(documents: dict[uuid.UUID, StoredDocument]) -> None:
 
 
 def cards_stored(agent_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, StoredDocument]:
-    """The card documents of the agents of ``agent_ids`` that have one. While
+    """The card documents of the agents of ``agent_ids`` (UUIDs, or their text) that have
+    one, by UUID. While
     ``agents_written`` is sent, read once for all of its receivers (and not read for the
     cards the write offered)."""
-    ids = list(dict.fromkeys(agent_ids))
+    ids = list(
+        dict.fromkeys(pk if isinstance(pk, uuid.UUID) else uuid.UUID(str(pk)) for pk in agent_ids)
+    )
     shared = dispatch_shared()
     known: dict = {} if shared is None else shared["documents"].setdefault(CARDS, {})
     missing = [pk for pk in ids if pk not in known]
