@@ -28,9 +28,8 @@ def cards_offer(documents: dict[uuid.UUID, StoredDocument]) -> None:
 
 def cards_stored(agent_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, StoredDocument]:
     """The card documents of the agents of ``agent_ids`` (UUIDs, or their text) that have
-    one, by UUID. While
-    ``agents_written`` is sent, read once for all of its receivers (and not read for the
-    cards the write offered)."""
+    one, by UUID. While ``agents_written`` is sent, read once for all of its receivers (and
+    not read for the cards the write offered)."""
     ids = list(
         dict.fromkeys(pk if isinstance(pk, uuid.UUID) else uuid.UUID(str(pk)) for pk in agent_ids)
     )

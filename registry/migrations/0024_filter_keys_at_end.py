@@ -10,7 +10,12 @@ one statement each), three of them updates of a row and of the keys' GIN index.
 An agent's rename, retirement and deletion still change its row at once: the final refresh
 reads the agents as they are then, and one deleted since has no row to write."""
 
+import importlib
+
 from django.db import migrations
+
+# Migration 0022's functions (the way back) and its runner of PostgreSQL's statements.
+_before = importlib.import_module("registry.migrations.0022_agent_filter_keys")
 
 OF_AGENTS = """CREATE OR REPLACE FUNCTION registry_filterkeys_of_agents()
 RETURNS trigger LANGUAGE plpgsql AS $$
@@ -34,72 +39,26 @@ BEGIN
     RETURN NULL;
 END $$"""
 
+# The agents of the statement's rows, refreshed now or noted for the end.
 OF_PARTS = """CREATE OR REPLACE FUNCTION registry_filterkeys_of_parts()
 RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ids uuid[];
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        IF current_setting('registry.filterkeys_deferred', true) = 'on' THEN
-            INSERT INTO registry_filterkeys_pending SELECT DISTINCT agent_id FROM new_rows;
-        ELSE
-            PERFORM registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM new_rows));
-        END IF;
+        ids := ARRAY(SELECT DISTINCT agent_id FROM new_rows);
     ELSIF TG_OP = 'UPDATE' THEN
-        IF current_setting('registry.filterkeys_deferred', true) = 'on' THEN
-            INSERT INTO registry_filterkeys_pending
-            SELECT agent_id FROM new_rows UNION SELECT agent_id FROM old_rows;
-        ELSE
-            PERFORM registry_filterkeys_refresh(
-                ARRAY(SELECT agent_id FROM new_rows UNION SELECT agent_id FROM old_rows));
-        END IF;
-    ELSIF current_setting('registry.filterkeys_deferred', true) = 'on' THEN
-        INSERT INTO registry_filterkeys_pending SELECT DISTINCT agent_id FROM old_rows;
+        ids := ARRAY(SELECT agent_id FROM new_rows UNION SELECT agent_id FROM old_rows);
     ELSE
-        PERFORM registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM old_rows));
+        ids := ARRAY(SELECT DISTINCT agent_id FROM old_rows);
+    END IF;
+    IF current_setting('registry.filterkeys_deferred', true) = 'on' THEN
+        INSERT INTO registry_filterkeys_pending SELECT unnest(ids);
+    ELSE
+        PERFORM registry_filterkeys_refresh(ids);
     END IF;
     RETURN NULL;
 END $$"""
-
-# Migration 0022's functions, as they were.
-OF_AGENTS_BEFORE = """CREATE OR REPLACE FUNCTION registry_filterkeys_of_agents()
-RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        PERFORM registry_filterkeys_refresh(ARRAY(SELECT id FROM new_rows));
-    ELSIF TG_OP = 'UPDATE' THEN
-        UPDATE registry_agentfilterkeys k
-        SET name_key = lower(n.name), discoverable = n.status <> 'retired'
-        FROM new_rows n
-        WHERE k.agent_id = n.id
-          AND (k.name_key IS DISTINCT FROM lower(n.name)
-               OR k.discoverable IS DISTINCT FROM (n.status <> 'retired'));
-    ELSE
-        DELETE FROM registry_agentfilterkeys WHERE agent_id IN (SELECT id FROM old_rows);
-    END IF;
-    RETURN NULL;
-END $$"""
-
-OF_PARTS_BEFORE = """CREATE OR REPLACE FUNCTION registry_filterkeys_of_parts()
-RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        PERFORM registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM new_rows));
-    ELSIF TG_OP = 'UPDATE' THEN
-        PERFORM registry_filterkeys_refresh(
-            ARRAY(SELECT agent_id FROM new_rows UNION SELECT agent_id FROM old_rows));
-    ELSE
-        PERFORM registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM old_rows));
-    END IF;
-    RETURN NULL;
-END $$"""
-
-
-def _postgres(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            for statement in statements:
-                schema_editor.execute(statement)
-
-    return run
 
 
 class Migration(migrations.Migration):
@@ -107,6 +66,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(
-            _postgres([OF_AGENTS, OF_PARTS]), _postgres([OF_AGENTS_BEFORE, OF_PARTS_BEFORE])
+            _before._postgres([OF_AGENTS, OF_PARTS]),
+            _before._postgres([_before.OF_AGENTS, _before.OF_PARTS]),
         ),
     ]
