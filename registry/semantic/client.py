@@ -8,8 +8,10 @@ answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ..
 "floor": ..., "among": [id, ...] | null, "among_packed": base64, "generation": n,
 "look": bool}`` (``among_packed``: the agents' 16-byte ids one after the other; the data
 generation whose vectors the search must see, optional; ``look`` false: search the vectors
-held, without looking for newer ones) answers ``{"hits": [[id, cosine], ...],
-"generation": n}`` (the generation whose vectors it saw, at least).
+held, without looking for newer ones) answers ``{"ids": "id,id,...", "dots": [n, ...],
+"generation": n}``: the hits' ids, nearest first, and their byte dot products with the
+query (a cosine is one over 127², ``index.cosine_of``), and the generation whose vectors it
+saw, at least.
 
 Each process (and thread) keeps one connection and sends its requests on it one after
 another, each answer read before the next request is sent: a connection a request cost the
@@ -27,6 +29,8 @@ import threading
 import uuid
 
 from django.conf import settings
+
+from registry.semantic.embedder import SCALE
 
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5.0
@@ -194,9 +198,11 @@ class Nearest:
         if self._asked is None:
             raise self._failed
         answer = self._asked.answer()
-        hits = answer["hits"]
+        ids = answer["ids"].split(",") if answer["ids"] else []
         if not ids_as_text:
-            hits = [(uuid.UUID(pk), score) for pk, score in hits]
+            ids = [uuid.UUID(pk) for pk in ids]
+        scale = SCALE * SCALE  # (index.cosine_of: the index imports numpy, a worker not)
+        hits = [(pk, dot / scale) for pk, dot in zip(ids, answer["dots"], strict=True)]
         return hits, answer["generation"]
 
 

@@ -36,6 +36,7 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import Error as DatabaseError
 from django.db import connections
@@ -63,6 +64,16 @@ REMEMBERED = 2048
 # was sent until the matrix changes: the agents of a tag, asked for again with other words,
 # are mapped to rows once (1.5 ms for 10,000 agents). At most this many rows in all.
 AMONG_REMEMBERED_ROWS = 2_000_000
+
+
+class Found(NamedTuple):
+    """A search's hits, nearest first: their matrix rows, their byte dot products with the
+    query, and the matrix's ids as text and as UUIDs (``texts`` and ``ids``, by row)."""
+
+    rows: list[int]
+    dots: list[int]
+    texts: list[str]
+    ids: list
 
 
 class VectorIndex:
@@ -293,6 +304,21 @@ class VectorIndex:
         """``nearest``'s hits, and the data generation whose vectors the matrix searched
         held (at least); with ``look`` False, from the matrix as it is (no ``current``);
         with ``ids_as_text`` each hit's id as text."""
+        found, held = self.search_dots(text, k, among, floor, generation, look)
+        return _hits(found, found.texts if ids_as_text else found.ids), held
+
+    def search_dots(
+        self,
+        text: str,
+        k: int,
+        among: list | None = None,
+        floor: float = -1.0,
+        generation: int | None = None,
+        look: bool = True,
+    ) -> tuple[Found, int]:
+        """``search``'s hits as the matrix holds them (``Found``: their rows and byte dot
+        products with the query, a cosine being one over ``SCALE``², with the matrix's ids),
+        for the service to send as they are (registry/semantic/service.py)."""
         np = self._np
         if look:
             self.current(generation)
@@ -303,13 +329,12 @@ class VectorIndex:
             remembered = self._remembered.get(key) if among is None else None
             if remembered is not None:
                 self._remembered.move_to_end(key)
-                rows_found, cosines = remembered
-                names = texts if ids_as_text else ids
-                return _hits(rows_found.tolist(), cosines.tolist(), names), held
+                rows_found, dots = remembered
+                return Found(rows_found.tolist(), dots.tolist(), texts, ids), held
             rows = None if among is None else self._rows(among)
         query = embed([text])
         if not query.any():
-            return [], held
+            return Found([], [], texts, ids), held
         query = np.frombuffer(quantize(query)[0], dtype=np.int8)
         if rows is None:
             scores = _dots(query, matrix)
@@ -332,18 +357,18 @@ class VectorIndex:
         # process answers in the same order.
         found = sorted(zip((-scores[best]).tolist(), [texts[r] for r in at], at, strict=True))[:k]
         rows_found = [r for _, _, r in found]
-        cosines = [-dot / (SCALE * SCALE) for dot, _, _ in found]
+        dots = [-negated for negated, _, _ in found]
         if among is None:
             with self._lock:
                 if self._matrix is matrix:  # not an answer from a matrix replaced meanwhile
                     # As arrays: 16 bytes a hit, where tuples of objects took some 80.
                     self._remembered[key] = (
                         np.array(rows_found, dtype=np.int64),
-                        np.array(cosines, dtype=np.float64),
+                        np.array(dots, dtype=np.int64),
                     )
                     if len(self._remembered) > REMEMBERED:
                         self._remembered.popitem(last=False)
-        return _hits(rows_found, cosines, texts if ids_as_text else ids), held
+        return Found(rows_found, dots, texts, ids), held
 
 
 def _dots(query, matrix):
@@ -357,9 +382,14 @@ def _dots(query, matrix):
     return np.asarray(simsimd.cdist(query[None], matrix, metric="dot", out_dtype="int32"))[0]
 
 
-def _hits(rows: list[int], cosines: list[float], names: list) -> list[tuple]:
-    """(id, cosine) of each matrix row of ``rows``: its id in ``names`` (UUIDs or text)."""
-    return [(names[r], cosine) for r, cosine in zip(rows, cosines, strict=True)]
+def cosine_of(dot: int) -> float:
+    """A hit's cosine from its byte dot product: the same float in every process."""
+    return dot / (SCALE * SCALE)
+
+
+def _hits(found: Found, names: list) -> list[tuple]:
+    """(id, cosine) of each hit of ``found``: its id in ``names`` (UUIDs or text)."""
+    return [(names[r], cosine_of(dot)) for r, dot in zip(found.rows, found.dots, strict=True)]
 
 
 _index = None

@@ -59,6 +59,24 @@ def test_the_service_answers_as_this_process_does(anon, population, service, set
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_services_hits_carry_the_same_ids_and_cosines_as_this_processs(
+    population, service, settings
+):
+    # The service sends ids as one text and scores as byte dot products: the worker makes
+    # the same (id, cosine) pairs of them as a search in this process, as UUIDs or as text.
+    asked = [(t, floor) for t in QUERIES for floor in (-1.0, 0.999)]
+    here = {a: client.nearest(a[0], 5, floor=a[1]) for a in asked}
+    here_text = {a: client.nearest(a[0], 5, floor=a[1], ids_as_text=True) for a in asked}
+    settings.SEMANTIC_SOCKET = service
+    assert {a: client.nearest(a[0], 5, floor=a[1]) for a in asked} == here
+    assert {a: client.nearest(a[0], 5, floor=a[1], ids_as_text=True) for a in asked} == here_text
+    first = here[(QUERIES[0], -1.0)]
+    assert len(first) == 5 and isinstance(first[0][0], uuid.UUID)
+    assert here_text[(QUERIES[0], -1.0)] == [(str(pk), cosine) for pk, cosine in first]
+    assert here[(QUERIES[0], 0.999)] == []  # none that near: an empty answer
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("in_the_service", [False, True])
 def test_the_agents_to_search_among_may_be_sent_packed(
     population, service, settings, in_the_service
