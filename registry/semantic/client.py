@@ -198,12 +198,17 @@ class Nearest:
         if self._asked is None:
             raise self._failed
         answer = self._asked.answer()
-        ids = answer["ids"].split(",") if answer["ids"] else []
-        if not ids_as_text:
-            ids = [uuid.UUID(pk) for pk in ids]
         scale = SCALE * SCALE  # (index.cosine_of: the index imports numpy, a worker not)
-        hits = [(pk, dot / scale) for pk, dot in zip(ids, answer["dots"], strict=True)]
-        return hits, answer["generation"]
+        try:
+            ids = answer["ids"].split(",") if answer["ids"] else []
+            if not ids_as_text:
+                ids = [uuid.UUID(pk) for pk in ids]
+            hits = [(pk, dot / scale) for pk, dot in zip(ids, answer["dots"], strict=True)]
+            return hits, answer["generation"]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # (a service of another version, mid-deploy: the worker answers without it)
+            message = f"the embedding service's answer is malformed: {exc!r}"
+            raise SemanticUnavailable(message) from exc
 
 
 def nearest_begin(

@@ -368,6 +368,26 @@ def test_an_answer_left_unread_does_not_answer_the_next_request(
     assert len(accepted) == 3
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"hits": [["0b0e7a4c-59d4-4a1b-9c55-2f4f1f1d0c11", 0.5]], "generation": 3},  # older
+        {"ids": "not-a-uuid", "dots": [100], "generation": 3},
+        {"ids": "0b0e7a4c-59d4-4a1b-9c55-2f4f1f1d0c11", "dots": [], "generation": 3},
+        {"ids": 7, "dots": [1], "generation": 3},
+    ],
+)
+def test_a_malformed_answer_is_the_service_unavailable(answer, settings, monkeypatch):
+    # A service of another version (mid-deploy) or a broken answer: the worker answers
+    # without search by meaning (hybrid falls back to keywords) instead of failing.
+    settings.SEMANTIC_SOCKET = "/nonexistent/semantic.sock"
+    monkeypatch.setattr(
+        client, "_Asked", lambda request: type("A", (), {"answer": lambda s: answer})()
+    )
+    with pytest.raises(client.SemanticUnavailable, match="malformed"):
+        client.nearest("rain", 2)
+
+
 def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(monkeypatch):
     """The rows of a packed list of agents (a tag's, asked for again with other words) are
     remembered by its digest; a vector written since (an agent of the list that had none)
