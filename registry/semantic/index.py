@@ -305,7 +305,8 @@ class VectorIndex:
         held (at least); with ``look`` False, from the matrix as it is (no ``current``);
         with ``ids_as_text`` each hit's id as text."""
         found, held = self.search_dots(text, k, among, floor, generation, look)
-        return _hits(found, found.texts if ids_as_text else found.ids), held
+        names = found.texts if ids_as_text else found.ids
+        return [(names[r], cosine_of(d)) for r, d in zip(found.rows, found.dots, strict=True)], held
 
     def search_dots(
         self,
@@ -385,11 +386,6 @@ def _dots(query, matrix):
 def cosine_of(dot: int) -> float:
     """A hit's cosine from its byte dot product: the same float in every process."""
     return dot / (SCALE * SCALE)
-
-
-def _hits(found: Found, names: list) -> list[tuple]:
-    """(id, cosine) of each hit of ``found``: its id in ``names`` (UUIDs or text)."""
-    return [(names[r], cosine_of(dot)) for r, dot in zip(found.rows, found.dots, strict=True)]
 
 
 _index = None
