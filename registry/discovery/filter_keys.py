@@ -5,8 +5,10 @@ statement that writes its row, capabilities, tags or facts: a bulk load's batch,
 statement a table, refreshed each of its agents four times over, three of them updates of
 the keys' row and GIN index. Inside ``filter_keys_at_end()`` the triggers note the agents
 instead, and they are refreshed once, by one statement, when the block ends (inside the
-write's transaction: nothing reads the keys of an uncommitted agent meanwhile). Elsewhere
-than PostgreSQL, or outside a transaction, the block changes nothing.
+write's transaction: nothing reads the keys of an uncommitted agent meanwhile). The search
+vector's trigger does the same with the words it adds to the search words (migration 0026):
+the block's agents' words are added once, at its end. Elsewhere than PostgreSQL, or outside
+a transaction, the block changes nothing.
 """
 
 from collections.abc import Iterator
@@ -42,8 +44,9 @@ def filter_keys_at_end(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
         _inside.reset(token)
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config(%s, 'off', true)", [SETTING])
+        # (Constant names: ``PENDING`` alone is formatted in.)
         cursor.execute(
-            "SELECT registry_filterkeys_refresh("  # noqa: S608 (a constant name)
-            f"ARRAY(SELECT DISTINCT agent_id FROM {PENDING}))"
+            f"SELECT registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM {PENDING})), "  # noqa: S608
+            f"registry_searchwords_of(ARRAY(SELECT DISTINCT agent_id FROM {PENDING}))"
         )
         cursor.execute(f"DROP TABLE {PENDING}")

@@ -14,7 +14,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from registry.agents.models import Endpoint
 from registry.agents.text import search_terms
 from registry.discovery.models import AgentSearchVector, DataGeneration
-from registry.discovery.search import TIERS, text_query, tier_exact, tier_marks
+from registry.discovery.search import TIERS, WORDS_SQL, tier_exact, tier_marks
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _tier_sql(tier: int, live: bool = False, text_ids: bool = False) -> str:
     return (
         f"(SELECT {_columns(text_ids)}, {int(tier)}, {_generation_sql()} "  # noqa: S608
         f'FROM "{table}" '
-        f"WHERE (tsv @@ (to_tsquery('simple', %s) && %s::tsquery)){live_sql() if live else ''} "
+        f"WHERE (tsv @@ ({WORDS_SQL} && %s::tsquery)){live_sql() if live else ''} "
         f"ORDER BY {_newest_first()} LIMIT %s)"
     )
 
@@ -92,7 +92,7 @@ def _one_scan_sql(keyed: bool, live: bool = False, text_ids: bool = False) -> st
         f"WHEN tsv @@ %s::tsquery THEN {int(titles_tier)} ELSE {int(other_tier)} END, "
         f"{_generation_sql()} "
         f'FROM "{table}" '
-        f"WHERE (tsv @@ (to_tsquery('simple', %s){keys})){live_sql() if live else ''} "
+        f"WHERE (tsv @@ ({WORDS_SQL}{keys})){live_sql() if live else ''} "
         f"ORDER BY 3 DESC, {_newest_first()} LIMIT %s)"
     )
 
@@ -136,18 +136,17 @@ def first_keys(
     ``live_at``: of the agents live then only (whatever ``query.live`` says). ``text_ids``:
     each pk as text and created_at None (for an order that needs no cursor)."""
     terms = search_terms(query.text)
-    words = text_query(terms)
     keys = list(query.keys)
     one_scan = len(terms) >= ONE_SCAN_TERMS
     live = [live_at] if live_at is not None else []
     params: list = []
     if one_scan:
-        params += [*tier_marks(terms), words]
+        params += [*tier_marks(terms), terms]
         params += [tier_exact([], keys, None)] if keys else []
         params += [*live, query.limit + 1]
     else:
         for tier in TIERS:
-            params += [words, tier_exact(terms, keys, tier), *live, query.limit + 1]
+            params += [terms, tier_exact(terms, keys, tier), *live, query.limit + 1]
     if generation_row or not one_scan:  # (the statements' union: its limit)
         params.append(query.limit + 1 + generation_row)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:

@@ -53,12 +53,11 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
         return queryset
     table = queryset.model._meta.db_table
     if connection.vendor == "postgresql":
-        query = " & ".join(f"{term}:*" for term in terms)
         # Only the inner query names the tsv column (unqualified: only the search vector
         # table has one), so it stays valid when Django nests this queryset in another.
         matches = RawSQL(
-            "SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ to_tsquery('simple', %s)",
-            [query],
+            f"SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ {WORDS_SQL}",
+            [terms],
         )
         return queryset.filter(pk__in=matches)
     query = " AND ".join(f'"{term}"*' for term in terms)
@@ -92,9 +91,11 @@ def _tier_query(terms: list[str], tier: int) -> str:
     return {2: in_name, 1: f"{in_titles} & !({in_name})", 0: f"!({in_titles})"}[tier]
 
 
-def text_query(terms: list[str]) -> str:
-    """The to_tsquery input of the query words: each the start of a word."""
-    return " & ".join(f"{term}:*" for term in terms)
+# PostgreSQL: the tsquery of the query words, its one parameter the words (a list), each
+# the start of a word: searched as the words it begins when there are a few (migration
+# 0026), the same agents as ``to_tsquery('simple', 'route:* & plan:*')``, which GIN found
+# by gathering every agent of each prefix's words before intersecting them.
+WORDS_SQL = "registry_search_query(%s::text[])"
 
 
 def tier_exact(terms: list[str], keys: list[str], tier: int | None) -> str:
@@ -120,16 +121,13 @@ def text_matches(
     terms = search_terms(text)
     if connection.vendor != "postgresql" or not terms:
         return None
-    query = text_query(terms)
     exact = tier_exact(terms, keys, tier)
     if exact:
         found = RawSQL(
-            "tsv @@ (to_tsquery('simple', %s) && %s::tsquery)",
-            [query, exact],
-            output_field=BooleanField(),
+            f"tsv @@ ({WORDS_SQL} && %s::tsquery)", [terms, exact], output_field=BooleanField()
         )
     else:
-        found = RawSQL("tsv @@ to_tsquery('simple', %s)", [query], output_field=BooleanField())
+        found = RawSQL(f"tsv @@ {WORDS_SQL}", [terms], output_field=BooleanField())
     rows = AgentSearchVector.objects.filter(found)
     if agents is not None:
         rows = rows.filter(agent__in=agents.order_by().values("pk"))
