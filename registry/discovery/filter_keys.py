@@ -44,9 +44,9 @@ def filter_keys_at_end(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
         _inside.reset(token)
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config(%s, 'off', true)", [SETTING])
-        # (Constant names: ``PENDING`` alone is formatted in.)
+        # The noted agents read once; their keys and their words (a constant name).
         cursor.execute(
-            f"SELECT registry_filterkeys_refresh(ARRAY(SELECT DISTINCT agent_id FROM {PENDING})), "  # noqa: S608
-            f"registry_searchwords_of(ARRAY(SELECT DISTINCT agent_id FROM {PENDING}))"
+            "SELECT registry_filterkeys_refresh(ids), registry_searchwords_of(ids) "  # noqa: S608
+            f"FROM (SELECT ARRAY(SELECT DISTINCT agent_id FROM {PENDING}) AS ids) AS noted"
         )
         cursor.execute(f"DROP TABLE {PENDING}")

@@ -75,11 +75,7 @@ BEGIN
     RETURN NULL;
 END $$"""
 
-FILL = """INSERT INTO registry_searchword
-SELECT DISTINCT w.word COLLATE "C"
-FROM registry_agentsearchvector v, unnest(tsvector_to_array(v.tsv)) AS w(word)
-WHERE left(w.word, 1) <> '~'
-ON CONFLICT DO NOTHING"""
+FILL = "SELECT registry_searchwords_of(ARRAY(SELECT agent_id FROM registry_agentsearchvector))"
 
 # The tsquery of the query words ``terms`` (each the start of a word, as ``to_tsquery``
 # reads ``term:*``): a term that is one word of its own, the start of 1 to 64 words, is

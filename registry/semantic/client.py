@@ -10,7 +10,7 @@ answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ..
 generation whose vectors the search must see, optional; ``look`` false: search the vectors
 held, without looking for newer ones) answers ``{"ids": "id,id,...", "dots": [n, ...],
 "generation": n}``: the hits' ids, nearest first, and their byte dot products with the
-query (a cosine is one over 127², ``index.cosine_of``), and the generation whose vectors it
+query (a cosine is one over 127², ``embedder.cosine_of``), and the generation whose vectors it
 saw, at least.
 
 Each process (and thread) keeps one connection and sends its requests on it one after
@@ -30,7 +30,7 @@ import uuid
 
 from django.conf import settings
 
-from registry.semantic.embedder import SCALE
+from registry.semantic.embedder import cosine_of
 
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5.0
@@ -198,12 +198,11 @@ class Nearest:
         if self._asked is None:
             raise self._failed
         answer = self._asked.answer()
-        scale = SCALE * SCALE  # (index.cosine_of: the index imports numpy, a worker not)
         try:
             ids = answer["ids"].split(",") if answer["ids"] else []
             if not ids_as_text:
                 ids = [uuid.UUID(pk) for pk in ids]
-            hits = [(pk, dot / scale) for pk, dot in zip(ids, answer["dots"], strict=True)]
+            hits = [(pk, cosine_of(dot)) for pk, dot in zip(ids, answer["dots"], strict=True)]
             return hits, answer["generation"]
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             # (a service of another version, mid-deploy: the worker answers without it)

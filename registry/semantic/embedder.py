@@ -74,3 +74,9 @@ def quantize(vectors) -> list[bytes]:
 
 def embed_quantized(texts: list[str]) -> list[bytes]:
     return quantize(embed(texts))
+
+
+def cosine_of(dot: int) -> float:
+    """The cosine of two quantized vectors from their byte dot product: the same float in
+    every process (the index's and a worker's, which reads the service's integers)."""
+    return dot / (SCALE * SCALE)

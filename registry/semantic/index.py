@@ -43,7 +43,7 @@ from django.db import connections
 from django.db.models import Exists, Max, OuterRef
 
 from registry.agents.models import Tombstone
-from registry.semantic.embedder import DIMENSIONS, SCALE, embed, quantize
+from registry.semantic.embedder import DIMENSIONS, SCALE, cosine_of, embed, quantize
 from registry.semantic.models import AgentVector
 
 log = logging.getLogger(__name__)
@@ -381,11 +381,6 @@ def _dots(query, matrix):
     if not len(matrix):
         return np.zeros(0, dtype=np.int32)
     return np.asarray(simsimd.cdist(query[None], matrix, metric="dot", out_dtype="int32"))[0]
-
-
-def cosine_of(dot: int) -> float:
-    """A hit's cosine from its byte dot product: the same float in every process."""
-    return dot / (SCALE * SCALE)
 
 
 _index = None
