@@ -94,7 +94,9 @@ def _tier_query(terms: list[str], tier: int) -> str:
 # PostgreSQL: the tsquery of the query words, its one parameter the words (a list), each
 # the start of a word: searched as the words it begins when there are a few (migration
 # 0026), the same agents as ``to_tsquery('simple', 'route:* & plan:*')``, which GIN found
-# by gathering every agent of each prefix's words before intersecting them.
+# by gathering every agent of each prefix's words before intersecting them. The planner
+# works it out once, into a constant (migration 0027: IMMUTABLE), since the words are bound
+# on the client: never bind them on the server, or every row checked calls it again.
 WORDS_SQL = "registry_search_query(%s::text[])"
 
 

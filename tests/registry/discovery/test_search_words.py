@@ -149,3 +149,40 @@ def test_a_word_of_quotes_and_backslashes_is_searched_as_it_is():
         )
     assert {"odd'word\\x", "oddity"} <= words() and "~tag odd" not in words()
     assert query(["odd"]) == "'odd''word\\\\x' | 'oddity'"
+
+
+def plan(sql: str, params) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (VERBOSE) {sql}", params)
+        return "\n".join(line for (line,) in cursor)
+
+
+def test_the_planner_works_the_words_out_once_into_a_constant(alice, native_payload):
+    """Migration 0027: the words' tsquery is a constant of the plan, not a call that each
+    row a scan checks makes again, in the keys statement's form and the ORM's."""
+    from registry.discovery.search import WORDS_SQL, text_matches
+
+    register(alice, native_payload(name="Tide Tables", description="Harbour tides"))
+    sql = f"SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ {WORDS_SQL}"
+    shown = plan(sql, [["tid", "harb"]])
+    assert "registry_search_query" not in shown
+    assert "( ''tide'' | ''tides'' ) & ''harbour''" in shown  # the constant, as EXPLAIN quotes it
+    rows = text_matches("tid harb", None, keys=["~tag x"], tier=0)
+    assert "registry_search_query" not in plan(*rows.query.sql_with_params())
+
+
+def test_a_word_searched_before_an_agent_brings_it_is_found_after(alice, native_payload):
+    """No plan keeps the words of an earlier search (the words are bound on the client, and
+    each statement is planned with its own): the same search, asked again after a write,
+    finds the new word."""
+    register(alice, native_payload(name="Harbour Tides", description="Tides"))
+    for _ in range(6):  # more than psycopg's prepare threshold (5)
+        response = alice.get("/discover/agents", {"q": "narwh", "mode": "keyword"})
+        assert response.json()["results"] == []
+    assert query(["narwh"]) == "'narwh':*"
+    pk = register(alice, native_payload(name="Narwhal Census", description="Counts narwhals"))
+    assert query(["narwh"]) == "'narwhal' | 'narwhals'"
+    response = alice.get("/discover/agents", {"q": "narwh", "mode": "keyword"})
+    assert [a["id"] for a in response.json()["results"]] == [pk]
+    response = alice.get("/discover/agents", {"q": "narwh"})  # hybrid: the lane's statement
+    assert pk in [a["id"] for a in response.json()["results"]]
