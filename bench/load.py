@@ -57,13 +57,18 @@ def database_migrate() -> None:
 def database_info() -> dict[str, str]:
     from django.db import connection
 
+    info = {"vendor": connection.vendor}
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SHOW server_version")
+            info["version"] = cursor.fetchone()[0]
+            # The 100,000-agent rows read their tables through it (bench/README.md).
+            cursor.execute("SHOW shared_buffers")
+            info["shared_buffers"] = cursor.fetchone()[0]
         else:
             cursor.execute("SELECT sqlite_version()")
-        version = cursor.fetchone()[0]
-    return {"vendor": connection.vendor, "version": version}
+            info["version"] = cursor.fetchone()[0]
+    return info
 
 
 def database_analyze() -> None:

@@ -396,7 +396,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"{meta['started_at']}, commit `{meta['commit']['head']}`{changed}. "
         f"{meta['machine']['cores']} cores "
         f"({meta['machine']['cpu']}), Python {meta['machine']['python']}, "
-        f"{db['vendor']} {db['version']}, gunicorn {meta['server']['workers']} "
+        f"{db['vendor']} {db['version']}"
+        + (f" (shared_buffers {db['shared_buffers']})" if db.get("shared_buffers") else "")
+        + f", gunicorn {meta['server']['workers']} "
         f"{meta['server'].get('worker_class', 'sync')} workers, "
         f"load generator {meta['generator']['name']} ({meta['generator']['version']}), "
         f"{meta['options']['connections']} connections for {meta['options']['duration']} s; "
