@@ -96,7 +96,7 @@ def _tier_query(terms: list[str], tier: int) -> str:
 # 0026), the same agents as ``to_tsquery('simple', 'route:* & plan:*')``, which GIN found
 # by gathering every agent of each prefix's words before intersecting them. The planner
 # works it out once, into a constant (migration 0027: IMMUTABLE), since the words are bound
-# on the client: never bind them on the server, or every row checked calls it again.
+# on the client (bound on the server, a generic plan would call it at every row checked).
 WORDS_SQL = "registry_search_query(%s::text[])"
 
 
