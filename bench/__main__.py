@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, entities, loadgen, modes, pages, report
+from bench import discover, entities, loadgen, modes, pages, report, targets
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.loadgen import generator_choice
@@ -177,8 +177,8 @@ def throughput_block(
     # state.
     warm = CARD_WARM_FETCHES * WORKERS * len(card_paths)
     rows["card"] = throughput("card", card_paths, args, port, generator, tmp, warm_requests=warm)
-    # The same cards pinned to their first version (a2a.card_serving: immutable, cached as
-    # the latest are), warmed the same way.
+    # The same cards pinned to their first version (protocols.a2a.serving.cards: immutable,
+    # cached as the latest are), warmed the same way.
     pinned = [f"{path}?version=1" for path in card_paths]
     rows["card pinned"] = throughput(
         "card-pinned", pinned, args, port, generator, tmp, warm_requests=warm
@@ -379,7 +379,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     }
     if entity_figures is not None:
         results["entities"] = entity_figures
-    results["targets"] = report.targets_evaluate(results)
+    results["targets"] = targets.targets_evaluate(results)
     return results
 
 

@@ -12,7 +12,8 @@ each size, with one gunicorn (two sync workers) running throughout:
   <word>}, "federation": "none", "pageSize": 20}``), each after a warm-up as long as itself,
   same generator, connections and duration; the ratio of each round and their median are
   reported (target: at least 0.8);
-- assembles the AI Catalog (``ard.catalog.catalog_build``) in this process, ``--builds``
+- assembles the AI Catalog (``protocols.ard.catalog.document.catalog_build``) in this process,
+``--builds``
   times (seconds, entries, pages, root bytes), then fetches ``/.well-known/ai-catalog.json``
   and each nested page once over HTTP (bytes and time).
 

@@ -143,8 +143,8 @@ def catalog_build_measure() -> dict[str, Any]:
     """Assemble the AI Catalog from the stored entries once, in this process, and time it."""
     import time
 
-    from ard.catalog import catalog_build
-    from ard.models import CatalogEntry, CatalogPage
+    from protocols.ard.catalog.document import catalog_build
+    from protocols.ard.models import CatalogEntry, CatalogPage
 
     started = time.perf_counter()
     pages = catalog_build()

@@ -92,7 +92,7 @@ def entity_card(seed: int, index: int, words: list[str]) -> tuple[str, dict[str,
 
 def entities_load(*, seed: int, start: int, stop: int) -> dict[str, Any]:
     """Store generated entities start..stop-1 in batches; the phase's figures."""
-    from entities.bulk import cards_bulk_store
+    from protocols.entities.registration.bulk import cards_bulk_store
 
     words = _words()
     began = time.perf_counter()

@@ -84,7 +84,7 @@ def database_analyze() -> None:
 
 def cards_check(seed: int, total: int, sample: int = 300) -> int:
     """Every generated card the registry would accept: checked on a spread-out sample."""
-    from a2a.validation import card_validate
+    from protocols.a2a.cards.validation import card_validate
 
     step = max(1, total // sample)
     checked = 0
@@ -100,8 +100,8 @@ def cards_check(seed: int, total: int, sample: int = 300) -> int:
 def agents_load(*, phase: str, seed: int, start: int, stop: int, batch_size: int) -> LoadPhase:
     """Load cards start..stop-1 as ``manage.py import_cards`` does (its processes, one per
     core up to its maximum); the cards are generated while the processes import."""
-    from a2a.bulk import cards_import_processes
-    from a2a.management.commands.import_cards import PROCESSES_MAX
+    from protocols.a2a.management.commands.import_cards import PROCESSES_MAX
+    from protocols.a2a.registration.bulk import cards_import_processes
 
     processes = min(os.cpu_count() or 1, PROCESSES_MAX)
     method = f"cards_import_processes, {processes} processes"
@@ -139,7 +139,7 @@ def _agents_count_check(expected: int) -> None:
 
 def card_paths() -> list[str]:
     """The card URL of every agent that has a card."""
-    from a2a.models import CardDocument
+    from protocols.a2a.models import CardDocument
 
     ids = CardDocument.objects.order_by().values_list("agent_id", flat=True)
     return [f"/a2a/agents/{agent_id}" for agent_id in ids.iterator(chunk_size=10_000)]

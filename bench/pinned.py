@@ -30,8 +30,8 @@ from pathlib import Path
 
 from bench.__main__ import BATCH_SIZE, CARD_WARM_FETCHES, generator_choice, say, throughput
 from bench.database import BenchError, database_reset
-from bench.report import PINNED_TO_CARD_MIN
 from bench.server import WORKERS, Server, port_free
+from bench.targets import PINNED_TO_CARD_MIN
 
 
 def options(argv: list[str] | None) -> argparse.Namespace:
@@ -67,7 +67,7 @@ def lane_measure(latest: list[str], pinned: list[str], rounds: int) -> dict[str,
 
     from django.test import RequestFactory
 
-    from a2a.selectors import card_cache
+    from protocols.a2a.cards.selectors import card_cache
     from registry.fastpath.lean import LeanApplication
 
     def django_application(environ, start_response):  # what the lane leaves: a failure here

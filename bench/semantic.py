@@ -71,7 +71,7 @@ def _words(text: str) -> set[str]:
 
 def set_load(distractors: int, seed: int) -> tuple[dict, dict]:
     """Load the population; {key: agent id} and the load timings."""
-    from a2a.bulk import cards_bulk_import
+    from protocols.a2a.registration.bulk import cards_bulk_import
     from registry.agents import services
     from registry.agents.services import AgentInput, CapabilityInput
     from registry.semantic.vectors import vectors_on_write

@@ -3,6 +3,7 @@
 import copy
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,17 +13,34 @@ from rest_framework.test import APIClient
 from registry.access.auth import api_key_generate, api_key_hash
 from registry.access.models import ApiKey
 
-# The protocol apps each test folder needs; the core's tests (tests/registry) need none,
-# so they also run with only the core installed (REGISTRY_PROTOCOL_APPS="", see .ci/run).
+# The protocol apps (by label) each test folder needs: tests/protocols/<app>/ mirrors
+# protocols/<app>/; the core's tests (tests/registry) need none, so they also run with only
+# the core installed (REGISTRY_PROTOCOL_APPS="", see .ci/run).
+TESTS_DIR = Path(__file__).resolve().parent
 FOLDER_APPS = {
     "a2a": {"a2a"},
     "aap": {"a2a", "aap"},
-    "mcp_face": {"a2a", "mcp_face"},
+    "mcp": {"a2a", "mcp_face"},
     "web": {"a2a", "aap"},
     "entities": {"entities"},
     "ard": {"a2a", "ard"},
     "tests": {"a2a", "aap"},
 }
+
+
+def folder_of(path: Path) -> str | None:
+    """The key of FOLDER_APPS a collected path belongs to (None: the core's, needs none)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS_DIR).parts
+    except ValueError:
+        return None
+    if not parts:
+        return None
+    if parts[0] == "protocols":
+        return parts[1] if len(parts) > 1 else None
+    if len(parts) == 1 and Path(path).is_file():
+        return "tests"
+    return parts[0]
 
 
 def _installed() -> set[str]:
@@ -40,8 +58,7 @@ def free_port() -> int:
 
 def pytest_ignore_collect(collection_path, config):
     # A folder whose apps are not installed cannot even be imported (its models are not).
-    folder = collection_path.parent.name if collection_path.is_file() else collection_path.name
-    needed = FOLDER_APPS.get(folder)
+    needed = FOLDER_APPS.get(folder_of(collection_path))
     return True if needed and not needed <= _installed() else None
 
 

@@ -13,7 +13,7 @@ os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 os.environ.setdefault("REGISTRY_VAR_DIR", tempfile.mkdtemp(prefix="registry-tests-"))
 # No card cache (its listening connection would outlive each test's database): the tests
-# of the cache switch it on themselves (tests/a2a/test_card_cache.py).
+# of the cache switch it on themselves (tests/protocols/a2a/serving/test_card_cache.py).
 os.environ.setdefault("CARD_CACHE_MB", "0")
 
 from registry.settings import *  # noqa: F403

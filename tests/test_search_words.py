@@ -53,7 +53,7 @@ def test_the_browse_page_answers_400_saying_so(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_a2a_answers_invalid_params_with_the_problem_over_raw_json_rpc(registry_url):
-    from a2a.models import AgentTask
+    from protocols.a2a.models import AgentTask
 
     for part in ({"data": {"q": LONG}}, {"text": f"find {LONG}"}):
         message = {"role": "ROLE_USER", "messageId": "m", "parts": [part]}
@@ -75,7 +75,8 @@ def test_a2a_answers_invalid_params_with_the_problem_over_raw_json_rpc(registry_
 def test_a2a_sdks_client_gets_invalid_params_with_the_problem(registry_url, binding):
     from a2a.helpers.proto_helpers import new_data_part
     from a2a.utils.errors import InvalidParamsError
-    from tests.a2a.test_agent import converse
+
+    from tests.protocols.a2a.face.test_agent import converse
 
     with pytest.raises(InvalidParamsError) as refused:
         converse(registry_url, binding, [new_data_part({"q": LONG})])

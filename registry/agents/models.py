@@ -49,7 +49,7 @@ class Agent(models.Model):
     sunset_at = models.DateTimeField(null=True, blank=True)
     status_changed_at = models.DateTimeField(null=True, blank=True)
     # backward: a change that breaks the agent's consumers is refused (a protocol app says
-    # what breaks, e.g. a2a.card_diff), unless its major version went up.
+    # what breaks, e.g. protocols.a2a.versions.diff), unless its major version went up.
     compatibility = models.CharField(
         max_length=10,
         choices=Compatibility.choices,

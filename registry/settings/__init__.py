@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from registry.devenv import env_load
 from registry.logs import logging_config
+from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
 from registry.settings.env import env_bool, env_float, env_int, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -71,21 +72,10 @@ INSTALLED_APPS = [
     "registry",
     "web",
 ]
-# The protocol apps, in dependency order; each extends the core from its AppConfig.ready().
-# A registry may run with fewer (the core runs alone); AAP extends A2A, so needs it, and so
-# does the MCP face (mcp_face: discovery, cards and registration as MCP tools); entity cards
-# (entities: A2E and EDP businesses and their MCP servers) need only the core.
-PROTOCOL_APPS = ["a2a", "aap", "mcp_face", "entities", "ard"]
-REGISTRY_PROTOCOL_APPS = env_list("REGISTRY_PROTOCOL_APPS", ",".join(PROTOCOL_APPS))
-if unknown := set(REGISTRY_PROTOCOL_APPS) - set(PROTOCOL_APPS):
-    raise ImproperlyConfigured(
-        f"REGISTRY_PROTOCOL_APPS: unknown apps {sorted(unknown)}; known: {PROTOCOL_APPS}"
-    )
-if "aap" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
-    raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: aap extends a2a and needs it")
-if "mcp_face" in REGISTRY_PROTOCOL_APPS and "a2a" not in REGISTRY_PROTOCOL_APPS:
-    raise ImproperlyConfigured("REGISTRY_PROTOCOL_APPS: mcp_face builds on a2a and needs it")
-INSTALLED_APPS += [app for app in PROTOCOL_APPS if app in REGISTRY_PROTOCOL_APPS]
+# The protocol apps installed (registry/settings/apps.py).
+INSTALLED_APPS += [
+    package for app, package in PROTOCOL_APPS.items() if app in REGISTRY_PROTOCOL_APPS
+]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -106,7 +96,7 @@ MIDDLEWARE = [
     "registry.http.problems.ProblemFallbackMiddleware",
 ]
 if "ard" in REGISTRY_PROTOCOL_APPS:  # Link: rel="ai-catalog" on / and the registry's card
-    MIDDLEWARE.insert(1, "ard.middleware.CatalogLinkMiddleware")
+    MIDDLEWARE.insert(1, "protocols.ard.catalog.middleware.CatalogLinkMiddleware")
 
 ROOT_URLCONF = "registry.urls"
 WSGI_APPLICATION = "registry.wsgi.application"
@@ -143,8 +133,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _parallel = env_int("DB_PARALLEL_WORKERS", 0)
     _options = f"-c jit=off -c max_parallel_workers_per_gather={_parallel}"
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", _options)
-    # The card read (a2a/api.py) binds its parameter on the server, and psycopg prepares
-    # it after this many runs on a connection (PostgreSQL then no longer plans it every
+    # The card read (protocols/a2a/registration/api.py) binds its parameter on the server, and
+    # psycopg prepares it after this many runs on a connection (PostgreSQL then no longer plans it
+    # every
     # request); every other query binds on the client and is never prepared. 0: never (for
     # a transaction-pooling PgBouncer older than 1.21).
     _prepare = env_int("DB_PREPARE_THRESHOLD", 5)
@@ -308,7 +299,8 @@ DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # (manage.py semantic_serve); empty: each process embeds and searches itself, holding the
 # model (about 130 MB) and every vector. The Procfiles run the service and set it.
 SEMANTIC_SOCKET = os.environ.get("SEMANTIC_SOCKET", "")
-# Registration by domain (a2a/bootstrap.py, a2a/txt_records.py): DNS servers for the
+# Registration by domain (protocols/a2a/registration/bootstrap.py,
+# protocols/a2a/registration/txt_records.py): DNS servers for the
 # _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
 # host means: "flag" (stored and shown) or "reject" (the registration fails).
 DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")

@@ -29,6 +29,6 @@ def card(name: str, skill: str, tags: list[str], *, host: str, **extra: Any) -> 
 
 
 def register(owner: str, body: dict[str, Any]):
-    from a2a.services import agent_register_card
+    from protocols.a2a.registration.services import agent_register_card
 
     return agent_register_card(owner=owner, card=body).agent

@@ -150,7 +150,7 @@ WIDTHS = {"desktop": (DESKTOP, "light"), "phone": (PHONE, "light"), "dark": (DES
 def test_screenshots_at_desktop_and_phone_widths_light_and_dark(
     browser, live_server, agents, size, tmp_path
 ):
-    from aap.demo import dealer_demo_load
+    from protocols.aap.demo import dealer_demo_load
 
     dealer_demo_load("demo", set())
     folder = Path(os.environ.get("SCREENSHOTS_DIR") or tmp_path)

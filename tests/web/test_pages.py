@@ -190,7 +190,7 @@ def test_no_template_has_inline_script_or_style():
 
 
 def test_the_aap_report_of_a_registered_card(client, db):
-    from aap.demo import dealer_demo_load
+    from protocols.aap.demo import dealer_demo_load
 
     dealer_demo_load("demo", set())
     dealer = client.get("/discover/agents?aap=true").json()["results"][0]

@@ -73,7 +73,7 @@ def test_every_creating_post_is_idempotent(
     elif body == "key":
         payload = {"owner": "carol"}
     else:
-        from tests.entities.test_providers import registration
+        from tests.protocols.entities.providers.test_providers import registration
 
         payload = registration()
     first = post(admin_client, path, payload)

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.apps("a2a")]
 
 
 def cards_bulk_import(**kwargs) -> int:
-    from a2a.bulk import cards_bulk_import
+    from protocols.a2a.registration.bulk import cards_bulk_import
 
     return cards_bulk_import(**kwargs)
 
@@ -230,7 +230,7 @@ def test_every_facet_is_counted_in_one_statement(anon, population, django_assert
         "streaming": {"false": 3, "true": 1},
         "pushNotifications": {"false": 4},
         "specVersion": counts["specVersion"],
-        "aap": {},  # dealer agents only (tests/aap counts them)
+        "aap": {},  # dealer agents only (tests/protocols/aap counts them)
     }
     assert sum(counts["specVersion"].values()) == 4
     # Most frequent first, ties by value.
@@ -368,7 +368,7 @@ def test_cards_have_etag_last_modified_and_answer_304(alice, anon, make_card):
     agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
     first = anon.get(f"/a2a/agents/{agent_id}")
     assert first["ETag"] and first["Last-Modified"] and "max-age" in first["Cache-Control"]
-    from a2a.models import CardDocument
+    from protocols.a2a.models import CardDocument
 
     stored = CardDocument.objects.get(agent_id=agent_id)
     assert first["ETag"] == f'"{stored.sha256}"'

@@ -1,7 +1,0 @@
-"""What the MCP app adds to the core (registry.extensions): its URLs."""
-
-from registry import extensions
-
-
-def register() -> None:
-    extensions.register_urls("mcp_face.urls")

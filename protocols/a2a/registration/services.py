@@ -1,0 +1,377 @@
+"""Writes of the A2A app: register, replace and verify agents by their cards.
+
+Every write stores the card document and its provenance and sends ``card_stored``
+(protocols.a2a.signals) in the same transaction, so that extensions of A2A (AAP) index the card.
+Native writes to agents reach this app through ``agent_changed`` (protocols.a2a.receivers).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from protocols.a2a.cards.formats import CardReport
+from protocols.a2a.cards.mapping import card_facts, card_to_agent_input
+from protocols.a2a.cards.signatures import SignatureResult
+from protocols.a2a.cards.validation import card_validate
+from protocols.a2a.models import AgentIdentity, AgentTask, CardDocument, CardProvenance
+from protocols.a2a.registration.bootstrap import card_resolve
+from protocols.a2a.registration.provenance import (
+    CardSource,
+    card_preferred_url,
+    card_signature_check,
+    provenance_save,
+)
+from protocols.a2a.registration.txt_records import DiscoveryError
+from protocols.a2a.signals import StoredCard, cards_stored_send
+from protocols.a2a.versions.history import version_record
+from registry.agents import services as core
+from registry.agents.claims import domain_claim_check
+from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.models import Agent, Endpoint
+from registry.agents.selectors import agent_queryset
+from registry.discovery.facts import agent_facts_set
+from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import url_authority
+from registry.signals import writes_batched
+
+# The source of agents registered by card, and the writer name of this app's writes.
+CARD_SOURCE = "a2a-card"
+WRITER = "a2a"
+# Fact kinds (registry.extensions) this app writes from a card, and from its provenance.
+CARD_FACT_KINDS = (
+    "protocolBinding",
+    "protocolVersion",
+    "provider",
+    "extension",
+    "securityScheme",
+    "streaming",
+    "pushNotifications",
+    "specVersion",
+)
+
+
+def card_require_valid(card: Any) -> CardReport:
+    report = card_validate(card)
+    if not report.ok:
+        first = report.errors[0]
+        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        raise ProblemError(
+            400,
+            "invalid-card",
+            f"The agent card is invalid: {first.path} {first.message}{more}.",
+            report.errors,
+            warnings=[w.as_dict() for w in report.warnings],
+        )
+    return report
+
+
+def card_facts_save(agent: Agent, card: dict | None) -> None:
+    agent_facts_set(
+        agent=agent, kinds=CARD_FACT_KINDS, facts=card_facts(card) if card is not None else ()
+    )
+
+
+def _owner_changed(agent: Agent) -> ProblemError:
+    return ProblemError(
+        403,
+        "forbidden",
+        f"Agent {agent.id} has moved to another owner; this key may not change it.",
+    )
+
+
+def document_save(
+    agent: Agent,
+    body: bytes,
+    *,
+    origin: str,
+    spec_version: str,
+    naming: str,
+    signed: bool,
+    change: str = "update",
+) -> CardDocument:
+    """Store the agent's card document, and its next version when the bytes changed."""
+    version_record(agent, body, change=change)
+    card_facts_save(agent, json.loads(body))
+    document, _ = CardDocument.objects.update_or_create(
+        agent=agent,
+        defaults={
+            "body": body,
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "origin": origin,
+            "spec_version": spec_version,
+            "naming": naming,
+            "signed": signed,
+        },
+    )
+    return document
+
+
+def _submitted_save(
+    agent: Agent, card: dict, report: CardReport, body: bytes | None = None, *, change: str
+) -> CardDocument:
+    """Store a submitted card: the bytes received when there are any, else the object as sent."""
+    return document_save(
+        agent,
+        body.removeprefix(b"\xef\xbb\xbf") if body is not None else canonical_dumps(card),
+        origin=CardDocument.Origin.SUBMITTED,
+        spec_version=report.spec_version or "",
+        naming=report.naming,
+        signed=report.signed,
+        change=change,
+    )
+
+
+@dataclass
+class CardRegistration:
+    agent: Agent
+    report: CardReport
+    created: bool
+    source: CardSource
+    signature: SignatureResult
+
+
+def agent_register_card(
+    *, owner: str, card: dict, source: CardSource | None = None
+) -> CardRegistration:
+    """Register a card, or update the owner's agent that has the same preferred interface URL.
+
+    Identity is the owner plus the card's preferred interface URL, held by a unique
+    constraint: of concurrent identical registrations one creates the agent, and the
+    others, on the constraint, retry as updates.
+    """
+    source = source or CardSource()
+    report = card_require_valid(card)
+    signature = card_signature_check(card, source.verified_domain or None)
+    data = card_to_agent_input(card, report.index_view)
+    preferred = data.endpoints[0].address if data.endpoints else ""
+    attempt = 0
+    while True:
+        try:
+            # The agent's listing is built once, after the card, provenance and AAP status.
+            with transaction.atomic(), writes_batched():
+                identity = (
+                    AgentIdentity.objects.select_for_update()
+                    .filter(owner=owner, preferred_url=preferred)
+                    .first()
+                )
+                if identity is None:
+                    agent = core.agent_create(
+                        owner=owner, data=data, source=CARD_SOURCE, writer=WRITER
+                    )
+                    AgentIdentity.objects.create(agent=agent, owner=owner, preferred_url=preferred)
+                else:
+                    agent = agent_queryset().get(pk=identity.agent_id)
+                    if agent.owner != owner:
+                        raise _owner_changed(agent)
+                    _agent_card_apply(agent=agent, data=data)
+                change = "register" if identity is None else "reregister"
+                _submitted_save(agent, card, report, source.body, change=change)
+                provenance_save(agent, source, signature)
+                cards_stored_send([StoredCard(agent, card, created=identity is None)])
+            return CardRegistration(agent, report, identity is None, source, signature)
+        except IntegrityError:
+            attempt += 1
+            if attempt == 3:
+                raise
+
+
+def agent_register_from_domain(
+    *, owner: str, domain: str | None = None, url: str | None = None
+) -> CardRegistration:
+    """The discovery bootstrap: resolve the card from a domain or URL, then register it."""
+    try:
+        resolved = card_resolve(domain=domain, url=url)
+    except DiscoveryError as exc:
+        raise discovery_problem(exc, "domain" if domain is not None else "url") from None
+    host = url_authority(resolved.source_url) or ""
+    domain_claim_check(domain=host, owner=owner)
+    _origin_policy_apply(resolved, host)
+    source = CardSource(
+        body=resolved.body,
+        verified_domain=host,
+        source_url=resolved.source_url,
+        discovery_path=resolved.path_used,
+        origin_problems=resolved.origin_problems,
+        attempts=resolved.attempts,
+    )
+    return agent_register_card(owner=owner, card=resolved.card, source=source)
+
+
+def _origin_policy_apply(resolved, host: str) -> None:
+    """A2A_ORIGIN_POLICY=reject: a card naming interfaces on other hosts than the domain
+    that served it neither registers nor verifies."""
+    if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
+        raise ProblemError(
+            422,
+            "origin-mismatch",
+            f"The card served by {host} names interfaces on other hosts.",
+            resolved.origin_problems,
+        )
+
+
+def discovery_problem(exc: DiscoveryError, field_name: str) -> ProblemError:
+    if exc.reason == "invalid-domain":
+        return ProblemError(400, "validation-error", exc.detail, [Problem(field_name, exc.detail)])
+    return ProblemError(
+        422,
+        "discovery-failed",
+        exc.detail,
+        [Problem(a.url, f"{a.outcome}: {a.detail}") for a in exc.attempts],
+    )
+
+
+def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration:
+    """Fetch the card from the agent's domain; it is verified if the domain serves this card."""
+    document = CardDocument.objects.filter(agent=agent).first()
+    if document is None or document.origin != CardDocument.Origin.SUBMITTED:
+        raise ProblemError(
+            409,
+            "not-verifiable",
+            "Only an agent registered by its card can be verified against its domain.",
+        )
+    stored = json.loads(bytes(document.body))
+    provenance = CardProvenance.objects.filter(agent=agent).first()
+    domain = (
+        domain
+        or (provenance.verified_domain if provenance else "")
+        or url_authority(card_preferred_url(stored))
+    )
+    try:
+        resolved = card_resolve(domain=domain)
+    except DiscoveryError as exc:
+        raise discovery_problem(exc, "domain") from None
+    if resolved.card != stored:
+        differing = sorted(
+            key
+            for key in set(stored) | set(resolved.card)
+            if stored.get(key) != resolved.card.get(key)
+        )
+        raise ProblemError(
+            409,
+            "card-mismatch",
+            f"The card served at {resolved.source_url} differs from the registered card; "
+            f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
+            [Problem(key, "differs from the served card") for key in differing],
+        )
+    # Verifying is registering from the domain: a domain another owner proved is theirs
+    # vouches for none of this owner's cards.
+    domain_claim_check(domain=url_authority(resolved.source_url) or "", owner=agent.owner)
+    _origin_policy_apply(resolved, url_authority(resolved.source_url) or "")
+    signature = card_signature_check(stored, url_authority(resolved.source_url))
+    source = CardSource(
+        verified_domain=url_authority(resolved.source_url) or "",
+        source_url=resolved.source_url,
+        discovery_path=resolved.path_used,
+        origin_problems=resolved.origin_problems,
+        attempts=resolved.attempts,
+    )
+    with transaction.atomic():
+        # The fetches took time: the agent must still be there, with this very card.
+        agent = agent_lock(agent)
+        current = CardDocument.objects.filter(agent=agent).values_list("body", flat=True).first()
+        if current is None or json.loads(bytes(current)) != stored:
+            raise ProblemError(
+                409,
+                "conflict",
+                "The agent's card changed while it was being verified; nothing was changed.",
+            )
+        provenance_save(agent, source, signature)
+    report = card_validate(stored)
+    return CardRegistration(agent, report, False, source, signature)
+
+
+def _name_free(name: str, protocol: str, taken: set[str]) -> str:
+    """A name for an endpoint whose name a card interface took: name-<protocol>[-n], unused."""
+    limit = Endpoint._meta.get_field("name").max_length
+    candidate, counter = name, 1
+    while candidate in taken:
+        suffix = f"-{protocol.lower()}" + (f"-{counter}" if counter > 1 else "")
+        candidate, counter = name[: limit - len(suffix)] + suffix, counter + 1
+    taken.add(candidate)
+    return candidate
+
+
+def agent_replace_card(
+    *,
+    agent: Agent,
+    card: dict,
+    source: CardSource | None = None,
+    precondition: Precondition | None = None,
+    change: str = "replace",
+) -> CardRegistration:
+    """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
+
+    With ``source``, the card was fetched again from where the agent was registered (a
+    probe's re-import): it keeps that provenance, and the bytes received are stored.
+    """
+    report = card_require_valid(card)
+    source = source or CardSource()
+    signature = card_signature_check(card, source.verified_domain or None)
+    data = card_to_agent_input(card, report.index_view)
+    preferred = data.endpoints[0].address if data.endpoints else ""
+    with transaction.atomic(), writes_batched():
+        # The checks above took time; the agent may have gone or changed since.
+        agent = checked(agent_lock(agent), precondition)
+        taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(
+            agent=agent
+        )
+        if taken.exists():
+            raise ProblemError(
+                409,
+                "duplicate-agent",
+                f"Another agent of {agent.owner} already has the preferred interface {preferred}.",
+                [Problem("supportedInterfaces[0].url", "is another agent's preferred interface")],
+            )
+        _agent_card_apply(agent=agent, data=data)
+        AgentIdentity.objects.update_or_create(
+            agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
+        )
+        _submitted_save(agent, card, report, source.body, change=change)
+        provenance_save(agent, source, signature)
+        cards_stored_send([StoredCard(agent, card)])
+    return CardRegistration(agent, report, False, source, signature)
+
+
+def _agent_card_apply(*, agent: Agent, data: core.AgentInput) -> None:
+    """Make the model say what the card says; endpoints of other protocols stay."""
+    card_names = {e.name for e in data.endpoints}
+    kept = [e for e in agent.endpoints.all() if e.protocol != Endpoint.Protocol.A2A]
+    taken = card_names | {e.name for e in kept}
+    others = [
+        core.EndpointInput(
+            name=_name_free(e.name, e.protocol, taken) if e.name in card_names else e.name,
+            transport=e.transport,
+            protocol=e.protocol,
+            address=e.address,
+            liveness_model=e.liveness_model,
+            heartbeat_interval_seconds=e.heartbeat_interval_seconds,
+            ttl_seconds=e.ttl_seconds,
+            protocol_metadata=e.protocol_metadata,
+        )
+        for e in kept
+    ]
+    core.agent_update(
+        agent=agent,
+        name=data.name,
+        description=data.description,
+        version=data.version,
+        capabilities=data.capabilities,
+        endpoints=data.endpoints + others,
+        source=CARD_SOURCE,
+        writer=WRITER,
+        audit_action="agent.replace-card",
+    )
+
+
+def agent_tasks_expire(now: datetime | None = None) -> int:
+    """Remove the registry agent's tasks unchanged for A2A_TASK_RETENTION_SECONDS."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.A2A_TASK_RETENTION_SECONDS)
+    deleted, _ = AgentTask.objects.filter(updated_at__lt=cutoff).delete()
+    return deleted

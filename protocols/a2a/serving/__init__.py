@@ -1,0 +1,5 @@
+"""Serving cards exactly as published (`/a2a/agents/<id>`, a version's bytes, ETags, the lean
+lane's card read) and the card's panels and badges on pages.
+
+May import: the core (`registry`), the app's contract (`models`, `signals`), and the rooms
+`cards`, `versions`."""

@@ -1,0 +1,146 @@
+"""The card's history over HTTP: ``GET /agents/<id>/versions`` (newest first, paged),
+``/versions/<n>``, ``/versions/<a>/diff/<b>``, and a pinned version's exact bytes at
+``GET /a2a/agents/<id>?version=<n or card version>`` (immutable: cached for a year)."""
+
+import json
+import uuid
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.http import http_date
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from protocols.a2a.cards.selectors import card_version_read
+from protocols.a2a.models import CardVersion
+from protocols.a2a.versions.diff import card_patch, card_summary
+from registry.agents import selectors
+from registry.agents.models import Agent
+from registry.agents.serializers import registry_url
+from registry.http.params import bad_parameter, limit_parse, limit_schema, params_check
+from registry.http.problems import ProblemError, problem_response
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+_META = ("seq", "card_version", "sha256", "created_at", "actor", "change", "breaking", "summary")
+
+
+def version_json(agent_id, row: dict[str, Any], latest: int) -> dict[str, Any]:
+    return {
+        "seq": row["seq"],
+        "version": row["card_version"],
+        "sha256": row["sha256"],
+        "createdAt": row["created_at"].isoformat().replace("+00:00", "Z"),
+        "by": row["actor"],
+        "change": row["change"],
+        "latest": row["seq"] == latest,
+        "breaking": row["breaking"],
+        "summary": row["summary"],
+        "cardUrl": registry_url(f"/a2a/agents/{agent_id}?version={row['seq']}"),
+    }
+
+
+def _seq_parse(raw: str, name: str) -> int:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise bad_parameter(name, "must be a version number (1, 2, 3 …)")
+    return int(raw)
+
+
+def _version(agent: Agent, seq: int) -> CardVersion:
+    version = CardVersion.objects.filter(agent=agent, seq=seq).first()
+    if version is None:
+        raise ProblemError(404, "not-found", f"Agent {agent.id} has no card version {seq}.")
+    return version
+
+
+def _latest_seq(agent: Agent) -> int:
+    return (
+        CardVersion.objects.filter(agent=agent)
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+        or 0
+    )
+
+
+class AgentVersionListView(APIView):
+    @extend_schema(
+        operation_id="agents_versions_list",
+        parameters=[
+            OpenApiParameter("limit", limit_schema(), description="Page size, 1-100 (default 20)."),
+            OpenApiParameter("before", int, description="Versions older than this number."),
+        ],
+        responses={200: OpenApiResponse(description="The agent's card versions, newest first.")},
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        """The agent's card versions, newest first; ``next`` pages on with ``before``."""
+        params_check(request.query_params, {"limit", "before"})
+        agent = selectors.agent_get(agent_id)
+        limit = limit_parse(request.query_params.get("limit"))
+        rows = CardVersion.objects.filter(agent=agent).order_by("-seq")
+        before = request.query_params.get("before")
+        if before:
+            rows = rows.filter(seq__lt=_seq_parse(before, "before"))
+        page = list(rows.values(*_META)[: limit + 1])
+        latest = _latest_seq(agent)
+        body = {"items": [version_json(agent.id, row, latest) for row in page[:limit]]}
+        body["next"] = (
+            f"/agents/{agent.id}/versions?limit={limit}&before={page[limit - 1]['seq']}"
+            if len(page) > limit
+            else None
+        )
+        return Response(body)
+
+
+class AgentVersionDetailView(APIView):
+    @extend_schema(responses={200: OpenApiResponse(description="One card version's metadata.")})
+    def get(self, request: Request, agent_id: str, seq: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        row = CardVersion.objects.filter(agent=agent, seq=_seq_parse(seq, "seq")).values(*_META)
+        found = row.first()
+        if found is None:
+            raise ProblemError(404, "not-found", f"Agent {agent.id} has no card version {seq}.")
+        return Response(version_json(agent.id, found, _latest_seq(agent)))
+
+
+class AgentVersionDiffView(APIView):
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="A JSON Patch (RFC 6902) from version a to version b, and the "
+                "semantic summary: every change with the rule that makes it breaking or not.",
+            )
+        }
+    )
+    def get(self, request: Request, agent_id: str, a: str, b: str) -> Response:
+        agent = selectors.agent_get(agent_id)
+        old = json.loads(bytes(_version(agent, _seq_parse(a, "a")).body))
+        new = json.loads(bytes(_version(agent, _seq_parse(b, "b")).body))
+        return Response(
+            {"from": int(a), "to": int(b), "patch": card_patch(old, new), **card_summary(old, new)}
+        )
+
+
+def version_read(pk: uuid.UUID, spec: str) -> tuple[bytes, str, Any] | None:
+    """(body, sha256, created_at) of a version: an all-digit ``spec`` is its number, anything
+    else the card's ``version`` string (its newest version of that string)."""
+    if spec.isascii() and spec.isdigit():
+        return card_version_read(pk, int(spec))
+    rows = CardVersion.objects.filter(agent_id=pk, card_version=spec).order_by("-seq")
+    return rows.values_list("body", "sha256", "created_at").first()
+
+
+def version_serve(request: HttpRequest, pk: uuid.UUID, spec: str) -> HttpResponse:
+    """GET /a2a/agents/<id>?version=…: that version's exact bytes, immutable."""
+    entry = version_read(pk, spec)
+    if entry is None:
+        return problem_response(404, "not-found", f"Agent {pk} has no card version '{spec[:100]}'.")
+    body, sha256, created_at = entry
+    response = HttpResponse(bytes(body), content_type="application/json")
+    response["ETag"] = f'"{sha256}"'
+    response["Last-Modified"] = http_date(created_at.timestamp())
+    response["Cache-Control"] = IMMUTABLE
+    return response

@@ -1,0 +1,398 @@
+"""The entities API: register a domain's card, validate a card, register an EDP provider, and
+the EDP resolution API (``/v1/resolve``, ``/v1/resolve/domain/<domain>``, ``/v1/nearby``)."""
+
+import math
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from protocols.entities.cards.validation import card_validate
+from protocols.entities.enrichment.crawl import domain_register
+from protocols.entities.models import ProviderJob
+from protocols.entities.providers.jobs import (
+    job_document,
+    job_url,
+    provider_job_queue,
+    registration_answer,
+    registration_is_large,
+)
+from protocols.entities.providers.services import provider_register
+from protocols.entities.registration import selectors
+from protocols.entities.registration.selectors import entity_document, result_items
+from protocols.entities.resolution.schema import (
+    DOMAIN_RESPONSE,
+    ENTITIES_RESPONSE,
+    ENTITY,
+    NEARBY_RESPONSE,
+    RESOLVE_RESPONSE,
+    provider_registration_schema,
+)
+from registry.access.idempotency import idempotent
+from registry.access.throttles import fetch_rate_check
+from registry.http.jsonutil import Problem
+from registry.http.params import parse_uuid, text_param
+from registry.http.problems import ProblemError
+from registry.outbound.hosts import InvalidHost, domain_parse
+
+RADIUS_DEFAULT_M = 1000
+RADIUS_MAX_M = 100_000
+LIMIT_DEFAULT, LIMIT_MAX = 20, 100
+
+
+def _invalid(name: str, message: str) -> ProblemError:
+    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
+
+
+def _number(params, name: str, low: float, high: float, default: float | None = None) -> float:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        if default is None:
+            raise _invalid(name, "is required")
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _invalid(name, "must be a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise _invalid(name, f"must be between {low:g} and {high:g}")
+    return value
+
+
+def _int(params, name: str, low: int, high: int, default: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _invalid(name, "must be an integer") from None
+    if not low <= value <= high:
+        raise _invalid(name, f"must be between {low} and {high}")
+    return value
+
+
+def _flag(params, name: str) -> bool:
+    raw = params.get(name, "").strip().lower()
+    if raw in ("", "false", "0", "no"):
+        return False
+    if raw in ("true", "1", "yes"):
+        return True
+    raise _invalid(name, "must be true or false")
+
+
+def _capabilities(params) -> list[str]:
+    names = [c.strip() for c in text_param(params, "capabilities").split(",") if c.strip()]
+    if len(names) > 20:
+        raise _invalid("capabilities", "may list 20 capabilities at the most")
+    return names
+
+
+def _card_path(path: str) -> str:
+    return "card" if path == "$" else f"card.{path}"
+
+
+def _object(body, name: str) -> dict:
+    if not isinstance(body, dict) or name not in body:
+        raise ProblemError(
+            400,
+            "malformed-request",
+            f'The body needs "{name}".',
+            [Problem(name, "is required")],
+        )
+    return body
+
+
+# A host name as domain_parse reads it (IDNA or Unicode, an optional port): no URL.
+HOST_NAME = {"type": "string", "minLength": 1, "maxLength": 253, "pattern": r"^[^\s/@?#\\]+$"}
+DOMAIN_REQUEST = {"type": "object", "properties": {"domain": HOST_NAME}, "required": ["domain"]}
+VALIDATE_REQUEST = {
+    "type": "object",
+    "properties": {"card": {"type": "object"}, "domain": HOST_NAME},
+    "required": ["card"],
+}
+
+
+class EntityListView(APIView):
+    """Register (or update) the entities of a domain from its entity card."""
+
+    @extend_schema(
+        request={"application/json": DOMAIN_REQUEST},
+        responses={201: ENTITIES_RESPONSE, 200: ENTITIES_RESPONSE},
+        description="Fetch https://<domain>/.well-known/entity-card.json (then, for A2E, "
+        "/.well-known/a2e.json), validate it (its domain must be the host that served it) "
+        "and store its entities; 200 when the domain was known.",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        body = _object(request.data, "domain")
+        if not isinstance(body["domain"], str):
+            raise _invalid("domain", "must be a string")
+        fetch_rate_check(request)
+        stored = domain_register(owner=request.user.owner, domain=body["domain"])
+        return Response(
+            {
+                "domain": stored.card.domain,
+                "format": stored.card.format,
+                "card_url": stored.card.url,
+                "entities": [entity_document(e) for e in stored.entities],
+            },
+            status=201 if stored.created else 200,
+        )
+
+
+SOURCES_PARAMETER = OpenApiParameter(
+    "sources",
+    bool,
+    description="true: add sources: [{kind, url, readAt, values}], every source's values "
+    "(the entity's card, its website's markup, providers' claims), best first.",
+)
+
+
+class EntityDetailView(APIView):
+    @extend_schema(parameters=[SOURCES_PARAMETER], responses={200: ENTITY})
+    def get(self, request: Request, entity_id: str) -> Response:
+        pk = parse_uuid(entity_id, "entity")
+        entity = selectors.entity_queryset().filter(pk=pk).first()
+        if entity is None:
+            raise ProblemError(404, "not-found", f"There is no entity {entity_id}.")
+        sources = _flag(request.query_params, "sources")
+        return Response(entity_document(entity, sources=sources))
+
+
+class ValidateView(APIView):
+    """Validate a card without storing it."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]  # it changes nothing
+
+    @extend_schema(
+        request={"application/json": VALIDATE_REQUEST},
+        responses={200: OpenApiTypes.OBJECT},
+        description="200 with the report for a valid card; 400 with every problem at its "
+        "path otherwise. With domain, the card's domain must equal it.",
+    )
+    def post(self, request: Request) -> Response:
+        body = _object(request.data, "card")
+        host = None
+        if "domain" in body:
+            try:
+                host = domain_parse(body["domain"]).host
+            except InvalidHost as exc:
+                raise _invalid("domain", str(exc)) from None
+        report = card_validate(body["card"], host=host)
+        if not report.ok:
+            raise ProblemError(
+                400,
+                "invalid-entity-card",
+                f"The entity card is invalid: {report.errors[0].path} {report.errors[0].message}.",
+                [
+                    Problem(f"card.{p.path}" if p.path != "$" else "card", p.message)
+                    for p in report.errors
+                ],
+                format=report.format,
+            )
+        return Response(
+            {
+                "valid": True,
+                "format": report.format,
+                "domain": report.domain,
+                "entities": [
+                    {
+                        "name": e.name,
+                        "path": e.path or None,
+                        "category": e.category or None,
+                        "mcps": [
+                            {
+                                "provider": m.provider or None,
+                                "endpoint": m.endpoint,
+                                "capabilities": m.capabilities,
+                                "priority": m.priority,
+                                "order": m.order,
+                            }
+                            for m in e.mcps
+                        ],
+                    }
+                    for e in report.entities
+                ],
+            }
+        )
+
+
+class ProviderRegisterView(APIView):
+    @extend_schema(
+        request={"application/json": provider_registration_schema()},
+        responses={
+            201: OpenApiTypes.OBJECT,
+            200: OpenApiTypes.OBJECT,
+            202: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="More than PROVIDER_REGISTER_NOW (10) entities: checked, then "
+                "queued as a job; Location is its status URL (GET it: state, counts, "
+                "problems, and the answer when it succeeded).",
+            ),
+        },
+        description="Register an EDP provider and the entities it serves (EDP §3); "
+        "registering again updates it (only with the key that registered it). Up to "
+        "PROVIDER_REGISTER_NOW (10) entities are registered at once (201 or 200); more, up "
+        "to PROVIDER_REGISTER_MAX (1,000), are accepted as a job (202 with Location); more "
+        "still is a 400 invalid-registration naming entities, with maxEntities.",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        if registration_is_large(request.data):
+            job = provider_job_queue(principal=request.user, payload=request.data)
+            return Response(job_document(job), status=202, headers={"Location": job_url(job)})
+        registered = provider_register(principal=request.user, payload=request.data)
+        body = registration_answer(registered)
+        return Response(body, status=201 if registered.created else 200)
+
+
+class ProviderJobView(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        description="A queued provider registration: state (queued, running, succeeded, "
+        "failed), counts (entities listed, registered, problems), problems (the warnings, or "
+        "what refused it, each with its path), result (what POST answers at once) or "
+        "problem. Only its owner (or an admin key) reads it; anyone else gets a 404.",
+    )
+    def get(self, request: Request, job_id: str) -> Response:
+        job = ProviderJob.objects.filter(pk=parse_uuid(job_id, "provider registration job")).first()
+        if job is None or not request.user.may_change(job.owner):
+            raise ProblemError(404, "not-found", f"There is no provider registration job {job_id}.")
+        return Response(job_document(job))
+
+
+# The parameters /v1/resolve and /v1/nearby share: which results, how many.
+RESULT_FILTERS = [
+    OpenApiParameter(
+        "capabilities",
+        str,
+        description="Comma-separated; all of them (the entries' capabilities and the "
+        "tools their MCP server cards list).",
+    ),
+    OpenApiParameter(
+        "open_now",
+        bool,
+        description="true: only entities whose opening hours say they are open now, in "
+        "their own time zone.",
+    ),
+    SOURCES_PARAMETER,
+    OpenApiParameter(
+        "min_verification",
+        {"type": "integer", "minimum": 0, "maximum": 2},
+        description="0, 1 or 2.",
+    ),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX},
+        description="1 to 100 (default 20).",
+    ),
+]
+
+
+class ResolveView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "query",
+                # Not white space alone.
+                {"type": "string", "pattern": r"\S"},
+                required=True,
+                description="Name or keywords.",
+            ),
+            OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
+            *RESULT_FILTERS,
+        ],
+        responses={200: RESOLVE_RESPONSE},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        query = text_param(params, "query").strip()
+        if not query:
+            raise _invalid("query", "is required: a name or keywords")
+        found = selectors.entities_resolve(
+            query=query,
+            location=text_param(params, "location"),
+            capabilities=_capabilities(params),
+            min_verification=_int(params, "min_verification", 0, 2, 0),
+            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=_flag(params, "open_now"),
+        )
+        results = result_items(
+            [r.entity for r in found],
+            [{"confidence": r.confidence} for r in found],
+            sources=_flag(params, "sources"),
+        )
+        return Response({"results": results})
+
+
+class ResolveDomainView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "domain",
+                # A host name (IDNA or Unicode, an optional port): no URL, no white space.
+                HOST_NAME,
+                location=OpenApiParameter.PATH,
+                description="A host name, such as shop.example.com (an optional :port).",
+            ),
+            OpenApiParameter("path", str, description="EDP 0.2: one entity's path."),
+            SOURCES_PARAMETER,
+        ],
+        responses={200: DOMAIN_RESPONSE},
+    )
+    def get(self, request: Request, domain: str) -> Response:
+        try:
+            host = domain_parse(domain).host
+        except InvalidHost as exc:
+            raise _invalid("domain", str(exc)) from None
+        path = text_param(request.query_params, "path", None)
+        entities = selectors.domain_entities(host, path)
+        if not entities:
+            where = f"{host} at path {path}" if path is not None else host
+            raise ProblemError(404, "not-found", f"The registry knows no entity of {where}.")
+        sources = _flag(request.query_params, "sources")
+        return Response(
+            {"domain": host, "entities": [entity_document(e, sources=sources) for e in entities]}
+        )
+
+
+class NearbyView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "lat", {"type": "number", "minimum": -90, "maximum": 90}, required=True
+            ),
+            OpenApiParameter(
+                "lng", {"type": "number", "minimum": -180, "maximum": 180}, required=True
+            ),
+            OpenApiParameter(
+                "radius",
+                {"type": "number", "minimum": 1, "maximum": RADIUS_MAX_M},
+                description="Metres, default 1000, at most 100000.",
+            ),
+            *RESULT_FILTERS,
+        ],
+        responses={200: NEARBY_RESPONSE},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        found = selectors.entities_nearby(
+            lat=_number(params, "lat", -90, 90),
+            lng=_number(params, "lng", -180, 180),
+            radius_m=_number(params, "radius", 1, RADIUS_MAX_M, RADIUS_DEFAULT_M),
+            capabilities=_capabilities(params),
+            min_verification=_int(params, "min_verification", 0, 2, 0),
+            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=_flag(params, "open_now"),
+        )
+        results = result_items(
+            [n.entity for n in found],
+            [{"distance_m": n.distance_m} for n in found],
+            sources=_flag(params, "sources"),
+        )
+        return Response({"results": results})

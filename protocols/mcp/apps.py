@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class MCPFaceConfig(AppConfig):
+    name = "protocols.mcp"
+    label = "mcp_face"
+    verbose_name = "MCP"
+
+    def ready(self) -> None:
+        from protocols.mcp import extensions
+
+        extensions.register()
