@@ -237,6 +237,7 @@ def main(argv=None) -> int:
                 "--port",
                 str(port),
                 "--no-access-log",
+                "--no-proxy-headers",
                 "--log-level",
                 "warning",
                 "--backlog",

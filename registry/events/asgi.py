@@ -7,8 +7,11 @@ One hub per process follows the outbox: on PostgreSQL it ``LISTEN``s on
 every client; elsewhere it polls. Clients with the same filters share one filter query per
 batch. Each client replays from its cursor first (pages read from the outbox), then takes
 the hub's batches; one that falls ``BACKLOG`` frames behind gets a ``reset`` and is closed.
-A client (an API key, else an address) holds ``EVENTS_STREAMS_PER_CLIENT`` streams at most
-(then 429).
+A client (an API key, else an address) holds ``EVENTS_STREAMS_PER_CLIENT`` streams at most,
+and the process ``EVENTS_STREAMS_MAX`` in all (then 429). The client's address is the web
+process's (``registry.access.counters.client_ip_of``: ``TRUSTED_PROXY_COUNT``), so uvicorn
+runs with ``--no-proxy-headers``: its own proxy-header handling would take a client's
+``X-Forwarded-For`` as its address.
 
 The process also watches liveness graces run out (``registry.events.liveness``): every
 ``EVENTS_LIVENESS_WATCH_SECONDS`` it writes the status changes of the endpoints whose
@@ -226,7 +229,7 @@ async def application(scope, receive, send) -> None:
     meta = _meta(scope, headers)
     who = await _db(stream.stream_client, meta)
     if not stream.slots.take(who):
-        body = problem_body(429, "throttled", stream.too_many_streams())
+        body = problem_body(429, "throttled", stream.too_many_streams(stream.slots.refused))
         await _send_problem(send, 429, body, {"Retry-After": "30"})
         return
     try:

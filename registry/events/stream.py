@@ -96,24 +96,35 @@ def stream_client(meta) -> str:
 
 
 class StreamSlots:
-    """The streams each client holds open in this process: ``EVENTS_STREAMS_PER_CLIENT`` at
-    most (0: no limit), so one client cannot take every connection the server has."""
+    """The streams this process holds open: ``EVENTS_STREAMS_PER_CLIENT`` per client and
+    ``EVENTS_STREAMS_MAX`` in all (0: no limit), so neither one client nor many addresses
+    can take every connection the server has."""
 
     def __init__(self):
         self.held: Counter = Counter()
+        self.total = 0
         self.lock = threading.Lock()
+        self.refused = ""
 
     def take(self, client: str) -> bool:
-        limit = settings.EVENTS_STREAMS_PER_CLIENT
+        """Whether ``client`` may open one more stream (then it holds it); when not,
+        ``refused`` names the limit (``too_many_streams`` says it)."""
+        per_client, in_all = settings.EVENTS_STREAMS_PER_CLIENT, settings.EVENTS_STREAMS_MAX
         with self.lock:
-            if limit and self.held[client] >= limit:
+            if in_all and self.total >= in_all:
+                self.refused = "EVENTS_STREAMS_MAX"
+                return False
+            if per_client and self.held[client] >= per_client:
+                self.refused = "EVENTS_STREAMS_PER_CLIENT"
                 return False
             self.held[client] += 1
+            self.total += 1
             return True
 
     def give_back(self, client: str) -> None:
         with self.lock:
             self.held[client] -= 1
+            self.total -= 1
             if self.held[client] <= 0:
                 del self.held[client]
 
@@ -121,8 +132,13 @@ class StreamSlots:
 slots = StreamSlots()
 
 
-def too_many_streams() -> str:
-    """The detail of the 429 problem for a client past its streams (Retry-After: 30)."""
+def too_many_streams(limit: str = "EVENTS_STREAMS_PER_CLIENT") -> str:
+    """The detail of the 429 problem for a stream past a limit (Retry-After: 30)."""
+    if limit == "EVENTS_STREAMS_MAX":
+        return (
+            f"This server already holds {settings.EVENTS_STREAMS_MAX} event streams open "
+            "(EVENTS_STREAMS_MAX): retry later, or use webhooks."
+        )
     return (
         f"This client already holds {settings.EVENTS_STREAMS_PER_CLIENT} event streams open "
         "(EVENTS_STREAMS_PER_CLIENT): close one, or share one stream between readers."
@@ -217,7 +233,7 @@ def events_view(request):
         return redirect
     client = stream_client(request.META)
     if not slots.take(client):
-        response = problem_response(429, "throttled", too_many_streams())
+        response = problem_response(429, "throttled", too_many_streams(slots.refused))
         response["Retry-After"] = "30"
         return response
     response = StreamingHttpResponse(_HeldStream(query, client), content_type="text/event-stream")

@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +22,21 @@ from registry.agents.models import Endpoint
 from registry.events import stream
 from registry.events.asgi import application
 from registry.events.models import Event
+
+PROCFILES = [Path(__file__).resolve().parents[3] / name for name in ("Procfile", "Procfile.serve")]
+
+
+def procfile_events_flags() -> set[str]:
+    """The flags the Procfiles start the stream server with (the same in both)."""
+    lines = [
+        line
+        for path in PROCFILES
+        for line in path.read_text().splitlines()
+        if line.startswith("events:")
+    ]
+    flags = [{word for word in line.split() if word.startswith("--")} for line in lines]
+    assert len(flags) == 2 and flags[0] == flags[1]
+    return flags[0]
 
 
 @pytest.fixture
@@ -35,6 +51,8 @@ def stream_server(transactional_db):
             port=port,
             log_level="warning",
             timeout_graceful_shutdown=1,
+            # As the Procfiles run it (uvicorn trusts 127.0.0.1's X-Forwarded-For otherwise).
+            proxy_headers="--no-proxy-headers" not in procfile_events_flags(),
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)
@@ -221,6 +239,42 @@ def test_a_client_holds_a_limited_number_of_streams(stream_server, settings, ali
         while stream_status(client, url) == 429:
             assert time.monotonic() < deadline
             time.sleep(0.1)
+
+
+def test_a_forwarded_for_header_does_not_make_another_client(stream_server, settings, slots):
+    # No proxy is trusted: every stream from here is one client, whatever it says it is.
+    settings.TRUSTED_PROXY_COUNT = 0
+    settings.EVENTS_STREAMS_PER_CLIENT = 2
+    url = f"{stream_server}/events"
+    with httpx.Client(timeout=5) as client, contextlib.ExitStack() as held:
+        opened = [
+            held.enter_context(client.stream("GET", url, headers={"X-Forwarded-For": ip}))
+            for ip in ("203.0.113.1", "203.0.113.2")
+        ]
+        assert [answer.status_code for answer in opened] == [200, 200]
+        assert stream_status(client, url, **{"X-Forwarded-For": "203.0.113.3"}) == 429
+    # One trusted proxy: its X-Forwarded-For names the client, as the web process reads it.
+    settings.TRUSTED_PROXY_COUNT = 1
+    settings.EVENTS_STREAMS_PER_CLIENT = 1
+    stream.slots = stream.StreamSlots()  # (the closed streams' places may not be back yet)
+    with httpx.Client(timeout=5) as client, contextlib.ExitStack() as held:
+        first = held.enter_context(
+            client.stream("GET", url, headers={"X-Forwarded-For": "203.0.113.1"})
+        )
+        assert first.status_code == 200
+        assert stream_status(client, url, **{"X-Forwarded-For": "203.0.113.1"}) == 429
+        assert stream_status(client, url, **{"X-Forwarded-For": "203.0.113.2"}) == 200
+
+
+def test_the_server_holds_a_limited_number_of_streams_in_all(stream_server, settings, slots):
+    settings.EVENTS_STREAMS_MAX = 2
+    url = f"{stream_server}/events"
+    with httpx.Client(timeout=5) as client, contextlib.ExitStack() as held:
+        opened = [held.enter_context(client.stream("GET", url)) for _ in range(2)]
+        assert [answer.status_code for answer in opened] == [200, 200]
+        refused = client.get(url, headers={"X-Api-Key": "rk_not-a-key"})
+        assert refused.status_code == 429
+        assert "EVENTS_STREAMS_MAX" in refused.json()["detail"]
 
 
 def test_the_web_process_limits_its_streams_too(live_server, settings, slots, monkeypatch):
