@@ -12,7 +12,10 @@ project's helpers, which fail loudly on bad values. Each may also be set in Djan
 - ``ARD_PUBLISHER_POLICY``: a crawled entry whose ``urn:air`` publisher is neither the
   catalog's host nor a verified domain is ``reject``-ed (default), ``flag``-ged or let
   through (``off``);
-- ``ARD_CRAWL_MAX_DEPTH`` (4), ``ARD_CRAWL_MAX_ENTRIES`` (per crawl of a source),
+- ``ARD_CRAWL_MAX_DEPTH`` (4), ``ARD_CRAWL_MAX_ENTRIES`` (catalog items read per crawl of a
+  source, nested catalogs and refused items too), ``ARD_CRAWL_MAX_FETCHES`` (100) and
+  ``ARD_CRAWL_MAX_FETCHES_PER_HOST`` (50) per crawl, ``ARD_CRAWL_DEADLINE_SECONDS`` (300: one
+  deadline over a crawl's fetches),
   ``ARD_RECRAWL_SECONDS`` (how often a source is crawled again; a longer Cache-Control
   max-age wins), ``ARD_CRAWL_TICK_SECONDS`` (how often the job looks for due sources);
 - ``ARD_PEERS``: comma-separated ARD base URLs of peer registries; ``ARD_FEDERATION_DEADLINE``:
@@ -62,6 +65,9 @@ DEFAULTS = {
     "ARD_PUBLISHER_POLICY": _policy(),
     "ARD_CRAWL_MAX_DEPTH": env_int("ARD_CRAWL_MAX_DEPTH", 4),
     "ARD_CRAWL_MAX_ENTRIES": env_int("ARD_CRAWL_MAX_ENTRIES", 2000),
+    "ARD_CRAWL_MAX_FETCHES": env_int("ARD_CRAWL_MAX_FETCHES", 100),
+    "ARD_CRAWL_MAX_FETCHES_PER_HOST": env_int("ARD_CRAWL_MAX_FETCHES_PER_HOST", 50),
+    "ARD_CRAWL_DEADLINE_SECONDS": env_int("ARD_CRAWL_DEADLINE_SECONDS", 300),
     "ARD_RECRAWL_SECONDS": env_int("ARD_RECRAWL_SECONDS", 86400),
     "ARD_CRAWL_TICK_SECONDS": env_int("ARD_CRAWL_TICK_SECONDS", 600),
     "ARD_PEERS": _peers(),

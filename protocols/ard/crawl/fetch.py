@@ -10,7 +10,6 @@ path (``protocols.ard.crawl.ingest``); everything else is reported.
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
@@ -19,6 +18,7 @@ import httpx
 from protocols.ard.catalog.conf import setting
 from protocols.ard.catalog.entries import A2A_CARD, CATALOG, MCP_SERVER_CARD
 from protocols.ard.catalog.query import invalid
+from protocols.ard.crawl.walk import Found, Walk
 from registry.http.jsonutil import canonical_dumps
 from registry.outbound.fetch import FetchError, fetch
 from registry.outbound.hosts import InvalidHost, domain_parse
@@ -54,30 +54,6 @@ def source_target(body: dict) -> tuple[str, str]:
         raise invalid("domain", str(exc)) from None
 
 
-@dataclass
-class Found:
-    """An entry as a catalog listed it, with where it was found."""
-
-    entry: dict
-    identifier: str
-    type: str
-    catalog: str
-
-
-@dataclass
-class Walk:
-    entries: list[Found] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    refused: list[dict] = field(default_factory=list)
-    visited: set[str] = field(default_factory=set)
-    # The root catalog that was read (empty: none could be), its ETag, and whether the walk
-    # stopped at ARD_CRAWL_MAX_ENTRIES (then what it did not reach is not gone).
-    root_etag: str = ""
-    root_url: str = ""
-    truncated: bool = False
-    max_age: int | None = None
-
-
 def digest_check(expected: object, body: bytes) -> str | None:
     """Why ``body`` does not match the entry's ``digest`` (None: it does, or none given)."""
     if expected is None:
@@ -99,11 +75,11 @@ def digest_check(expected: object, body: bytes) -> str | None:
 def _identifier(entry: dict, walk: Walk) -> str | None:
     identifier = entry.get("identifier")
     if not isinstance(identifier, str) or not identifier or len(identifier) > 512:
-        walk.refused.append({"identifier": str(identifier)[:200], "reason": "no usable identifier"})
+        walk.refuse({"identifier": str(identifier)[:200], "reason": "no usable identifier"})
         return None
     if identifier.startswith("urn:ai:"):
         rewritten = "urn:air:" + identifier.removeprefix("urn:ai:")
-        walk.warnings.append(f"{identifier}: the legacy urn:ai: identifier was read as {rewritten}")
+        walk.warn(f"{identifier}: the legacy urn:ai: identifier was read as {rewritten}")
         return rewritten
     return identifier
 
@@ -133,13 +109,16 @@ def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str, i
     """The catalog at ``url``, its ETag and its Cache-Control max-age; None (with a
     warning) when it is not one."""
     headers = {"If-None-Match": etag} if etag else {}
+    timeout = walk.fetch_allowed(url)
+    if timeout is None:
+        return None, "", None
     try:
-        result = fetch(url, max_bytes=CATALOG_MAX_BYTES, headers=headers)
+        result = fetch(url, max_bytes=CATALOG_MAX_BYTES, headers=headers, timeout=timeout)
         document = result.json()
     except FetchError as exc:
         if exc.status == 304:
             raise
-        walk.warnings.append(f"{url}: {exc.detail}")
+        walk.warn(f"{url}: {exc.detail}")
         return None, "", None
     cached = max_age(result.headers.get("cache-control", ""))
     return _catalog(document, url, walk), result.headers.get("etag", ""), cached
@@ -147,26 +126,26 @@ def _document(url: str, walk: Walk, etag: str = "") -> tuple[dict | None, str, i
 
 def _catalog(document, url: str, walk: Walk) -> dict | None:
     if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
-        walk.warnings.append(f"{url}: not a catalog (no entries[])")
+        walk.warn(f"{url}: not a catalog (no entries[])")
         return None
     version = document.get("specVersion")
     if isinstance(version, str) and version.split(".")[0] not in ("", "1"):
-        walk.warnings.append(f"{url}: specVersion {version[:20]} is a later major version; skipped")
+        walk.warn(f"{url}: specVersion {version[:20]} is a later major version; skipped")
         return None
     return document
 
 
 def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
     for entry in document["entries"]:
-        if len(walk.entries) >= setting("ARD_CRAWL_MAX_ENTRIES"):
+        # Every item read counts, nested catalogs and refused items too.
+        if walk.items >= setting("ARD_CRAWL_MAX_ENTRIES"):
             if not walk.truncated:
-                walk.warnings.append(
-                    f"{catalog}: stopped after {setting('ARD_CRAWL_MAX_ENTRIES')} entries"
-                )
+                walk.warn(f"{catalog}: stopped after {setting('ARD_CRAWL_MAX_ENTRIES')} entries")
             walk.truncated = True
             return
+        walk.items += 1
         if not isinstance(entry, dict):
-            walk.warnings.append(f"{catalog}: an entry that is not an object was skipped")
+            walk.warn(f"{catalog}: an entry that is not an object was skipped")
             continue
         identifier = _identifier(entry, walk)
         if identifier is None:
@@ -176,16 +155,14 @@ def _walk(document: dict, catalog: str, depth: int, walk: Walk) -> None:
             walk.entries.append(Found(entry, identifier, kind, catalog))
             continue
         if depth >= setting("ARD_CRAWL_MAX_DEPTH"):
-            walk.warnings.append(f"{identifier}: nested deeper than {depth}; not followed")
+            walk.warn(f"{identifier}: nested deeper than {depth}; not followed")
             continue
         if isinstance(entry.get("data"), dict) and isinstance(entry["data"].get("entries"), list):
             _walk(entry["data"], catalog, depth + 1, walk)
         elif isinstance(entry.get("url"), str):
             url = urljoin(catalog, entry["url"])
             if url in walk.visited:
-                walk.warnings.append(
-                    f"{identifier}: {url} was already read (a cycle); not followed"
-                )
+                walk.warn(f"{identifier}: {url} was already read (a cycle); not followed")
                 continue
             walk.visited.add(url)
             nested, _, _ = _document(url, walk)
@@ -214,10 +191,13 @@ def linked_catalogs(domain: str, walk: Walk) -> list[str]:
     """The catalogs the domain's home page links (``rel="ard"``, ``rel="ai-catalog"``): in
     its Link header, else in its HTML's ``<link>`` elements; absolute URLs, ARD's first."""
     home = f"https://{domain}/"
+    timeout = walk.fetch_allowed(home)
+    if timeout is None:
+        return []
     try:
-        result = fetch(home, accept_json=False, max_bytes=HOME_MAX_BYTES)
+        result = fetch(home, accept_json=False, max_bytes=HOME_MAX_BYTES, timeout=timeout)
     except FetchError as exc:
-        walk.warnings.append(f"{home}: {exc.detail}")
+        walk.warn(f"{home}: {exc.detail}")
         return []
     found: dict[str, str] = {}
     for link in httpx.Response(200, headers=result.headers).links.values():

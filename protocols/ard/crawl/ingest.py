@@ -17,14 +17,13 @@ from protocols.a2a.registration.services import agent_register_card
 from protocols.ard.catalog.conf import setting
 from protocols.ard.catalog.entries import MCP_SERVER_CARD, urn_publisher
 from protocols.ard.crawl.fetch import (
-    Found,
-    Walk,
     card_of,
     catalog_host,
     catalog_walk,
     indexed_types,
 )
 from protocols.ard.crawl.mcp_ingest import mcp_entry_ingest
+from protocols.ard.crawl.walk import Found, Walk
 from protocols.ard.models import CatalogSource, EntryProvenance
 from registry.agents.lifecycle import agent_retire
 from registry.agents.models import Agent
@@ -57,7 +56,7 @@ def entry_ingest(source: CatalogSource, found: Found, walk: Walk) -> str:
     "updated", "unchanged" or "refused"."""
 
     def refuse(reason: str) -> str:
-        walk.refused.append({"identifier": found.identifier, "reason": reason})
+        walk.refuse({"identifier": found.identifier, "reason": reason})
         return "refused"
 
     flagged = _publisher_problem(found) or ""
@@ -124,8 +123,12 @@ def _retire(source: CatalogSource, seen: set[str]) -> int:
 
 
 def source_crawl(source: CatalogSource) -> dict:
-    """Crawl one source now; returns (and stores) its report."""
+    """Crawl one source now; returns (and stores) its report. Its next crawl is set first,
+    so a crawl that is stopped (the job's time limit, a crash) is not run again each tick."""
     now = timezone.now()
+    CatalogSource.objects.filter(pk=source.pk).update(
+        next_crawl_at=now + timedelta(seconds=setting("ARD_RECRAWL_SECONDS"))
+    )
     try:
         walk = catalog_walk(
             url=source.url, domain=source.domain, etag=source.etag, stored_url=source.catalog_url
@@ -146,9 +149,9 @@ def source_crawl(source: CatalogSource) -> dict:
             counts[entry_ingest(source, found, walk)] += 1
         except Exception:  # one entry's failure must not stop the others
             logger.exception("Ingesting %s from %s failed.", found.identifier, found.catalog)
-            walk.refused.append({"identifier": found.identifier, "reason": "internal error"})
+            walk.refuse({"identifier": found.identifier, "reason": "internal error"})
     for kind, count in sorted(skipped.items()):
-        walk.warnings.append(f"{count} entries of type {kind[:100]} are listed, not indexed")
+        walk.warn(f"{count} entries of type {kind[:100]} are listed, not indexed")
     read = bool(walk.root_url)
     # Only a whole walk tells what is gone: an unread source or a truncated one retires nothing.
     retired = _retire(source, seen) if read and not walk.truncated else 0
@@ -158,8 +161,12 @@ def source_crawl(source: CatalogSource) -> dict:
         "updated": counts["updated"],
         "unchanged": counts["unchanged"],
         "retired": retired,
-        "refused": walk.refused[:500],
-        "warnings": [warning[:500] for warning in walk.warnings[:500]],
+        "refused": walk.refused,
+        "warnings": walk.warnings,
+        # Past the first ones kept, only counted.
+        "refusedNotShown": walk.refused_dropped,
+        "warningsNotShown": walk.warnings_dropped,
+        "fetches": walk.fetches,
     }
     source.catalog_url = walk.root_url if read else source.catalog_url
     source.etag = walk.root_etag if read else ""

@@ -10,7 +10,8 @@ from urllib.parse import urljoin, urlsplit
 from django.db import transaction
 from django.utils import timezone
 
-from protocols.ard.crawl.fetch import Found, Walk, digest_check
+from protocols.ard.crawl.fetch import digest_check
+from protocols.ard.crawl.walk import Found, Walk
 from protocols.ard.models import CatalogSource, EntryProvenance
 from registry.agents import services as core
 from registry.agents.models import Endpoint
