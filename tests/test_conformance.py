@@ -52,6 +52,14 @@ REGRESSIONS = {
         {"endpoints": [{"name": "primary", "protocol": "A2A", "transport": "Http"}]},
     ],
 }
+# Query strings that once made a 500, tried besides the generated ones.
+QUERY_REGRESSIONS = {
+    ("GET", "/ard/agents"): [
+        {"filter": "createdAfter > '2020-13-01T00:00:00Z'"},
+        {"filter": "createdAfter > '2020-01-01T00:00:00+23:59'"},
+        {"filter": "displayName = 'a\x00b'"},
+    ],
+}
 
 bounded = settings(
     max_examples=EXAMPLES_PER_OPERATION,
@@ -133,6 +141,15 @@ def test_every_operation_answers_as_documented(live_server, keys, make_card, nat
                     st.sampled_from(known).flatmap(
                         lambda ids, operation=operation, body=body: operation.as_strategy(
                             path_parameters=ids, body=body
+                        )
+                    )
+                )
+
+            for query in QUERY_REGRESSIONS.get((operation.method.upper(), operation.path), []):
+                strategies.append(
+                    st.sampled_from(known).flatmap(
+                        lambda ids, operation=operation, query=query: operation.as_strategy(
+                            path_parameters=ids, query=query
                         )
                     )
                 )

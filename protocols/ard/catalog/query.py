@@ -6,7 +6,7 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.utils.dateparse import parse_datetime
 
@@ -187,6 +187,8 @@ def list_filter_parse(raw: str | None) -> ListFilter:
     parsed = ListFilter()
     if not raw or not raw.strip():
         return parsed
+    if "\x00" in raw:  # no database text holds one (PostgreSQL refuses it in a query)
+        raise invalid("filter", "contains a NUL character (U+0000)")
     for clause in re.split(r"\s+AND\s+", raw.strip(), flags=re.IGNORECASE):
         match = _CLAUSE.match(clause)
         if match is None:
@@ -196,9 +198,14 @@ def list_filter_parse(raw: str | None) -> ListFilter:
         if (op == ">") != name.endswith("After"):
             raise invalid("filter", f"{name} takes {'>' if name.endswith('After') else '='}")
         if name.endswith("After"):
-            when = parse_datetime(value)
-            if when is None:
+            try:  # a date out of range (month 13) is a ValueError, a shape it cannot read None
+                when = parse_datetime(value)
+            except ValueError:
+                when = None
+            if when is None or when.tzinfo is None:
                 raise invalid("filter", f"{name} needs an RFC 3339 time, not {value[:40]!r}")
+            # Any RFC 3339 offset (up to ±23:59), in UTC: the database holds no wider offset.
+            when = when.astimezone(UTC)
             setattr(parsed, "created_after" if name == "createdAfter" else "updated_after", when)
         elif name == "publisherId":
             parsed.publishers = [p.strip().lower() for p in value.split(",") if p.strip()]

@@ -141,6 +141,8 @@ class AgentsView(ArdView):
 class AgentView(ArdView):
     @extend_schema(operation_id="ard_agent_retrieve", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, identifier: str) -> HttpResponse:
+        if "\x00" in identifier:  # no entry has one, and PostgreSQL refuses it in a query
+            raise invalid("identifier", "contains a NUL character (U+0000)")
         body = selectors.entry_by_identifier(identifier)
         if body is None:
             raise ProblemError(

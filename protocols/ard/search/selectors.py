@@ -7,7 +7,7 @@ import binascii
 import json
 import uuid
 
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
@@ -214,7 +214,7 @@ def _counts(field: str, matched) -> list[tuple[str, int]]:
     elif field == "capabilities":
         rows = (
             Capability.objects.filter(agent__in=Subquery(matched))
-            .annotate(token=Coalesce(NullIf(F("external_id"), ""), F("name")))
+            .annotate(token=Coalesce(NullIf(F("external_id"), Value("")), F("name")))
             .values_list("token")
             .annotate(n=Count("agent", distinct=True))
         )

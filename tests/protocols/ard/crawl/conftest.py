@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-
 HOST = "mybusiness.com"
 
 
