@@ -1,6 +1,7 @@
 """The documentation site builds with ``mkdocs build --strict`` (no broken link or anchor, no
 page missing from the navigation or the checkout), and what it builds loads nothing from
-elsewhere: no CDN, no web fonts, the search index in the site."""
+elsewhere: no CDN, no web fonts, the search index in the site. Every problem type the
+installed apps answer is in the problem types reference."""
 
 import os
 import re
@@ -59,3 +60,12 @@ def test_the_site_loads_nothing_from_elsewhere(built):
 def test_search_works_without_a_server(built):
     assert (built / "search" / "search_index.js").read_text().startswith("var __index =")
     assert "iframe-worker-shim.js" in (built / "index.html").read_text()
+
+
+def test_every_problem_type_is_in_the_reference():
+    from registry import extensions
+    from registry.http.problems import PROBLEM_TYPES
+
+    text = (ROOT / "docs" / "reference" / "problems.md").read_text()
+    slugs = [*PROBLEM_TYPES, *extensions.problem_types]
+    assert [slug for slug in slugs if f"| `{slug}` |" not in text] == []
