@@ -9,7 +9,7 @@ EVENTS_PORT ?= $(shell echo $$(($(PORT) + 1)))
 # The URL the registry is reached at: HOST, or this machine when it listens everywhere.
 URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 
-.PHONY: help run test serve worker beat lint migrate demo clean bench
+.PHONY: help run test serve worker beat lint migrate demo clean bench docs
 .DEFAULT_GOAL := help
 
 ## List the targets and what each does (the default).
@@ -102,10 +102,16 @@ screenshots: $(VENV)/.dev
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q tests/web/test_browser.py \
 	  -k screenshots
 
+## Build the documentation site (mkdocs.yml, docs/) into site/, which the registry serves at
+## /docs/; --strict: a broken link or a missing page fails the build.
+docs: $(VENV)/.dev
+	$(BIN)/mkdocs build --strict --site-dir site
+
 ## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-## Remove the virtualenv, the SQLite database, .env, collected static files and the job files.
+## Remove the virtualenv, the SQLite database, .env, collected static files, the job files and
+## the built documentation.
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var .env
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache var .env site .cache

@@ -1,5 +1,6 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from registry import extensions, health
@@ -9,7 +10,7 @@ from registry.agents import ownership_api
 from registry.discovery import api as discovery_api
 from registry.events import api as events_api
 from registry.events.stream import events_view
-from registry.http import problems
+from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
 
 
@@ -125,6 +126,10 @@ urlpatterns = [
         name="docs",
     ),
     path("problems/<slug:slug>", problems.problem_type_view, name="problem-type"),
+    # The documentation site, once `make docs` built it (registry/http/docs_site.py).
+    path("docs", RedirectView.as_view(url="/docs/")),
+    path("docs/", docs_site.docs_site, name="docs-site"),
+    re_path(r"^docs/(?P<path>.+)$", docs_site.docs_site),
 ]
 
 handler400 = "registry.http.problems.handler400"

@@ -1,8 +1,13 @@
-"""The README's curl examples, taken from README.md itself (no copy kept here) and run by
-bash against a live server set up as `make run` sets it up: debug mode's settings, the demo
-data, an admin key in $KEY. Each command must answer what its `# -> ` comment shows (the
-status codes it names; without one, a success), and a ```json block that follows a
-command block is exactly the last answer."""
+"""The curl examples of the README and of the documentation (docs/**/*.md), taken from the
+pages themselves (no copy kept here) and run by bash against a live server set up as
+`make run` sets it up: debug mode's settings, the demo data, an admin key in $KEY. Each page
+runs in a terminal of its own, on a registry of its own, top to bottom: what a block sets
+($CARD …) the next blocks of the page use. Each command must answer what its `# -> `
+comment shows (the status codes it names; without one, a success), and a ```json block that
+follows a command block is exactly the last answer.
+
+A block runs when it is fenced ```sh and holds a curl command; a block shown but not run
+(it needs a broker, another host, a secret) is fenced ```text."""
 
 import json
 import re
@@ -10,12 +15,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from django.core.management import call_command
 
 from registry.access.keys import api_key_create
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 BASE = "http://127.0.0.1:8000"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 # Every call of curl records its status and body, then prints the body as curl would.
@@ -33,21 +39,43 @@ curl() {
 """
 
 
-def blocks() -> list[tuple[str, str, str | None]]:
-    """The README's curl blocks: (the block, the text after its `# -> ` comments per
-    command, the ```json block right after it, if any)."""
-    fences = list(FENCE.finditer(README.read_text()))
+def pages() -> list[Path]:
+    """README.md, then the documentation's pages in the order of the site's navigation
+    (mkdocs.yml), then any page the navigation does not list."""
+    listed: list[str] = []
+
+    def walk(entries) -> None:
+        for entry in entries:
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+            if isinstance(value, list):
+                walk(value)
+            elif isinstance(value, str) and value.endswith(".md"):
+                listed.append(value)
+
+    walk(yaml.safe_load((ROOT / "mkdocs.yml").read_text()).get("nav", []))
+    ordered = [DOCS / name for name in listed]
+    ordered += sorted(set(DOCS.rglob("*.md")) - set(ordered))
+    return [ROOT / "README.md", *ordered]
+
+
+def blocks(page: Path) -> list[tuple[str, str | None]]:
+    """A page's curl blocks: (the block, the ```json block right after it, if any)."""
+    text = page.read_text()
+    fences = list(FENCE.finditer(text))
     found = []
     for index, fence in enumerate(fences):
         if fence.group(1) != "sh" or "curl " not in fence.group(2):
             continue
         after = fences[index + 1] if index + 1 < len(fences) else None
-        between = README.read_text()[fence.end() : after.start()] if after else ""
+        between = text[fence.end() : after.start()] if after else ""
         shown = (
             after.group(2) if after and after.group(1) == "json" and len(between) < 200 else None
         )
         found.append((fence.group(2), shown))
     return found
+
+
+PAGES = [page for page in pages() if blocks(page)]
 
 
 def expectations(block: str) -> list[tuple[set[int] | None, str]]:
@@ -86,20 +114,26 @@ def running(live_server, settings):
     return live_server.url, secret
 
 
+def test_the_readme_and_the_guides_have_curl_examples():
+    names = {page.relative_to(ROOT).as_posix() for page in PAGES}
+    assert {"README.md", "docs/getting-started.md", "docs/guides/entity-cards.md"} <= names
+    assert len(blocks(ROOT / "README.md")) >= 1
+    assert sum(len(blocks(page)) for page in PAGES) >= 15
+
+
 @pytest.mark.django_db(transaction=True)
-def test_the_readmes_curl_examples_answer_what_they_show(running, tmp_path):
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_the_curl_examples_answer_what_they_show(page, running, tmp_path):
     base, key = running
-    found = blocks()
-    assert len(found) >= 4, "the README's curl blocks were not found"
-    for number, (block, shown) in enumerate(found):
+    # One terminal through the page: what a block sets ($CARD …) the next ones use.
+    carried = tmp_path / "variables"
+    carried.touch()
+    for number, (block, shown) in enumerate(blocks(page)):
         log = tmp_path / f"block{number}"
         log.mkdir()
         script = "\n".join(
             line for line in block.splitlines() if not line.startswith("KEY=")
         ).replace(BASE, base)
-        # One terminal through the README: what a block sets ($CARD …) the next ones use.
-        carried = tmp_path / "variables"
-        carried.touch()
         keep = f"""
 {{ for name in $(compgen -v); do
     grep -qx "$name" "{tmp_path}/before" || declare -p "$name"; done; }} >> "{carried}"
@@ -114,7 +148,10 @@ def test_the_readmes_curl_examples_answer_what_they_show(running, tmp_path):
         )
         statuses = [int(s) for s in (log / "statuses").read_text().split()]
         wanted = expectations(block)
-        context = f"README block {number}:\n{block}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+        context = (
+            f"{page.relative_to(ROOT)} block {number}:\n{block}\n"
+            f"stdout: {run.stdout}\nstderr: {run.stderr}"
+        )
         assert len(statuses) == len(wanted), context
         for count, (status, (codes, comment)) in enumerate(zip(statuses, wanted, strict=True)):
             shown_members(comment, (log / f"answer-{count + 1}").read_bytes())

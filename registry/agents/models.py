@@ -149,7 +149,7 @@ class Endpoint(models.Model):
         return self.transport != self.Transport.HTTP
 
 
-# What an agent needs at the most (native payloads and cards alike; README "Security"):
+# What an agent needs at the most (native payloads and cards alike; docs/operations/security.md):
 # longer texts and longer lists are refused with a problem naming them.
 TEXT_MAX_CHARS = 20_000
 CAPABILITIES_MAX = 500

@@ -1,4 +1,4 @@
-"""Settings, all from the environment (see README "Configuration"); ``env`` reads them."""
+"""Settings, all from the environment (docs/reference/configuration.md); ``env`` reads them."""
 
 import os
 import tempfile
@@ -293,7 +293,7 @@ FETCH_ALLOW_HTTP_HOSTS = env_list("FETCH_ALLOW_HTTP_HOSTS")
 FETCH_CA_BUNDLE = os.environ.get("FETCH_CA_BUNDLE") or None
 
 # Facet counts are exact for up to this many matching agents; beyond, estimated from a
-# uniform sample of as many (registry/discovery/facets.py; README: how far off, measured).
+# uniform sample of as many (registry/discovery/facets.py; how far off: docs/internals/search.md).
 DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # Search by meaning (registry/semantic/): the embedding service's Unix socket
 # (manage.py semantic_serve); empty: each process embeds and searches itself, holding the
@@ -344,7 +344,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # JSON logs: the job processes log through the root handler too, not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
-# Change events (registry/events/, README "Change events"): the outbox keeps each event
+# Change events (registry/events/, docs/guides/mirror.md): the outbox keeps each event
 # EVENTS_RETENTION_DAYS; the sweep (webhook retries, liveness status changes) runs every
 # EVENTS_SWEEP_SECONDS; the stream server looks for expired liveness graces every
 # EVENTS_LIVENESS_WATCH_SECONDS; EVENTS_STREAM_URL is where the stream server answers /events

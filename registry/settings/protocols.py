@@ -13,8 +13,8 @@ A2A_SIGNATURE_RECHECK_INTERVAL_SECONDS = env_int("A2A_SIGNATURE_RECHECK_INTERVAL
 # The tasks of the registry's own A2A agent (a discovery or registration each) are kept this
 # long after their last change, for GetTask and ListTasks; the hourly job removes older ones.
 A2A_TASK_RETENTION_SECONDS = env_int("A2A_TASK_RETENTION_SECONDS", 86400)
-# The queue relay (protocols.a2a.relay.service; README "Relay A2A to a queue"): its broker, reply
-# and dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
+# The queue relay (protocols.a2a.relay; docs/guides/queue-agent.md): its broker, reply and
+# dead-letter queues, the wait for an answer, Retry-After when the broker refuses, retention.
 QUEUE_RELAY_BROKER_URL = os.environ.get(
     "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
 )
