@@ -384,6 +384,10 @@ WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER = env_int("WEBHOOK_DELIVER_IN_FLIGHT_PER_OWN
 WEBHOOK_REDELIVER_MAX = env_int("WEBHOOK_REDELIVER_MAX", 1000)
 WEBHOOK_REDELIVER_PER_OWNER_HOUR = env_int("WEBHOOK_REDELIVER_PER_OWNER_HOUR", 5000)
 WEBHOOK_QUEUE = os.environ.get("WEBHOOK_QUEUE", "") or "webhooks"
+CELERY_TASK_ROUTES = {
+    "registry.events.tasks.webhooks_dispatch": {"queue": WEBHOOK_QUEUE},
+    "registry.events.tasks.subscription_verify": {"queue": WEBHOOK_QUEUE},
+}
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)

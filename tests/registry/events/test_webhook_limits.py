@@ -1,12 +1,14 @@
 """Webhooks cannot be aimed at an address that never agreed, nor used to flood one: the
 handshake activates only the URL it verified, handshakes and redeliveries are bounded per
-owner, an owner's slow receivers hold a few of the webhook jobs at most, and no webhook is
-sent by another job."""
+owner, an owner's slow receivers hold a few of the webhook jobs at most, and the webhook
+jobs run on a queue of their own."""
 
 from datetime import timedelta
+from pathlib import Path
 from unittest import mock
 
 import pytest
+from celery import current_app
 from django.utils import timezone
 
 from registry.events import subscriptions, tasks
@@ -16,6 +18,7 @@ from tests.registry.events.receiver import Receiver
 
 pytest_plugins = ["tests.https_server"]
 
+ROOT = Path(__file__).resolve().parents[3]
 # An address nothing answers at (the fetcher allows localhost in these tests).
 NOBODY = "https://localhost:9/elsewhere"
 
@@ -203,3 +206,17 @@ def test_the_sweep_queues_the_deliveries_and_does_not_send_them(
     ):
         tasks.events_sweep()
     assert not inline.called and queued.called
+
+
+def test_the_webhook_jobs_run_on_their_own_queue_and_a_worker_consumes_it(settings):
+    router = current_app.amqp.router
+    for name in ("webhooks_dispatch", "subscription_verify"):
+        route = router.route({}, f"registry.events.tasks.{name}")
+        assert route["queue"].name == settings.WEBHOOK_QUEUE == "webhooks"
+    for name in ("events_sweep", "events_prune"):
+        assert router.route({}, f"registry.events.tasks.{name}")["queue"].name == "celery"
+    for procfile in ("Procfile", "Procfile.serve"):
+        lines = (ROOT / procfile).read_text().splitlines()
+        workers = [line for line in lines if " worker " in line]
+        consume = ("-Q webhooks", "-Q ${WEBHOOK_QUEUE:-webhooks}")
+        assert any(q in line for line in workers for q in consume), procfile
