@@ -371,23 +371,6 @@ WEBHOOK_RETRY_FIRST_SECONDS = env_int("WEBHOOK_RETRY_FIRST_SECONDS", 5)
 WEBHOOK_RETRY_MAX_SECONDS = env_int("WEBHOOK_RETRY_MAX_SECONDS", 24 * 3600)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 8)
-# Webhook bounds (registry/events/): an owner may start WEBHOOK_VERIFY_PER_OWNER_HOUR
-# handshakes an hour (a new subscription, a new URL, switching one on again; then 429), have
-# WEBHOOK_VERIFY_IN_FLIGHT_PER_OWNER of them and WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER
-# subscriptions being sent to at once (the others wait their turn), and queue again
-# WEBHOOK_REDELIVER_MAX events a redelivery request (then 400), WEBHOOK_REDELIVER_PER_OWNER_HOUR
-# an hour (then 429); 0: no limit. The webhook jobs (handshakes, deliveries) run on the Celery
-# queue WEBHOOK_QUEUE, apart from the other jobs (Procfile: the webhooks worker).
-WEBHOOK_VERIFY_PER_OWNER_HOUR = env_int("WEBHOOK_VERIFY_PER_OWNER_HOUR", 30)
-WEBHOOK_VERIFY_IN_FLIGHT_PER_OWNER = env_int("WEBHOOK_VERIFY_IN_FLIGHT_PER_OWNER", 2)
-WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER = env_int("WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER", 2)
-WEBHOOK_REDELIVER_MAX = env_int("WEBHOOK_REDELIVER_MAX", 1000)
-WEBHOOK_REDELIVER_PER_OWNER_HOUR = env_int("WEBHOOK_REDELIVER_PER_OWNER_HOUR", 5000)
-WEBHOOK_QUEUE = os.environ.get("WEBHOOK_QUEUE", "") or "webhooks"
-CELERY_TASK_ROUTES = {
-    "registry.events.tasks.webhooks_dispatch": {"queue": WEBHOOK_QUEUE},
-    "registry.events.tasks.subscription_verify": {"queue": WEBHOOK_QUEUE},
-}
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)
@@ -414,3 +397,4 @@ DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 
 # The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
 from registry.settings.protocols import *  # noqa: E402, F403
+from registry.settings.webhooks import *  # noqa: E402, F403
