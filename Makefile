@@ -9,7 +9,7 @@ EVENTS_PORT ?= $(shell echo $$(($(PORT) + 1)))
 # The URL the registry is reached at: HOST, or this machine when it listens everywhere.
 URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 
-.PHONY: help run test serve worker beat lint migrate demo clean bench docs
+.PHONY: help run test serve worker webhooks beat lint migrate demo clean bench docs
 .DEFAULT_GOAL := help
 
 ## List the targets and what each does (the default).
@@ -63,17 +63,24 @@ run: $(VENV)/.runtime
 	$(RUN_ENV) $(BIN)/honcho start -f Procfile
 
 ## Production-style serving (Procfile.serve): gunicorn (WORKERS processes) with static files
-## from whitenoise (access log: ACCESS_LOG=path or -, none by default), and the event stream
-## server (uvicorn) on EVENTS_PORT, where /events redirects.
+## from whitenoise (access log: ACCESS_LOG=path or -, none by default), the event stream
+## server (uvicorn) on EVENTS_PORT, where /events redirects, and a webhook worker.
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(BIN):$$PATH \
 	  EVENTS_STREAM_URL=$${EVENTS_STREAM_URL:-http://$(URL_HOST):$(EVENTS_PORT)/events} \
 	  $(BIN)/honcho start -f Procfile.serve
 
-## A job worker (WORKER_CONCURRENCY processes; CELERY_BROKER_URL: Redis or RabbitMQ).
+## A job worker (WORKER_CONCURRENCY processes; CELERY_BROKER_URL: Redis or RabbitMQ): every
+## job but the webhooks (make webhooks).
 worker: migrate
-	$(BIN)/celery -A registry worker --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2}
+	$(BIN)/celery -A registry worker -Q celery --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2}
+
+## A webhook worker: the handshakes and deliveries (WEBHOOK_QUEUE, webhooks), apart from the
+## other jobs; WEBHOOK_WORKER_CONCURRENCY threads (default 4). make serve runs one.
+webhooks: migrate
+	$(BIN)/celery -A registry worker -Q $${WEBHOOK_QUEUE:-webhooks} -n webhooks@%h \
+	  --pool=threads --concurrency=$${WEBHOOK_WORKER_CONCURRENCY:-4} --loglevel=INFO
 
 ## The job scheduler: run exactly one.
 beat:

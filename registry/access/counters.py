@@ -28,7 +28,7 @@ _local_lock = threading.Lock()
 _local_purge = {"at": 0.0}
 
 
-def _local_count(key: str, expires: float) -> int:
+def _local_count(key: str, expires: float, amount: int = 1) -> int:
     """A counter in this process (the per-process cache's case, without its pickling)."""
     with _local_lock:
         entry = _local_counts.get(key)
@@ -39,7 +39,7 @@ def _local_count(key: str, expires: float) -> int:
                 for stale in [k for k, (_, end) in _local_counts.items() if end < now]:
                     del _local_counts[stale]
             entry = _local_counts[key] = [0, expires]
-        entry[0] += 1
+        entry[0] += amount
         return entry[0]
 
 
@@ -50,40 +50,42 @@ def counters_clear() -> None:
     _auth_blocked.clear()
 
 
-def _redis_count(key: str, timeout: int) -> int:
+def _redis_count(key: str, timeout: int, amount: int = 1) -> int:
     """One round trip to the shared Redis: count, and give a new window its expiry.
     (Django's ``incr`` asks whether the key exists first: two round trips a request.)"""
     backend = caches["default"]
     client = backend._cache.get_client(key, write=True)
     full_key = backend.make_and_validate_key(key)
     pipe = client.pipeline(transaction=False)
-    pipe.incr(full_key)
+    pipe.incr(full_key, amount)
     pipe.expire(full_key, timeout, nx=True)
     count, _ = pipe.execute()
     return count
 
 
-def window_allows(scope: str, ident: str, rate: str) -> float | None:
-    """Count one request; None if allowed, else the seconds until the window ends."""
+def window_allows(scope: str, ident: str, rate: str, amount: int = 1) -> float | None:
+    """Count one request (or ``amount`` units of work); None if allowed, else the seconds
+    until the window ends."""
     limit, duration = _rate(rate)
     now = time.time()
     window = int(now // duration)
     key = f"throttle:{scope}:{ident}:{window}"
     backend = caches["default"]
     if isinstance(backend, LocMemCache):  # this process's own counters anyway
-        count = _local_count(key, now + duration + 1)
+        count = _local_count(key, now + duration + 1, amount)
     elif isinstance(backend, SharedRedisCache):
         try:
-            count = backend.call(_redis_count, key, duration + 1)
+            count = backend.call(_redis_count, key, duration + 1, amount)
         except CacheUnavailable:  # Redis down or hung: count here until it answers
-            count = _local_count(key, now + duration + 1)
+            count = _local_count(key, now + duration + 1, amount)
     elif isinstance(backend, RedisCache):
-        count = _redis_count(key, duration + 1)
+        count = _redis_count(key, duration + 1, amount)
     else:
         try:  # one cache operation for every request of a window but its first
-            count = cache.incr(key)
+            count = cache.incr(key, amount)
         except ValueError:  # the window's first request (or its key expired)
-            count = 1 if cache.add(key, 1, timeout=duration + 1) else cache.incr(key)
+            added = cache.add(key, amount, timeout=duration + 1)
+            count = amount if added else cache.incr(key, amount)
     if count <= limit:
         return None
     return max(1.0, (window + 1) * duration - now)

@@ -8,6 +8,11 @@ doubling each time, with jitter, until ``WEBHOOK_RETRY_MAX_SECONDS`` after the f
 attempt, when the subscription is disabled with the reason. Later events wait behind a
 retried one: the receiver sees them in order. A retry due within ``RETRY_QUEUE_AHEAD`` is
 queued as a job for its time; the sweep sends the later ones, and any a broker lost.
+
+An owner has ``WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER`` subscriptions being sent to at once at
+most (``leases``); the others wait for the next job (queued when one of theirs finished,
+else the sweep's). A redelivery queues ``WEBHOOK_REDELIVER_MAX`` events at most (400), and
+an owner ``WEBHOOK_REDELIVER_PER_OWNER_HOUR`` an hour (429).
 """
 
 import logging
@@ -20,11 +25,15 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from registry.access.throttles import window_allows
 from registry.events import envelope
+from registry.events.leases import Lease, lease_release, lease_renew, lease_take
 from registry.events.models import Delivery, Event, Subscription
 from registry.events.outbox import events_after
 from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch
 
 logger = logging.getLogger(__name__)
@@ -73,26 +82,55 @@ def deliveries_queue(subscription: Subscription) -> int:
 
 
 def redeliver_from(subscription: Subscription, since: int) -> int:
-    """Queue again every matching event after cursor ``since`` (behind what is queued)."""
-    queued, cursor = 0, since
+    """Queue again every matching event after cursor ``since`` (behind what is queued):
+    ``WEBHOOK_REDELIVER_MAX`` at most (else 400, nothing queued), counted against the
+    owner's ``WEBHOOK_REDELIVER_PER_OWNER_HOUR`` (past it 429, nothing queued)."""
+    limit = settings.WEBHOOK_REDELIVER_MAX
+    events, cursor = [], since
     while cursor < subscription.cursor:
-        events, last = events_matching(subscription, cursor, QUEUE_CHUNK)
-        events = [e for e in events if e.id <= subscription.cursor]
-        Delivery.objects.bulk_create(
-            [Delivery(subscription=subscription, event_id=e.id) for e in events]
+        found, last = events_matching(subscription, cursor, QUEUE_CHUNK)
+        events += [e for e in found if e.id <= subscription.cursor]
+        if limit > 0 and len(events) > limit:
+            message = (
+                f"would queue more than {limit} events (WEBHOOK_REDELIVER_MAX): give a later cursor"
+            )
+            raise ProblemError(
+                400, "validation-error", f"since {message}.", [Problem("since", message)]
+            )
+        if last == cursor:
+            break
+        cursor = last
+    if events:
+        _redeliveries_count(subscription.owner, len(events))
+    Delivery.objects.bulk_create(
+        [Delivery(subscription=subscription, event_id=e.id) for e in events]
+    )
+    return len(events)
+
+
+def _redeliveries_count(owner: str, queued: int) -> None:
+    per_hour = settings.WEBHOOK_REDELIVER_PER_OWNER_HOUR
+    if per_hour <= 0:
+        return
+    rate = f"{per_hour}/hour"
+    wait = window_allows("webhook-redeliver", f"owner:{owner}", rate, amount=queued)
+    if wait is not None:
+        seconds = int(wait + 0.999)
+        message = (
+            f"would queue {queued} events, past the {per_hour} its owner may have queued "
+            "again this hour (WEBHOOK_REDELIVER_PER_OWNER_HOUR)"
         )
-        queued, cursor = queued + len(events), last
-    return queued
+        raise ProblemError(
+            429,
+            "throttled",
+            f"since {message}; retry in {seconds} s.",
+            [Problem("since", message)],
+            retry_after=seconds,
+        )
 
 
-def _lease(subscription: Subscription) -> bool:
-    now = timezone.now()
-    until = now + timedelta(seconds=4 * settings.WEBHOOK_TIMEOUT_SECONDS + 60)
-    free = Q(leased_until__isnull=True) | Q(leased_until__lt=now)
-    taken = Subscription.objects.filter(
-        free, pk=subscription.pk, status=Subscription.Status.ACTIVE
-    ).update(leased_until=until)
-    return taken == 1
+def _lease_seconds() -> float:
+    return 4 * settings.WEBHOOK_TIMEOUT_SECONDS + 60
 
 
 def _retry_delay(attempts: int) -> float:
@@ -151,12 +189,26 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
 def subscription_deliver(subscription: Subscription) -> int:
     """Queue and send the subscription's due deliveries, in order, while it holds the
     lease; returns how many were delivered."""
-    if not _lease(subscription):
-        return 0
+    return _serve(subscription)[0]
+
+
+def _serve(subscription: Subscription) -> tuple[int, Lease]:
+    """subscription_deliver, with whether it had the lease."""
+    taken, until = lease_take(
+        subscription.pk,
+        status=Subscription.Status.ACTIVE,
+        seconds=_lease_seconds(),
+        per_owner=settings.WEBHOOK_DELIVER_IN_FLIGHT_PER_OWNER,
+    )
+    if taken is not Lease.TAKEN:
+        return 0, taken
     delivered = 0
     try:
         deliveries_queue(subscription)
         while True:
+            until = lease_renew(subscription.pk, until, _lease_seconds())
+            if until is None:
+                break  # another job took it after it ran out: that one goes on
             subscription.refresh_from_db(fields=["status", "url", "secret_sealed"])
             if subscription.status != Subscription.Status.ACTIVE:
                 break
@@ -173,16 +225,17 @@ def subscription_deliver(subscription: Subscription) -> int:
                 break
             delivered += 1
     finally:
-        Subscription.objects.filter(pk=subscription.pk).update(leased_until=None)
-    return delivered
+        if until is not None:
+            lease_release(subscription.pk, until)
+    return delivered, Lease.TAKEN
 
 
-def _in_thread(subscription: Subscription) -> int:
+def _in_thread(subscription: Subscription) -> tuple[int, Lease]:
     try:
-        return subscription_deliver(subscription)
+        return _serve(subscription)
     except Exception:
         logger.exception("Delivering to subscription %s failed", subscription.pk)
-        return 0
+        return 0, Lease.BUSY  # not a reason to queue another job at once
     finally:
         close_old_connections()
         connections.close_all()
@@ -190,7 +243,9 @@ def _in_thread(subscription: Subscription) -> int:
 
 def webhooks_deliver() -> int:
     """Serve every active subscription with events to queue or deliveries due,
-    ``WEBHOOK_CONCURRENCY`` at a time; returns how many deliveries succeeded."""
+    ``WEBHOOK_CONCURRENCY`` at a time; returns how many deliveries succeeded. Those whose
+    owner had its deliveries in flight wait for another job: queued now if this one freed
+    a lease."""
     latest = Event.objects.aggregate(last=Max("id"))["last"] or 0
     due = Delivery.objects.filter(status=Delivery.Status.PENDING).filter(
         Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
@@ -201,9 +256,14 @@ def webhooks_deliver() -> int:
         )
     )
     if len(subscriptions) <= 1 or settings.WEBHOOK_CONCURRENCY <= 1:
-        return sum(subscription_deliver(s) for s in subscriptions)
-    with ThreadPoolExecutor(settings.WEBHOOK_CONCURRENCY) as pool:
-        return sum(pool.map(_in_thread, subscriptions))
+        served = [_serve(s) for s in subscriptions]
+    else:
+        with ThreadPoolExecutor(settings.WEBHOOK_CONCURRENCY) as pool:
+            served = list(pool.map(_in_thread, subscriptions))
+    leases = {lease for _, lease in served}
+    if Lease.CAPPED in leases and Lease.TAKEN in leases:
+        _queue_dispatch()
+    return sum(delivered for delivered, _ in served)
 
 
 def dispatch_later() -> None:

@@ -5,6 +5,10 @@ A new subscription, or one whose URL changed or that is switched on again, is ``
 the registry posts it a signed ``webhook.verification`` event whose ``data.challenge`` is a
 random string, and only a 2xx answer whose JSON body is ``{"challenge": <the same>}`` makes
 it ``active``, from the latest event on (so the registry cannot be aimed at a third party).
+Only the URL the challenge was sent to is made active: a URL changed while the handshake ran
+leaves the subscription pending, for the new URL's own handshake. A handshake holds the
+subscription's lease (``leases``: one request in flight per receiver, a few per owner), and
+an owner starts ``WEBHOOK_VERIFY_PER_OWNER_HOUR`` of them an hour at most (then 429).
 URLs pass the safe fetcher's checks when given (https only outside ``FETCH_ALLOW_HTTP_HOSTS``,
 no private or loopback address outside ``FETCH_ALLOWED_HOSTS``), and again at each request.
 """
@@ -22,10 +26,12 @@ from django.http import QueryDict
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
+from registry.access.throttles import window_allows
 from registry.agents.models import Agent
 from registry.discovery.discover import agents_filter
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope
+from registry.events.leases import Lease, lease_release, lease_take
 from registry.events.models import Event, Subscription
 from registry.events.sealing import secret_open, secret_seal
 from registry.http.jsonutil import Problem
@@ -114,6 +120,28 @@ def events_validate(names: list) -> list:
     return sorted(set(names))
 
 
+def handshake_count(owner: str, field: str) -> None:
+    """Count a handshake against the owner's hourly budget, or refuse it (429, naming the
+    field that asked for it)."""
+    per_hour = settings.WEBHOOK_VERIFY_PER_OWNER_HOUR
+    if per_hour <= 0:
+        return
+    wait = window_allows("webhook-verify", f"owner:{owner}", f"{per_hour}/hour")
+    if wait is not None:
+        seconds = int(wait + 0.999)
+        message = (
+            f"needs a verification handshake, and its owner started {per_hour} this hour "
+            f"(WEBHOOK_VERIFY_PER_OWNER_HOUR)"
+        )
+        raise ProblemError(
+            429,
+            "throttled",
+            f"{field} {message}; retry in {seconds} s.",
+            [Problem(field, message)],
+            retry_after=seconds,
+        )
+
+
 def _verify_later(subscription: Subscription) -> None:
     # By name: the tasks import this module.
     task = current_app.tasks["registry.events.tasks.subscription_verify"]
@@ -133,13 +161,14 @@ def subscription_create(
             f"An owner may have {MAX_PER_OWNER} subscriptions at most.",
         )
     secret = secret_generate()
+    fields = {
+        "url": url_validate(url),
+        "events": events_validate(events),
+        "filter": filter_validate(filter),
+    }
+    handshake_count(owner, "url")
     subscription = Subscription.objects.create(
-        owner=owner,
-        url=url_validate(url),
-        events=events_validate(events),
-        filter=filter_validate(filter),
-        description=description,
-        secret_sealed=secret_seal(secret),
+        owner=owner, description=description, secret_sealed=secret_seal(secret), **fields
     )
     _verify_later(subscription)
     return subscription, secret
@@ -160,9 +189,9 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
     """Change ``url``, ``events``, ``filter``, ``description`` or ``active``: a new URL, or
     switching a subscription on again, verifies the receiver again first."""
     subscription = Subscription.objects.select_for_update().get(pk=subscription.pk)
-    verify = False
+    verify = asked_by = False
     if "url" in changes and changes["url"] != subscription.url:
-        subscription.url, verify = url_validate(changes["url"]), True
+        subscription.url, verify, asked_by = url_validate(changes["url"]), True, "url"
     if "events" in changes:
         subscription.events = events_validate(changes["events"])
     if "filter" in changes:
@@ -175,15 +204,40 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
         verify = False
     elif changes.get("active") is True and subscription.status != Subscription.Status.ACTIVE:
         verify = True  # switched on again, or a handshake to try again
+        asked_by = asked_by or "active"
     if verify:
+        handshake_count(subscription.owner, asked_by)
         subscription.status, subscription.status_reason = Subscription.Status.PENDING, ""
         _verify_later(subscription)
     subscription.save()
     return subscription
 
 
-def subscription_verify(subscription: Subscription) -> bool:
-    """The handshake: a signed challenge, answered with the same challenge or not."""
+def subscription_verify(subscription_id: uuid.UUID) -> bool | None:
+    """The handshake of a pending subscription: a signed challenge, answered with the same
+    challenge or not. True if it made the subscription active; False if not (refused,
+    failed, or the subscription changed meanwhile: not pending, or another URL); None if it
+    must wait (its receiver has a request in flight, or its owner
+    ``WEBHOOK_VERIFY_IN_FLIGHT_PER_OWNER`` handshakes)."""
+    seconds = 2 * settings.WEBHOOK_TIMEOUT_SECONDS + 30
+    per_owner = settings.WEBHOOK_VERIFY_IN_FLIGHT_PER_OWNER
+    taken, until = lease_take(
+        subscription_id, status=Subscription.Status.PENDING, seconds=seconds, per_owner=per_owner
+    )
+    if taken is Lease.GONE:
+        return False
+    if taken is not Lease.TAKEN:
+        return None
+    try:
+        # Read under the lease: the URL challenged is the one compared before activating.
+        subscription = Subscription.objects.get(pk=subscription_id)
+        return _handshake(subscription)
+    finally:
+        lease_release(subscription_id, until)
+
+
+def _handshake(subscription: Subscription) -> bool:
+    url = subscription.url
     challenge = secrets.token_urlsafe(24)
     body = envelope.cloud_event(
         event_id=0,
@@ -197,7 +251,7 @@ def subscription_verify(subscription: Subscription) -> bool:
     reason = ""
     try:
         result = fetch(
-            subscription.url,
+            url,
             json_body=body,
             headers=headers,
             accept_json=True,
@@ -213,11 +267,15 @@ def subscription_verify(subscription: Subscription) -> bool:
         current = Subscription.objects.select_for_update().filter(pk=subscription.pk).first()
         if current is None or current.status != Subscription.Status.PENDING:
             return False
+        if current.url != url:
+            return False  # what this handshake says is about another address
         if reason:
             current.status_reason = reason[:500]
         else:
             latest = Event.objects.aggregate(last=Max("id"))["last"] or 0
             current.status, current.status_reason = Subscription.Status.ACTIVE, ""
             current.cursor, current.verified_at = latest, timezone.now()
-        current.save()
+        current.save(
+            update_fields=["status", "status_reason", "cursor", "verified_at", "updated_at"]
+        )
     return not reason
