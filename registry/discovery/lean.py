@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.utils.http import http_date, quote_etag
 
 from registry.discovery import cache as discovery_cache
-from registry.discovery import first, planner
+from registry.discovery import facets, first, planner
 from registry.discovery.discover import facet_source, fused_source
 from registry.discovery.listings import Listings, json_bytes, listings_read
 from registry.discovery.query import query_or_none
@@ -48,19 +48,27 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
     were checked then. One statement, the page's listings (which reads the generation).
     A query not cached is found here as the view would find it, by the lane's plan
     (registry.discovery.planner): two statements, its keys and its listings (and its facet
-    counts when asked). The parameters are parsed once (registry.discovery.query). Anything
+    counts when asked), its parameters parsed once (registry.discovery.query). Anything
     else — the change feed, a parameter the view refuses, credentials, HEAD, an Accept it
     would refuse — goes on to ``DiscoverAgentsView``."""
     if environ["REQUEST_METHOD"] != "GET" or environ.get("HTTP_ACCEPT") not in _DISCOVER_ACCEPTS:
         return None
     request = WSGIRequest(environ)
     params, scope = request.GET, DISCOVER_SCOPE
-    query = query_or_none(params)  # checked as the view checks it: else the view's 400
-    if query is None:
-        return None
+    # A page cached is of parameters checked when it was found (all but the facets, which
+    # its key leaves out): a repeated query parses only those. Any other is parsed once.
     found = discovery_cache.page_peek(scope, params, listings_read)
-    fused = None
-    if found is None:
+    query = fused = None
+    if found is not None:
+        try:
+            names = facets.facets_parse(params.get("facets"))
+        except ProblemError:
+            return None
+    else:
+        query = query_or_none(params)  # checked as the view checks it: else the view's 400
+        if query is None:
+            return None
+        names = list(query.facets)
         # Never asked (or asked before a write): found here as the view finds it, and
         # cached for both.
         lane = planner.plan(query, lane=True)
@@ -75,11 +83,11 @@ def discover_lean(rest: str, environ) -> LeanAnswer | None:
         fused = lane.fused
     page, sort, read = found
     members = {"next": next_link(request, params, page.next_cursor), "sort": sort}
-    names = list(query.facets)
     if names:
         counted = discovery_cache.facet_counts_peek(read.generation, scope, params, names)
         if counted is None:
-            agents = first.agents_filtered(query)
+            query = query or query_or_none(params)
+            agents = None if query is None else first.agents_filtered(query)
             if agents is None:  # a lane that finds nothing itself (the view's tests)
                 return None
             if fused is not None and fused.found:  # the page's fused order, found just now

@@ -135,16 +135,17 @@ def mode_parse(raw: str | None) -> str:
     return mode
 
 
-def _filters_clean(params, filters: dict, without: frozenset[str]) -> tuple[str, list]:
-    """q's cleaned text and every other filter given with its cleaned value; a value a
-    field refuses is the FilterSet's own 400 (all its errors, as the view reports them)."""
+def _filters_clean(last: dict, filters: dict, without: frozenset[str], params) -> tuple:
+    """q's cleaned text and every other filter given with its cleaned value (``last``:
+    each parameter's last value); a value a field refuses is the FilterSet's own 400 (all
+    its errors, as the view reports them, from ``params``)."""
     text, cleaned, bad = "", [], False
     for name, found in filters.items():
-        if name not in params:
+        if name not in last:
             continue
         form_field = found.field
         try:
-            value = form_field.clean(form_field.widget.value_from_datadict(params, {}, name))
+            value = form_field.clean(form_field.widget.value_from_datadict(last, {}, name))
         except ValidationError:
             bad = True
             continue
@@ -168,32 +169,34 @@ def query_parse(
     ``strict``: refuse parameters discovery does not know (the HTTP API does; a skill's data
     part may carry others, which filter nothing)."""
     filters = discovery_filters(without)
-    if strict:
-        params_check(params, DISCOVERY_PARAMS | set(filters))
-    text, cleaned = _filters_clean(params, filters, without)
-    since = since_parse(params.get("updated_since"))
-    raw_text = params.get("q") or ""
-    sort = sort_choose(params.get("sort"), has_text=bool(raw_text.strip()), syncing=bool(since))
-    limit = limit_parse(params.get("limit"))
-    mode = mode_parse(params.get("mode"))
-    facets = tuple(facets_parse(params.get("facets")))
+    # Each parameter's last value (as QueryDict.get reads it), in one pass over the lists.
+    last, repeated = {}, False
     lists = params.lists() if hasattr(params, "lists") else ((k, [v]) for k, v in params.items())
-    names, repeated = set(), False
     for name, values in lists:
-        names.add(name)
+        if values:
+            last[name] = values[-1]
         repeated = repeated or len(values) != 1
+    if strict:
+        params_check(last, DISCOVERY_PARAMS | set(filters))
+    text, cleaned = _filters_clean(last, filters, without, params)
+    since = since_parse(last.get("updated_since"))
+    raw_text = last.get("q") or ""
+    sort = sort_choose(last.get("sort"), has_text=bool(raw_text.strip()), syncing=bool(since))
+    limit = limit_parse(last.get("limit"))
+    mode = mode_parse(last.get("mode"))
+    facets = tuple(facets_parse(last["facets"])) if last.get("facets") else ()
     return DiscoveryQuery(
         text=text.strip(),
         mode=mode,
         filters=tuple(cleaned),
         sort=sort,
         limit=limit,
-        cursor=params.get("cursor") or None,
-        live_only=params.get("liveOnly") == "true",
+        cursor=last.get("cursor") or None,
+        live_only=last.get("liveOnly") == "true",
         facets=facets,
         since=since,
-        named=frozenset(n for n in names if n not in NOT_FILTERS and params.get(n)),
-        names=frozenset(names),
+        named=frozenset(n for n, v in last.items() if v and n not in NOT_FILTERS),
+        names=frozenset(last),
         repeated=repeated,
         params=params,
     )
