@@ -156,7 +156,8 @@ def _filters_clean(last: dict, filters: dict, without: frozenset[str], params) -
     if bad:  # rare: the FilterSet's form says it, word for word as the view always has
         queryset = agent_discoverable_queryset().none()
         filterset = agent_filterset(without)(data=params, queryset=queryset)
-        raise filter_problems(filterset) if not filterset.is_valid() else AssertionError(name)
+        filterset.is_valid()  # (False: a field refused its value above)
+        raise filter_problems(filterset)
     return text, cleaned
 
 
