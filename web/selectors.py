@@ -15,6 +15,7 @@ from registry.discovery import discover as discovery
 from registry.discovery import facets
 from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentFacet
+from registry.discovery.query import query_parse
 from registry.http.problems import ProblemError
 
 PAGE_SIZE = 20
@@ -134,10 +135,11 @@ def search(query: QueryDict, context: dict) -> Search:
         errors = [f"{ALIASES_BACK.get(k, k)}: {' '.join(v)}" for k, v in filterset.errors.items()]
         raise SearchError("; ".join(errors))
     try:
+        query = query_parse(data, strict=False)
         page, result.sort, _ = discovery.discover(
-            filterset.qs, data, full_rows=selectors.agent_discoverable_queryset()
+            filterset.qs, query, full_rows=selectors.agent_discoverable_queryset()
         )
-        source = discovery.facet_source(filterset.qs, data)
+        source = discovery.facet_source(filterset.qs, query)
         counts, result.exact = facets.facet_counts(source, facet_list())
     except ProblemError as error:
         raise SearchError(str(error.detail)) from None

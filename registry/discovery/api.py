@@ -22,12 +22,13 @@ from registry.agents.api import agent_response, owner_for
 from registry.agents.serializers import AgentInputSerializer, AgentSerializer
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
-from registry.discovery import facets
+from registry.discovery import planner
 from registry.discovery.filters import agent_filterset
 from registry.discovery.lean import next_link, page_body
 from registry.discovery.listings import listings_read
 from registry.discovery.pagination import cursor_key
-from registry.http.params import limit_schema, params_check
+from registry.discovery.query import query_parse
+from registry.http.params import limit_schema
 
 
 class AgentPageSerializer(serializers.Serializer):
@@ -83,47 +84,31 @@ class DiscoverAgentsView(APIView):
     )
     def get(self, request: Request) -> Response:
         params, scope = request.query_params, type(self).__name__
-        filtered = []  # the filtered agents, once needed
+        # Parsed and checked once: every path below takes the query (a 400 naming the field).
+        query = query_parse(params, without=self.filters_left_out)
 
         def agents():
-            if not filtered:
-                filterset_class = self.filterset_class
-                params_check(params, discovery.DISCOVERY_PARAMS | set(filterset_class.base_filters))
-                filtered.append(
-                    discovery.agents_filter(params, self.get_queryset(), filterset_class)
-                )
-            return filtered[0]
+            return discovery.query_agents(query, self.get_queryset(), self.filters_left_out)
 
-        def find():
-            page, sort, _ = discovery.discover(
-                agents(), params, full_rows=None, prefiltered=self.prefiltered
-            )
-            return page, sort
-
+        plan = planner.plan(query, agents, prefiltered=self.prefiltered)
         # The page's keys and facet counts, from the cache where exact (at the current data
         # generation); the page's stored listings (registry/discovery/listings.py), joined as bytes.
-        def candidates(count: int):
-            return discovery.live_candidates(agents(), params, count, prefiltered=self.prefiltered)
-
         page, sort, read = discovery_cache.page_cached(
-            scope, params, find, listings_read, candidates
+            scope, query, plan.find, listings_read, plan.candidates
         )
-        since = discovery.since_parse(params.get("updated_since"))
         body = {"next": self._next_link(request, page.next_cursor), "sort": sort}
-        names = facets.facets_parse(params.get("facets"))
-        if names:
+        if query.facets:
             body["facets"], body["facetsExact"] = discovery_cache.facet_counts_cached(
                 read.generation,
                 scope,
                 params,
-                lambda: discovery.facet_source(agents(), params, prefiltered=self.prefiltered),
-                names,
+                lambda: discovery.facet_source(plan.agents(), query, prefiltered=self.prefiltered),
+                list(query.facets),
             )
-        if since is not None:
+        if query.since is not None:
             # Each page's span starts where the previous one ended (its cursor), so every
             # tombstone is in exactly one page.
-            cursor = request.query_params.get("cursor")
-            start = cursor_key(cursor, "updated") if cursor else since
+            start = cursor_key(query.cursor, "updated") if query.cursor else query.since
             end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
             body["deleted"] = discovery.deleted_between(start, end)
         response = HttpResponse(page_body(read, body), content_type="application/json")

@@ -33,7 +33,7 @@ from registry.agents.liveness_state import live_among
 from registry.discovery.facets import facet_counts
 from registry.discovery.listings import Listings
 from registry.discovery.pagination import Page, relevance_page
-from registry.http.params import limit_parse
+from registry.discovery.query import DiscoveryQuery
 from registry.http.problems import ProblemError
 
 UNCACHED_PARAMS = {"liveOnly", "conformant", "updated_since"}
@@ -58,18 +58,22 @@ def _key(kind: str, scope, params, leave_out: set[str]) -> str:
 
 def page_cached(
     scope: str,
-    params,
+    query: DiscoveryQuery,
     find: Callable[[], tuple[Page, str]],
     read: Callable[[list], Listings],
     candidates: Callable[[int], tuple[list, int | None] | None] | None = None,
+    *,
+    params=None,
 ) -> tuple[Page, str, Listings]:
-    """The page and sort of ``params`` (``find()``, which validates them) and its listings
-    (``read(ids)``); the page's keys from the cache when they were found at the
-    generation that the read of their listings finds current. ``candidates(count)``
-    (``discovery.live_candidates``): a liveOnly query's candidates, if it has any."""
+    """The page and sort of ``query`` (``find()``) and its listings (``read(ids)``); the
+    page's keys from the cache when they were found at the generation that the read of
+    their listings finds current. ``candidates(count)`` (``discovery.live_candidates``): a
+    liveOnly query's candidates, if it has any. ``params``: the cache's key, when not the
+    query's own parameters (ARD's search request)."""
+    params = query.params if params is None else params
     if not cacheable(params):
-        if candidates is not None and live_candidates_apply(params):
-            return _live_page(scope, params, find, read, candidates)
+        if candidates is not None and live_candidates_apply(query):
+            return _live_page(scope, query, find, read, candidates)
         page, sort = find()
         return page, sort, read(page.rows)
     key = _key("page", scope, params, {"facets"})
@@ -125,24 +129,21 @@ def _facets_key(scope: str, params, names: list[str]) -> str:
     return _key("facets", (scope, names, settings.DISCOVERY_FACET_EXACT), params, NOT_COUNTED)
 
 
-def live_candidates_apply(params) -> bool:
+def live_candidates_apply(query: DiscoveryQuery) -> bool:
     """A first page of liveOnly=true, nothing else uncached: candidates may answer it."""
     return (
-        params.get("liveOnly") == "true"
-        and not params.get("conformant")
-        and not params.get("updated_since")
-        and not params.get("cursor")
+        query.live_only and not {"conformant", "updated_since"} & query.named and not query.cursor
     )
 
 
-def _candidates_find(key: str, params, candidates) -> tuple | None:
+def _candidates_find(key: str, query: DiscoveryQuery, candidates) -> tuple | None:
     """A first liveOnly query's candidates, found and cached before its full query: when
     enough of them are live, they answer it and the full query never runs. None when the
     query has none or matches nothing (or a parameter the full query will refuse, with the
     view's problem)."""
+    limit = query.limit
+    count = LIVE_CANDIDATES * (limit + 1)
     try:
-        limit = limit_parse(params.get("limit"))
-        count = LIVE_CANDIDATES * (limit + 1)
         found = candidates(count)
     except ProblemError:
         return None
@@ -156,11 +157,11 @@ def _candidates_find(key: str, params, candidates) -> tuple | None:
     return entry
 
 
-def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listings]:
-    key = _key("live", scope, params, {"facets"})
+def _live_page(scope, query, find, read, candidates) -> tuple[Page, str, Listings]:
+    key = _key("live", scope, query.params, {"facets"})
     entry = cache.get(key)
     if entry is None:
-        entry = _candidates_find(key, params, candidates)
+        entry = _candidates_find(key, query, candidates)
     if entry is not None:
         generation, keys, count, limit, sort = entry
         pool = keys[:count]
@@ -174,15 +175,14 @@ def _live_page(scope, params, find, read, candidates) -> tuple[Page, str, Listin
     page, sort = find()  # validates the parameters, and answers
     listings = read(page.rows)
     if entry is None or listings.generation != entry[0]:
-        limit = limit_parse(params.get("limit"))
-        count = LIVE_CANDIDATES * (limit + 1)
+        count = LIVE_CANDIDATES * (query.limit + 1)
         found = candidates(count)
         if found is not None:
             keys, generation = found
             if not keys:  # no match: the generation read before (an older one refuses them)
                 generation = listings.generation
             if generation is not None:
-                cache.set(key, (generation, keys, count, limit, sort), CACHE_SECONDS)
+                cache.set(key, (generation, keys, count, query.limit, sort), CACHE_SECONDS)
     return page, sort, listings
 
 

@@ -1,78 +1,54 @@
-"""Discovery reads: sort, page, what facet counts sample, and the change feed for mirrors
-(filters: registry/discovery/filters.py; facet counts: registry/discovery/facets.py)."""
+"""Discovery reads: the paths that sort and page a parsed query's agents (which the planner,
+registry/discovery/planner.py, chooses among), what facet counts sample, and the change
+feed for mirrors (the query: registry/discovery/query.py; filters:
+registry/discovery/filters.py; facet counts: registry/discovery/facets.py)."""
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import datetime
 
 from django.db.models import DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from registry.agents.liveness_state import live_agents
 from registry.agents.models import Agent, Tombstone
 from registry.discovery import hybrid
-from registry.discovery.filters import agent_filterset
-from registry.discovery.pagination import SORTS, Page, keyset_page, tiered_keys, tiered_page
-from registry.discovery.search import KEY_FILTERS, TIERS, filter_keys, text_filter, text_matches
-from registry.http.jsonutil import Problem
-from registry.http.params import bad_parameter, limit_parse
-from registry.http.problems import ProblemError
+from registry.discovery.filters import agent_filterset, filters_apply
+from registry.discovery.pagination import Page, keyset_page, tiered_keys, tiered_page
+from registry.discovery.query import (
+    DISCOVERY_PARAMS,
+    NOT_FILTERS,
+    DiscoveryQuery,
+    discovery_filters,
+    filter_problems,
+    since_parse,
+)
+from registry.discovery.search import KEY_FILTERS, TIERS, text_filter, text_matches
 
-# The query parameters of discovery besides its filters.
-DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor", "mode"})
-
-
-def filter_problems(filterset) -> ProblemError:
-    """A filterset's errors as one 400; a choice's error lists the allowed values."""
-    problems = []
-    for name, messages in filterset.errors.items():
-        choices = (
-            filterset.filters[name].extra.get("choices") if name in filterset.filters else None
-        )
-        if choices:
-            allowed = ", ".join(str(value) for value, _ in choices)
-            given = filterset.data.get(name)
-            problems.append(Problem(name, f"must be one of {allowed}, not '{given}'"))
-        else:
-            problems.extend(Problem(name, str(message)) for message in messages)
-    detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
-    return ProblemError(400, "validation-error", f"{detail}.", problems)
+__all__ = ["DISCOVERY_PARAMS", "NOT_FILTERS", "since_parse"]
 
 
 def agents_filter(params, queryset: QuerySet, filterset_class=None) -> QuerySet:
     """The agents matching the discovery filters in ``params`` (a QueryDict or a dict of
-    strings): the one filtering of every way to discover (HTTP, A2A, MCP). Bad values are
-    one 400 problem naming each parameter (filter_problems)."""
+    strings), through the FilterSet (the events' subscriptions and the pages for people).
+    Bad values are one 400 problem naming each parameter (filter_problems)."""
     filterset = (filterset_class or agent_filterset())(data=params, queryset=queryset)
     if not filterset.is_valid():
         raise filter_problems(filterset)
     return filterset.qs
 
 
-def sort_choose(params, *, has_text: bool, syncing: bool) -> str:
-    if syncing:
-        return "updated"
-    sort = params.get("sort") or ("relevance" if has_text else "recent")
-    if sort not in SORTS or sort == "updated":
-        raise bad_parameter("sort", f"must be one of relevance, recent, name, not '{sort}'")
-    if sort == "relevance" and not has_text:
-        raise bad_parameter("sort", "relevance needs a text query (q)")
-    return sort
-
-
-def since_parse(raw: str | None) -> datetime | None:
-    if not raw:
-        return None
-    message = "must be an RFC 3339 time with a zone, like 2026-01-31T12:00:00Z"
-    try:
-        value = parse_datetime(raw.replace(" ", "+"))
-        if value is None or value.tzinfo is None:
-            raise ValueError(raw)
-        # Databases take UTC offsets up to about ±16 h only; the instant is what counts.
-        return value.astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise bad_parameter("updated_since", message) from None
+def query_agents(
+    query: DiscoveryQuery, queryset: QuerySet, without: frozenset[str] = frozenset()
+) -> QuerySet:
+    """The agents of ``queryset`` that the query's filters keep, as the discovery FilterSet
+    keeps them (``filters_apply`` over the cleaned values): the one filtering of every way
+    to discover (HTTP, the lean lane, A2A, MCP, ARD). In keyword mode the words keep the
+    agents whose words match; in the fused modes they order the filtered agents instead."""
+    if query.text and not query.fused:
+        queryset = text_filter(queryset, query.text)
+    return filters_apply(discovery_filters(without), query.filter_values, queryset)
 
 
 def deleted_between(start: datetime, end: datetime | None) -> list[dict]:
@@ -97,12 +73,8 @@ def registry_last_change() -> datetime | None:
     return max(times) if times else None
 
 
-# Parameters that only shape the answer; any other one filters the agents.
-NOT_FILTERS = {"q", "sort", "limit", "cursor", "facets", "mode"}
-
-
 def _text_scope(
-    queryset: QuerySet, params, prefiltered: bool
+    queryset: QuerySet, query: DiscoveryQuery, prefiltered: bool
 ) -> tuple[QuerySet | None, list, bool]:
     """How the full-text index narrows a text query: the filtered agents to restrict its
     rows to (None when no filter needs it), the filter keys it matches itself, and whether
@@ -113,34 +85,32 @@ def _text_scope(
     page stops early instead of listing every live agent); other filters (or a value too
     long to be a key) restrict the rows to the filtered agents.
     """
-    keys = filter_keys(params)
-    live = params.get("liveOnly") == "true"
+    keys, live = query.keys, query.live_only
     shaping = (
         NOT_FILTERS
         | (set(KEY_FILTERS) if keys is not None else set())
         | ({"liveOnly"} if live else set())
     )
-    filtered = prefiltered or any(v for k, v in params.items() if k not in shaping)
+    filtered = prefiltered or bool(query.named - shaping)
     return (queryset if filtered else None), (keys or []), live
 
 
-def _matches(params, agents: QuerySet | None, keys: list, live: bool, tier=None):
-    rows = text_matches(params.get("q") or "", agents, keys, tier)
+def _matches(query: DiscoveryQuery, agents: QuerySet | None, keys: list, live: bool, tier=None):
+    rows = text_matches(query.text, agents, keys, tier)
     if rows is not None and live:
         rows = rows.filter(live_agents(timezone.now()))  # the search row's pk: the agent's
     return rows
 
 
-def facet_source(queryset: QuerySet, params, *, prefiltered: bool = False) -> QuerySet:
+def facet_source(queryset: QuerySet, query: DiscoveryQuery, *, prefiltered: bool = False):
     """What facet_counts samples: with a text query on PostgreSQL, the search rows of the
     matching agents, so that an id slice of them is one bitmap AND of the text and id
     indexes; otherwise the filtered agents. Both have the agent's id as pk."""
-    text = (params.get("q") or "").strip()
-    if text and _fused_order(params):
+    if query.text and query.fused:
         # The agents of the fused order (registry/discovery/hybrid.py), which a text query
         # lists in this mode whatever its sort.
-        return fused_source(queryset, [pk for pk, _ in _fused(queryset, params, prefiltered)])
-    rows = _matches(params, *_text_scope(queryset, params, prefiltered))
+        return fused_source(queryset, [pk for pk, _ in _fused(queryset, query, prefiltered)])
+    rows = _matches(query, *_text_scope(queryset, query, prefiltered))
     return queryset if rows is None else rows
 
 
@@ -152,42 +122,36 @@ def fused_source(queryset: QuerySet, ids: list) -> QuerySet:
     return queryset.filter(pk__in=ids)
 
 
-def _fused_order(params) -> bool:
-    return hybrid.mode_parse(params) != "keyword"
-
-
-def _keyword_ranked(queryset: QuerySet, params, prefiltered: bool) -> Callable[[], list]:
-    """The first ids of the keyword relevance order of ``params`` (mode=keyword)."""
-    plain = {name: params.get(name) for name in params if name not in {"cursor", "sort"}}
-    plain.update(mode="keyword", limit=str(hybrid.DEPTH), sort="relevance")
+def _keyword_ranked(
+    queryset: QuerySet, query: DiscoveryQuery, prefiltered: bool
+) -> Callable[[], list]:
+    """The first ids of the keyword relevance order of ``query`` (mode=keyword)."""
+    sort = "updated" if query.since is not None else "relevance"
+    plain = replace(query, mode="keyword", limit=hybrid.DEPTH, sort=sort, cursor=None)
     # What the filters keep in keyword mode: the agents whose words match, ranked.
-    matching = text_filter(queryset, plain["q"])
+    matching = text_filter(queryset, query.text)
     return lambda: discover(matching, plain, None, prefiltered=prefiltered)[0].rows
 
 
-def _fused(queryset: QuerySet, params, prefiltered: bool) -> list[tuple]:
+def _fused(queryset: QuerySet, query: DiscoveryQuery, prefiltered: bool) -> list[tuple]:
     return hybrid.fused(
         queryset,
-        params.get("q").strip(),
-        hybrid.mode_parse(params),
-        _keyword_ranked(queryset, params, prefiltered),
-        filtered=_filtered(params, prefiltered),
+        query.text,
+        query.mode,
+        _keyword_ranked(queryset, query, prefiltered),
+        filtered=prefiltered or query.filtered,
     )
 
 
-def _filtered(params, prefiltered: bool) -> bool:
-    return prefiltered or any(params.get(k) for k in params if k not in NOT_FILTERS)
-
-
 def _relevance_tiers(
-    queryset: QuerySet, params, prefiltered: bool
+    queryset: QuerySet, query: DiscoveryQuery, prefiltered: bool
 ) -> list[tuple[int, QuerySet]] | None:
     """PostgreSQL: the search rows of each relevance tier's agents (search.TIERS), best
     first, each found by one GIN index query; None elsewhere (SQLite sorts by bm25)."""
-    scope = _text_scope(queryset, params, prefiltered)
+    scope = _text_scope(queryset, query, prefiltered)
     tiers = []
     for tier in TIERS:
-        rows = _matches(params, *scope, tier=tier)
+        rows = _matches(query, *scope, tier=tier)
         if rows is None:
             return None
         tiers.append((tier, rows))
@@ -195,70 +159,76 @@ def _relevance_tiers(
 
 
 def live_candidates(
-    queryset: QuerySet, params, count: int, *, prefiltered: bool = False
+    queryset: QuerySet, query: DiscoveryQuery, count: int, *, prefiltered: bool = False
 ) -> tuple[list, int | None] | None:
     """For a ``liveOnly`` text query sorted by relevance on PostgreSQL: the first ``count``
     + 1 keys of its relevance order as if ``liveOnly`` were not set (the tiers' matches,
     whatever their liveness), and the data generation they were found at; the live page is
     these keys' live agents, in this order (``discovery_cache``). None for any other query.
     """
-    if params.get("cursor") or params.get("updated_since"):
+    if query.cursor or query.since is not None:
         return None
-    sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=False)
-    agents, keys, live = _text_scope(queryset, params, prefiltered)
-    if sort != "relevance" or not live or _fused_order(params):
+    agents, keys, live = _text_scope(queryset, query, prefiltered)
+    if query.sort != "relevance" or not live or query.fused:
         return None
     tiers = []
     for tier in TIERS:
-        rows = _matches(params, agents, keys, False, tier=tier)
+        rows = _matches(query, agents, keys, False, tier=tier)
         if rows is None:
             return None
         tiers.append((tier, rows))
     return tiered_keys(tiers, limit=count)
 
 
+def orm_path(query: DiscoveryQuery) -> str:
+    """Which of the ORM's paths pages ``query`` (``discover``): ``fused`` (the fused order
+    of the words, registry/discovery/hybrid.py), ``fused-sorted`` (the agents of that order
+    in another sort), ``tiers`` (the keyword relevance tiers, PostgreSQL; elsewhere they
+    page by bm25, as ``keyset``) or ``keyset`` (a sort's keyset page)."""
+    if query.fused and query.text:
+        return "fused" if query.sort == "relevance" else "fused-sorted"
+    return "tiers" if query.sort == "relevance" else "keyset"
+
+
 def discover(
-    queryset: QuerySet, params, full_rows: QuerySet | None, *, prefiltered: bool = False
+    queryset: QuerySet,
+    query: DiscoveryQuery,
+    full_rows: QuerySet | None,
+    *,
+    prefiltered: bool = False,
 ) -> tuple[Page, str, datetime | None]:
-    """Sort and page an already filtered queryset; returns the page, sort and since time.
+    """Sort and page the query's already filtered agents (``query_agents``); returns the
+    page, sort and since time, by the path ``orm_path`` names.
 
     ``full_rows``: where the page's agents are read from; None: the page holds their ids
     (for ``registry.discovery.listings.listings_read``).
     ``prefiltered``: the view's base queryset is itself a selection (e.g. dealers only).
     """
-    since = since_parse(params.get("updated_since"))
-    sort = sort_choose(params, has_text=bool((params.get("q") or "").strip()), syncing=bool(since))
+    since, sort, limit = query.since, query.sort, query.limit
     if since is not None:
         queryset = queryset.filter(Q(updated_at__gte=since))
-    limit = limit_parse(params.get("limit"))
-    fused_order = _fused_order(params)  # and a 400 naming mode when it is none
-    if fused_order and sort != "relevance" and (params.get("q") or "").strip():
+    path = orm_path(query)
+    if path == "fused-sorted":
         # Another order of the same agents as the fused relevance order.
-        queryset = queryset.filter(pk__in=[pk for pk, _ in _fused(queryset, params, prefiltered)])
-    elif sort == "relevance" and fused_order:
+        queryset = queryset.filter(pk__in=[pk for pk, _ in _fused(queryset, query, prefiltered)])
+    elif path == "fused":
         page = hybrid.fused_page(
             queryset,
-            params.get("q").strip(),
-            hybrid.mode_parse(params),
-            _keyword_ranked(queryset, params, prefiltered),
+            query.text,
+            query.mode,
+            _keyword_ranked(queryset, query, prefiltered),
             limit=limit,
-            cursor=params.get("cursor"),
-            filtered=_filtered(params, prefiltered),
+            cursor=query.cursor,
+            filtered=prefiltered or query.filtered,
         )
         if full_rows is not None:
             by_pk = {row.pk: row for row in full_rows.filter(pk__in=page.rows)}
             page.rows = [by_pk[pk] for pk in page.rows if pk in by_pk]
         return page, sort, since
-    if sort == "relevance":
-        tiers = _relevance_tiers(queryset, params, prefiltered)
+    elif path == "tiers":
+        tiers = _relevance_tiers(queryset, query, prefiltered)
         if tiers is not None:
-            page = tiered_page(tiers, limit=limit, cursor=params.get("cursor"), full_rows=full_rows)
+            page = tiered_page(tiers, limit=limit, cursor=query.cursor, full_rows=full_rows)
             return page, sort, since
-    page = keyset_page(
-        queryset,
-        sort=sort,
-        limit=limit,
-        cursor=params.get("cursor"),
-        full_rows=full_rows,
-    )
+    page = keyset_page(queryset, sort=sort, limit=limit, cursor=query.cursor, full_rows=full_rows)
     return page, sort, since

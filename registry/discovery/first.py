@@ -1,11 +1,10 @@
 """Queries never asked before, found on the lean lane as the view finds them (its filters,
 its checks, ``discover.discover``), without Django's request, the middleware, DRF or a
-FilterSet built per request.
+FilterSet built per request: the lane's own paths of registry/discovery/planner.py, each
+taking the query parsed once (``query.query_parse``, which checks it as the view does).
 
-``agents_filtered`` is the view's filtering (``discover.agents_filter``) through one
-FilterSet built once per process: each parameter read by its form field's widget, cleaned
-by its field, applied by its filter, in the filters' order, as the FilterSet's form does;
-any value the view would refuse makes it answer None, and the view answers and explains.
+``agents_filtered`` is the view's filtering (``discover.query_agents``): the query's
+cleaned values applied by the filters of one FilterSet built once per process.
 
 The queries asked most, words with the tag and capability filters the search index holds as
 keys on PostgreSQL (``first_query``), skip the ORM too: ``first_page`` runs the relevance
@@ -17,69 +16,45 @@ the same keys in the same order.
 The search ``mode`` decides what the words do: in ``keyword`` they keep the agents whose
 words match, ranked in tiers (the lane's own statement answers such a first page); in
 ``hybrid`` (the default) and ``semantic`` they order the filtered agents by the fused order
-(``discover.discover`` finds it, as for the view). A query with a parameter the lane does not
-know (``LANE_PARAMS`` and the filters) is the view's.
+(``discover.discover`` finds it, as for the view).
 """
 
-import functools
 import uuid
-from collections.abc import Callable
 from datetime import datetime
-from typing import NamedTuple
 
-from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from registry.agents.models import Capability, CapabilityTag
 from registry.agents.selectors import agent_discoverable_queryset
-from registry.agents.text import search_terms, search_words_problem
-from registry.discovery import discover, hybrid, shapes
-from registry.discovery.filters import agent_filterset, filters_apply
+from registry.agents.text import search_terms
+from registry.discovery import discover, hybrid
 from registry.discovery.first_keys import FirstQuery, first_keys, live_sql
-from registry.discovery.keyed import keyed_find
 from registry.discovery.models import AgentSearchVector
 from registry.discovery.pagination import Page, relevance_page
-from registry.discovery.search import filter_keys, text_filter, tier_exact
-from registry.http.params import limit_parse, params_check
-from registry.http.problems import ProblemError
+from registry.discovery.query import DiscoveryQuery
+from registry.discovery.search import tier_exact
 from registry.semantic import client
 
-# The parameters besides the filters that the lane knows how to answer; with any other (the
-# change feed's updated_since, an unknown one) the view answers.
-LANE_PARAMS = frozenset({"q", "sort", "facets", "limit", "cursor", "mode"})
 # The parameters a first query of words (mode=keyword) may have; with any other the view's
 # filters and discover find it.
 FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "liveOnly", "mode"})
 
 
-def first_query(params, mode: str = "keyword") -> FirstQuery | None:
-    """``params`` (a QueryDict) as a first query of the search ``mode`` that the lane may
-    answer, or None: another database, mode, parameter or sort, a cursor, a value the view
-    would refuse (a word too long, a NUL, a bad limit), a repeated parameter, a filter
-    value too long to be a key, or no words to search."""
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or _mode(params) != mode:
+def first_query(query: DiscoveryQuery, mode: str = "keyword") -> FirstQuery | None:
+    """``query`` as a first query of the search ``mode`` that the lane may answer, or None:
+    another database, mode, parameter or sort, a cursor, a repeated parameter, a filter
+    value too long to be a key, or no words to search (``query_parse`` refused the rest)."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or query.mode != mode:
         return None
-    for name, values in params.lists():
-        if name not in FIRST_PARAMS or len(values) != 1 or "\x00" in values[0]:
-            return None
-    text = params.get("q") or ""
-    if params.get("sort") not in (None, "", "relevance"):
+    if query.repeated or not query.names <= FIRST_PARAMS or query.sort != "relevance":
         return None
-    live = params.get("liveOnly")
-    if live not in (None, "true"):  # (false is a filter of its own)
+    if "liveOnly" in query.names and not query.live_only:  # (false is a filter of its own)
         return None
-    if search_words_problem(text) or not search_terms(text):
+    if not search_terms(query.text) or query.keys is None:
         return None
-    keys = filter_keys(params)
-    if keys is None:
-        return None
-    try:
-        limit = limit_parse(params.get("limit"))
-    except ProblemError:
-        return None
-    return FirstQuery(text, tuple(keys), limit, live == "true")
+    return FirstQuery(query.text, tuple(query.keys), query.limit, query.live_only)
 
 
 def first_page(query: FirstQuery) -> tuple[Page, str]:
@@ -287,104 +262,6 @@ def hybrid_first_page(
     return hybrid.ranked_page(ranked, hybrid.DEFAULT_MODE, 0, limit, generation), "relevance"
 
 
-def _mode(params) -> str:
-    return (params.get("mode") or hybrid.DEFAULT_MODE).strip()
-
-
-def keyword_mode(params) -> bool:
-    """The words keep the agents whose words match (mode=keyword), rather than ordering the
-    filtered agents by meaning (hybrid, the default, and semantic: ``discovery.hybrid``)."""
-    return _mode(params) == "keyword"
-
-
-@functools.cache
-def _filters() -> dict:
-    """The discovery FilterSet's filters, bound to one FilterSet made once (their methods
-    are its methods: they keep no state of a request)."""
-    filterset = agent_filterset()(queryset=agent_discoverable_queryset().none())
-    return filterset.filters
-
-
-def agents_filtered(params) -> QuerySet | None:
-    """``discover.agents_filter(params, agent_discoverable_queryset())`` after the view's
-    parameter check, or None where the view answers a 400 instead."""
-    filters = _filters()
-    try:
-        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
-    except ProblemError:
-        return None
-    values = {}
-    for name, found in filters.items():
-        field = found.field
-        try:
-            values[name] = field.clean(field.widget.value_from_datadict(params, {}, name))
-        except ValidationError:
-            return None
-    queryset = agent_discoverable_queryset()
-    text = values.pop("q", None)
-    if text and keyword_mode(params):
-        # The text filter of the view's FilterSet reads the request's mode; the one made
-        # here has no request: the same choice, made with this one's.
-        queryset = text_filter(queryset, text)
-    return filters_apply(filters, values, queryset)
-
-
-class Lane(NamedTuple):
-    """``lane_find``'s answer: the view's ``find`` and ``candidates`` for a query, and
-    ``fused``: for a first page of the fused order, the ids of that whole order once
-    ``find`` has run (None until then, or for any other query), which the facets count
-    (``discover.fused_source``) without finding the order again."""
-
-    find: Callable
-    candidates: Callable | None
-    fused: list | None = None
-
-
-class _Fused(list):
-    """The fused order's ids, filled by ``hybrid_first_page``; ``found``: it ran."""
-
-    found = False
-
-
-def lane_find(params) -> Lane | None:
-    """What the view's ``find`` and ``candidates`` are for ``params`` (discovery.cache
-    calls them when nothing cached answers), or None when the view must answer: the change
-    feed (``updated_since``: its tombstones are the view's), a parameter the lane does not
-    know (a search mode joins here, with its own ``find``), or one the view refuses. ``find``
-    may still raise the view's ProblemError (a bad sort, limit or cursor)."""
-    if any(name not in LANE_PARAMS and name not in _filters() for name in params):
-        return None  # the change feed, a parameter the view refuses, or one the lane lacks
-    query = first_query(params)
-    if query is not None and not query.live:
-        return Lane(lambda: first_page(query), None)
-    words = first_query(params, hybrid.DEFAULT_MODE)
-    if words is not None:
-        filtered = any(params.get(name) for name in params if name not in discover.NOT_FILTERS)
-        fused = _Fused()
-
-        def hybrid_find():
-            found = hybrid_first_page(words, filtered, fused)
-            fused.found = True
-            return found
-
-        return Lane(hybrid_find, None, fused)
-    keyed = keyed_find(params, _filters())
-    if keyed is not None:  # filters alone, two or more keys: the agents' filter keys
-        return Lane(keyed, None)
-    shaped = shapes.shaped_find(params, _filters(), agents_filtered)
-    if shaped is not None:  # filters alone: their shape's statement
-        return Lane(shaped, None)
-    agents = agents_filtered(params)
-    if agents is None:
-        return None
-
-    def find():
-        page, sort, _ = discover.discover(agents, params, full_rows=None)
-        return page, sort
-
-    def candidates(count: int):
-        if query is not None:  # liveOnly words and keys: discover.live_candidates's keys
-            return first_keys(FirstQuery(query.text, query.keys, count))
-        return discover.live_candidates(agents, params, count)
-
-    return Lane(find, candidates)
+def agents_filtered(query: DiscoveryQuery) -> QuerySet:
+    """The query's filtered agents, as the view filters them (``discover.query_agents``)."""
+    return discover.query_agents(query, agent_discoverable_queryset())

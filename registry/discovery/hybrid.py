@@ -36,13 +36,6 @@ NEAREST_AMONG = 50_000
 MIN_COSINE = 0.15
 
 
-def mode_parse(params) -> str:
-    mode = (params.get("mode") or DEFAULT_MODE).strip()
-    if mode not in MODES:
-        raise bad_parameter("mode", f"must be one of {', '.join(MODES)}, not '{mode}'")
-    return mode
-
-
 def semantic_wanted(filtered: bool) -> int:
     # Without filters only deleted or retired agents drop out: fewer candidates suffice.
     return NEAREST_ALL if filtered else 2 * DEPTH

@@ -11,14 +11,13 @@ index lookup, then the few matches are sorted by the page's key from the same ta
 Only filters whose set is an exact key are answered here: ``tag`` (``CapabilityTag.value``),
 ``capability`` (``lower(Capability.name)``) and the fact kinds that keep the facts of one
 value as given (``exact`` and ``flag``); each value is cleaned by its form field as the
-view cleans it, and a value the view refuses goes on to it. One filter alone (its set is
+view cleans it (``query.query_parse``). One filter alone (its set is
 walked in the page's order, which stops when the page is full), a case-insensitive fact or
 any other filter, words, ``liveOnly``, facets or a cursor are found as before.
 """
 
 import functools
 
-from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
 from django_filters.constants import EMPTY_VALUES
 
@@ -26,8 +25,8 @@ from registry import extensions
 from registry.agents.text import search_key
 from registry.discovery.models import AgentFilterKeys, DataGeneration
 from registry.discovery.pagination import Page, keyset_found_page
+from registry.discovery.query import DiscoveryQuery, discovery_filters
 from registry.discovery.search import KEY_BYTES, tier_exact
-from registry.discovery.shapes import sort_and_limit
 
 # Parameters besides the filters that such a query may have.
 _OTHER = frozenset({"sort", "limit"})
@@ -66,43 +65,31 @@ def _statement(sort: str) -> str:
     )
 
 
-def keyed_find(params, filters: dict):
+def keyed_find(query: DiscoveryQuery):
     """``find`` of a filter-only first query of KEYED_FILTERS key filters or more, or None
-    when it is not one (the caller finds it as before). ``filters``: the discovery
-    FilterSet's filters (``first._filters``)."""
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+    when it is not one (the caller finds it as before)."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or query.repeated:
         return None
     makers = _key_makers()
-    names = []
-    for name, values in params.lists():
-        if len(values) != 1 or "\x00" in values[0]:
-            return None
-        if name not in _OTHER:
-            if name not in makers or name not in filters:
-                return None
-            names.append(name)
-    if len(names) < KEYED_FILTERS:
+    filters = discovery_filters()
+    names = query.names - _OTHER
+    if len(names) < KEYED_FILTERS or any(n not in makers or n not in filters for n in names):
         return None
-    checked = sort_and_limit(params, filters)
-    if checked is None or checked[0] not in SORTS:
+    if query.sort not in SORTS:
         return None
-    sort, limit = checked
-    keys = []
-    for name in names:  # the view's cleaning: a value it refuses is its 400
-        field = filters[name].field
-        try:
-            value = field.clean(field.widget.value_from_datadict(params, {}, name))
-        except ValidationError:
-            return None
-        if value not in EMPTY_VALUES:  # (a blank filter keeps every agent)
-            keys.append(makers[name](value))
+    sort, limit = query.sort, query.limit
+    keys = [
+        makers[name](value)
+        for name, value in query.filters
+        if value not in EMPTY_VALUES  # (a blank filter keeps every agent)
+    ]
     if len(keys) < KEYED_FILTERS or any(len(key.encode()) > KEY_BYTES for key in keys):
         return None
-    statement, query = _statement(sort), tier_exact([], keys, None)
+    statement, keyed = _statement(sort), tier_exact([], keys, None)
 
     def find() -> tuple[Page, str]:
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            cursor.execute(statement, [query, limit + 1])
+            cursor.execute(statement, [keyed, limit + 1])
             found = cursor.fetchall()
         return keyset_found_page(sort, found, limit), sort
 

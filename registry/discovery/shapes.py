@@ -18,13 +18,10 @@ import re
 import threading
 from dataclasses import dataclass
 
-from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from registry.discovery import discover
 from registry.discovery.pagination import Page, keyset_found_page, keyset_keys
-from registry.http.params import limit_parse, params_check
-from registry.http.problems import ProblemError
+from registry.discovery.query import DiscoveryQuery, discovery_filters
 
 # A value that may fill a slot: a filter does not split, trim or re-case it.
 SLOTTABLE = re.compile(r"[A-Za-z0-9._+-]{1,100}")
@@ -54,34 +51,20 @@ _slotted: dict[tuple, dict[str, str]] = {}
 _lock = threading.Lock()
 
 
-def shaped_find(params, filters: dict, agents_filtered):
+def shaped_find(query: DiscoveryQuery, agents_filtered):
     """``find`` of a filter-only first query by its shape's statement, or None when it is
     not one (the caller finds it as before): another database, words, a cursor, liveOnly,
-    facets, a repeated parameter, a value the view refuses. ``filters``: the discovery
-    FilterSet's filters (``first._filters``); ``agents_filtered(params)``: the query's
-    filtered agents, through the ORM (``first.agents_filtered``), to build a shape."""
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+    facets, a repeated parameter. ``agents_filtered(params)``: the filtered agents of
+    parameters (stand-ins for the query's values), through the ORM, to build a shape; None
+    for parameters the view refuses."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or query.repeated:
         return None
-    names = []
-    for name, values in params.lists():
-        if name in _NOT_HERE or len(values) != 1 or "\x00" in values[0]:
-            return None
-        if name not in _OTHER:
-            if name not in filters:
-                return None
-            names.append(name)
-    if not names:
+    names = query.names - _OTHER
+    if not names or names & _NOT_HERE or not names <= set(discovery_filters()):
         return None
-    checked = sort_and_limit(params, filters)
-    if checked is None or checked[0] not in ("recent", "name"):
+    if query.sort not in ("recent", "name"):
         return None
-    sort, limit = checked
-    for name in names:  # the view's cleaning: a value it refuses is its 400
-        field = filters[name].field
-        try:
-            field.clean(field.widget.value_from_datadict(params, {}, name))
-        except ValidationError:
-            return None
+    sort, limit, params = query.sort, query.limit, query.params
     names = tuple(sorted(names))
     slotted = {
         name: kind
@@ -108,17 +91,6 @@ def shaped_find(params, filters: dict, agents_filtered):
         return keyset_found_page(sort, found, limit), sort
 
     return find
-
-
-def sort_and_limit(params, filters: dict) -> tuple[str, int] | None:
-    """A filter-only query's sort and limit, after the view's check of its parameters, or
-    None where the view answers a 400 instead."""
-    try:
-        params_check(params, discover.DISCOVERY_PARAMS | set(filters))
-        sort = discover.sort_choose(params, has_text=False, syncing=False)
-        return sort, limit_parse(params.get("limit"))
-    except ProblemError:
-        return None
 
 
 # The ORM writes a slice's bound into the SQL: the shape's statement ends with a

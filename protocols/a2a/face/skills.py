@@ -27,6 +27,8 @@ from registry.access.throttles import window_allows
 from registry.agents import selectors
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
+from registry.discovery import planner
+from registry.discovery.query import query_parse
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError, database_unavailable, exception_problem
 
@@ -175,18 +177,17 @@ class _Read:
 def discover(params: dict[str, str]) -> Answer:
     """Find agents with GET /discover/agents's filters, sorts and pages."""
 
-    def find():
-        agents = discovery.agents_filter(params, selectors.agent_discoverable_queryset())
-        page, sort, _ = discovery.discover(agents, params, full_rows=None)
-        return page, sort
-
     def read(ids) -> _Read:
         return _Read(*agent_summaries(list(ids)))
 
     try:
-        # The page's keys as GET /discover/agents finds them, cached at the same data
-        # generation (registry.discovery.cache); the agents' summaries read fresh.
-        page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, params, find, read)
+        # Parsed once, as GET /discover/agents parses it (facets: none here); its page's
+        # keys found by the same plan, cached at the same data generation
+        # (registry.discovery.cache); the agents' summaries read fresh.
+        query = query_parse({k: v for k, v in params.items() if k != "facets"}, strict=False)
+        agents = selectors.agent_discoverable_queryset
+        plan = planner.plan(query, lambda: discovery.query_agents(query, agents()))
+        page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, query, plan.find, read)
     except APIException as exc:
         return refused(exc)
     found = read_rows.agents

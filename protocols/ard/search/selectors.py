@@ -21,7 +21,9 @@ from registry.agents.models import Agent, Capability, CapabilityTag
 from registry.agents.selectors import agent_queryset
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
+from registry.discovery import planner
 from registry.discovery.pagination import Page
+from registry.discovery.query import query_parse
 from registry.http.problems import ProblemError
 
 
@@ -152,22 +154,30 @@ def search(
     if cursor:
         params["cursor"] = cursor
 
+    try:
+        parsed = query_parse(params, strict=False)  # discovery's query, parsed once
+    except ProblemError:
+        agents_matching(query.filters)  # an ARD filter's own problem first, as ever
+        raise
+
     def find() -> tuple[Page, str]:
+        agents = discovery.query_agents(parsed, agents_matching(query.filters))
+        plan = planner.plan(parsed, lambda: agents, prefiltered=True)
         try:
-            agents = discovery.agents_filter(params, agents_matching(query.filters))
-            page, sort, _ = discovery.discover(agents, params, full_rows=None, prefiltered=True)
+            return plan.find()
         except ProblemError as exc:
             if any(p.path == "cursor" for p in exc.errors):
                 raise invalid("pageToken", "must be a token from a previous answer") from None
             raise
-        return page, sort
 
     if UNCACHED_FILTERS & set(query.filters):
         page, _ = find()
         read = entries_at(page.rows)
     else:
         key = _search_params(query, page_size, token)
-        page, _, read = discovery_cache.page_cached(SEARCH_SCOPE, key, find, entries_at)
+        page, _, read = discovery_cache.page_cached(
+            SEARCH_SCOPE, parsed, find, entries_at, params=key
+        )
     return _scored(page, read, offset)
 
 
@@ -190,10 +200,10 @@ def search_peek(
 def _matched(query: Query) -> QuerySet[Agent]:
     agents = agents_matching(query.filters)
     if query.text:
-        params = {"q": query.text, "mode": query.mode}
-        agents = discovery.agents_filter(params, agents)
-        if query.mode != "keyword":  # the agents of the fused order
-            agents = discovery.facet_source(agents, params, prefiltered=True)
+        parsed = query_parse({"q": query.text, "mode": query.mode}, strict=False)
+        agents = discovery.query_agents(parsed, agents)
+        if parsed.fused:  # the agents of the fused order
+            agents = discovery.facet_source(agents, parsed, prefiltered=True)
     return agents.values("pk")
 
 

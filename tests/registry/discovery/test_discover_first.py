@@ -317,12 +317,12 @@ def test_filters_alone_of_two_keys_or_more_answer_as_the_view_by_the_filter_keys
     agents, alice, monkeypatch
 ):
     from registry.agents.models import Agent
-    from registry.discovery import first
+    from registry.discovery import planner
 
     retired = Agent.objects.filter(name="Weather Invoice 2").get().pk
     assert alice.delete(f"/agents/{retired}").status_code == 204  # not discoverable now
     found = []
-    monkeypatch.setattr(first, "keyed_find", spy_answer(first.keyed_find, found))
+    monkeypatch.setattr(planner, "keyed_find", spy_answer(planner.keyed_find, found))
     for path in KEYED_QUERIES + NOT_KEYED_QUERIES:
         expected = view_answer(path)
         found.clear()

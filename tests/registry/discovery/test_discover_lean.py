@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 
 from registry import extensions
-from registry.discovery import first
+from registry.discovery import first, planner
 from registry.fastpath.lean import LeanApplication
 from tests.registry.fastpath.test_lean import Recorder, call
 
@@ -17,8 +17,11 @@ pytestmark = pytest.mark.django_db
 def repeated_queries_only(monkeypatch):
     """These tests are about queries the view answered first: the lane would find a query
     never asked itself (tests/registry/discovery/test_discover_first.py)."""
-    monkeypatch.setattr(first, "lane_find", lambda params: None)
-    monkeypatch.setattr(first, "agents_filtered", lambda params: None)
+    plan = planner.plan
+    monkeypatch.setattr(
+        planner, "plan", lambda *a, lane=False, **k: None if lane else plan(*a, **k)
+    )
+    monkeypatch.setattr(first, "agents_filtered", lambda query: None)
 
 
 @pytest.fixture

@@ -42,10 +42,10 @@ def cards():
 
 
 def test_fact_filters_alone_answer_as_the_view(cards, monkeypatch):
-    from registry.discovery import first
+    from registry.discovery import planner
 
     found = []
-    monkeypatch.setattr(first, "keyed_find", spy_answer(first.keyed_find, found))
+    monkeypatch.setattr(planner, "keyed_find", spy_answer(planner.keyed_find, found))
     counts = []
     for query in KEYED + NOT_KEYED:
         path = f"/discover/agents?{query}"
