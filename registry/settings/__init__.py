@@ -351,8 +351,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # (the web process then redirects there; empty: it streams itself); a client (an API key,
 # else an address) may hold EVENTS_STREAMS_PER_CLIENT streams open per process, the process
 # EVENTS_STREAMS_MAX in all (0: no limit). Webhooks are retried from
-# WEBHOOK_RETRY_FIRST_SECONDS, doubling with jitter, for WEBHOOK_RETRY_MAX_SECONDS at most. Webhook secrets are stored encrypted with
-# WEBHOOK_SECRET_KEY (a Fernet key; default: one derived from SECRET_KEY).
+# WEBHOOK_RETRY_FIRST_SECONDS, doubling with jitter, for WEBHOOK_RETRY_MAX_SECONDS at most.
+# Webhook secrets are stored encrypted with WEBHOOK_SECRET_KEY (a Fernet key; default: one
+# derived from SECRET_KEY).
 EVENTS_RETENTION_DAYS = env_int("EVENTS_RETENTION_DAYS", 7)
 EVENTS_SWEEP_SECONDS = env_int("EVENTS_SWEEP_SECONDS", 15)
 EVENTS_LIVENESS_WATCH_SECONDS = env_float("EVENTS_LIVENESS_WATCH_SECONDS", 1.0)
