@@ -196,7 +196,7 @@ def test_the_lean_lane_asks_the_service_while_it_reads_and_sees_an_agent_just_wr
     """The lane asks for the nearest agents before its keyword statement, searched in the
     vectors the service holds; when those are not of the statement's data generation (a
     write since the service last looked), it asks again for that generation's."""
-    from tests.registry.discovery.test_discover_first import lane_answer, view_answer
+    from tests.registry.discovery.conftest import lane_answer, view_answer
 
     server = serving(watch_seconds=3600)  # only a search's own ask makes the watcher look
     settings.SEMANTIC_SOCKET = server.server_address
@@ -307,7 +307,7 @@ def test_the_lean_lane_looks_up_no_nearest_agent_when_the_service_holds_its_gene
     from django.db import connection as db
     from django.test.utils import CaptureQueriesContext
 
-    from tests.registry.discovery.test_discover_first import lane_answer, view_answer
+    from tests.registry.discovery.conftest import lane_answer, view_answer
 
     server = serving(watch_seconds=3600)  # only a search's own ask makes the watcher look
     settings.SEMANTIC_SOCKET = server.server_address
