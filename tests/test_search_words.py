@@ -76,7 +76,7 @@ def test_a2a_sdks_client_gets_invalid_params_with_the_problem(registry_url, bind
     from a2a.helpers.proto_helpers import new_data_part
     from a2a.utils.errors import InvalidParamsError
 
-    from tests.protocols.a2a.face.test_agent import converse
+    from tests.protocols.a2a.face.conftest import converse
 
     with pytest.raises(InvalidParamsError) as refused:
         converse(registry_url, binding, [new_data_part({"q": LONG})])

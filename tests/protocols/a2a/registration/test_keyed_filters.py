@@ -11,7 +11,7 @@ from bench.generate import card_generate
 from protocols.a2a.registration.bulk import cards_bulk_import
 from registry.agents.lifecycle import agent_retire
 from registry.agents.models import Agent, CapabilityTag
-from tests.registry.discovery.test_discover_first import lane_answer, spy_answer, view_answer
+from tests.registry.discovery.conftest import lane_answer, spy_answer, view_answer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 

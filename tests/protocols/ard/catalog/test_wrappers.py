@@ -5,7 +5,7 @@ import pytest
 from a2a.helpers.proto_helpers import new_data_part
 from a2a.utils.errors import InvalidParamsError
 
-from tests.protocols.a2a.face.test_agent import converse, reply
+from tests.protocols.a2a.face.conftest import converse, reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,25 +1,21 @@
-"""Website enrichment and MCP server cards, read from a local HTTPS site through the safe
-fetcher: pages shaped like real ones (JSON-LD among other markup, microdata only, RDFa, Open
-Graph only, markup for another domain, a huge page, broken JSON-LD) and server cards (valid,
-in both drafts' shapes, invalid, absent)."""
+"""Website enrichment, read from a local HTTPS site through the safe fetcher: pages shaped
+like real ones (JSON-LD among other markup, microdata only, RDFa, Open Graph only, markup for
+another domain, a huge page, broken JSON-LD), how the website ranks among the sources, its
+caching, and the opening hours it gives."""
 
 import json
 from datetime import datetime
-from io import StringIO
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.core.management import call_command
 
 from protocols.entities.cards.hours import DAYS
-from protocols.entities.models import EntitySource, McpServerCard
-from registry.liveness.tasks import endpoints_probe
-from tests.protocols.entities.conftest import example, publish
+from protocols.entities.models import EntitySource
+from tests.protocols.entities.conftest import example
+from tests.protocols.entities.enrichment.conftest import crawl, entity
 
 pytest_plugins = ["tests.https_server"]
 pytestmark = pytest.mark.django_db
-
-SERVER_CARD = "/.well-known/mcp/server-card.json"
 
 RESTAURANT_JSON_LD = {
     "@context": "https://schema.org",
@@ -84,42 +80,9 @@ def serve_page(server, body: bytes, path: str = "/", **headers) -> None:
     server.route(path, 200, {"Content-Type": "text/html; charset=utf-8", **headers}, body)
 
 
-def edp_card(server, endpoint_host: str = "mybusiness.com") -> dict:
-    card = example("edp-v0.1-multi-mcp")
-    card["mcps"] = card["mcps"][:1]
-    card["mcps"][0]["endpoint"] = server.url("/mcp", host=endpoint_host)
-    return card
-
-
-@pytest.fixture
-def register(network, https_server, at, alice, django_capture_on_commit_callbacks):
-    """Register lepetitzinc.fr; the enrichment job queued after the write runs too."""
-
-    def register(card: dict | None = None) -> dict:
-        publish(https_server, card or edp_card(https_server))
-        with django_capture_on_commit_callbacks(execute=True):
-            response = alice.post("/entities", {"domain": at("lepetitzinc.fr")}, format="json")
-        assert response.status_code in (200, 201), response.content
-        return response.json()["entities"][0]
-
-    return register
-
-
-def entity(anon, **params) -> dict:
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    (found,) = anon.get(f"/v1/resolve/domain/lepetitzinc.fr?{query}").json()["entities"]
-    return found
-
-
 def website_source(anon) -> dict:
     sources = entity(anon, sources="true")["sources"]
     return next(s for s in sources if s["kind"] == "website")
-
-
-def crawl(*options) -> str:
-    out = StringIO()
-    call_command("crawl_entities", "--domain", "lepetitzinc.fr", *options, stdout=out)
-    return out.getvalue()
 
 
 def test_json_ld_among_other_markup_gives_the_facts(https_server, register, anon):
@@ -301,97 +264,6 @@ def test_cache_control_max_age_spares_the_page_until_it_passes(https_server, reg
     assert len([r for r in https_server.requests if r.path == "/"]) == before + 1
 
 
-VALID_CARDS = {
-    # SEP-1649 as first drafted: serverInfo, and a top-level version that is the card's own.
-    "serverInfo": {
-        "$schema": "https://static.modelcontextprotocol.io/schemas/mcp-server-card/v1.json",
-        "version": "1.0",
-        "protocolVersion": "2025-06-18",
-        "serverInfo": {"name": "zinc-bookings", "title": "Zinc bookings", "version": "2.4.1"},
-        "transport": {"type": "streamable-http", "endpoint": "/mcp"},
-        "capabilities": {"tools": {"listChanged": True}},
-        "tools": [
-            {
-                "name": "book_table",
-                "description": "Book a table.",
-                "inputSchema": {"type": "object"},
-            },
-            {"name": "list_slots", "description": "Free slots for a party size and a day."},
-        ],
-    },
-    # Later drafts: name and version at the top.
-    "top-level": {
-        "name": "zinc-bookings",
-        "version": "2.4.1",
-        "transports": [{"type": "streamable-http", "url": "/mcp"}],
-        "tools": [{"name": "book_table", "description": "Book a table."}, {"name": "list_slots"}],
-    },
-}
-
-
-@pytest.mark.parametrize("shape", sorted(VALID_CARDS))
-def test_a_server_cards_tools_become_capabilities(https_server, register, anon, shape):
-    https_server.route(
-        SERVER_CARD,
-        200,
-        {"Content-Type": "application/mcp-server-card+json"},
-        json.dumps(VALID_CARDS[shape]).encode(),
-    )
-    register()
-    card = entity(anon)["mcps"][0]["serverCard"]
-    assert (card["status"], card["name"], card["version"]) == ("found", "zinc-bookings", "2.4.1")
-    assert [t["name"] for t in card["tools"]] == ["book_table", "list_slots"]
-    found = anon.get("/v1/resolve?query=lepetitzinc&capabilities=book_table").json()["results"]
-    assert found[0]["mcps"][0]["serverCard"]["status"] == "found"
-    agents = anon.get("/discover/agents?protocol=MCP&capability=book_table").json()["results"]
-    assert [a["entity"]["domain"] for a in agents] == ["lepetitzinc.fr"]
-    # Read, never called: no request went to the MCP endpoint itself.
-    assert not [r for r in https_server.requests if r.path == "/mcp"]
-
-
-@pytest.mark.parametrize(
-    ("status", "headers", "body", "reason"),
-    [
-        ("absent", {}, None, "404"),
-        ("invalid", {"Content-Type": "application/json"}, b"{not json", "not valid JSON"),
-        ("invalid", {"Content-Type": "text/html"}, b"<html></html>", "not JSON"),
-        (
-            "invalid",
-            {"Content-Type": "application/json"},
-            json.dumps({"serverInfo": {"version": "1"}, "tools": [{"description": "x"}]}).encode(),
-            "serverInfo.name (or name) is required",
-        ),
-    ],
-    ids=["absent", "broken-json", "html", "no-name"],
-)
-def test_a_missing_or_invalid_server_card_says_why(
-    https_server, register, anon, status, headers, body, reason
-):
-    if body is not None:
-        https_server.route(SERVER_CARD, 200, headers, body)
-    register()
-    card = entity(anon)["mcps"][0]["serverCard"]
-    assert card["status"] == status
-    assert reason in card["reason"]
-    assert anon.get("/v1/resolve?query=lepetitzinc&capabilities=book_table").json() == {
-        "results": []
-    }
-
-
-def test_one_origins_server_card_is_read_once_per_ttl(https_server, register, anon):
-    https_server.json(SERVER_CARD, json.dumps(VALID_CARDS["top-level"]).encode())
-    register()
-    crawl()
-    assert len([r for r in https_server.requests if r.path == SERVER_CARD]) == 1
-    McpServerCard.objects.update(next_read_at="2000-01-01T00:00:00Z")
-    https_server.json(SERVER_CARD, json.dumps({"name": "zinc-bookings", "tools": []}).encode())
-    crawl()
-    assert entity(anon)["mcps"][0]["serverCard"]["tools"] == []
-    assert anon.get("/v1/resolve?query=lepetitzinc&capabilities=book_table").json() == {
-        "results": []
-    }
-
-
 def test_open_now_true_leaves_out_the_closed(https_server, register, anon):
     tomorrow = DAYS[(datetime.now(ZoneInfo("Europe/Paris")).weekday() + 1) % 7]
     closed = json.loads(json.dumps(RESTAURANT_JSON_LD))
@@ -404,26 +276,3 @@ def test_open_now_true_leaves_out_the_closed(https_server, register, anon):
     near = "/v1/nearby?lat=48.8547&lng=2.3331"
     assert anon.get(f"{near}&open_now=true").json()["results"] == []
     assert [r["entity"]["name"] for r in anon.get(near).json()["results"]] == ["Le Petit Zinc"]
-
-
-def test_an_agents_mcp_endpoint_gets_its_server_card_read_with_its_probe(
-    network, https_server, alice, native_payload
-):
-    https_server.json(SERVER_CARD, json.dumps(VALID_CARDS["serverInfo"]).encode())
-    https_server.route("/mcp", 405, {}, b"")  # an MCP server answers a GET with 405
-    payload = native_payload(
-        name="Booking tools",
-        endpoints=[
-            {
-                "name": "mcp",
-                "transport": "Http",
-                "protocol": "MCP",
-                "address": https_server.url("/mcp", host="mybusiness.com"),
-            }
-        ],
-    )
-    assert alice.post("/agents", payload, format="json").status_code == 201
-    assert endpoints_probe.delay().get() == 1
-    card = McpServerCard.objects.get()
-    assert (card.status, card.name, card.version) == ("found", "zinc-bookings", "2.4.1")
-    assert [r.method for r in https_server.requests if r.path == "/mcp"] == ["GET"]
