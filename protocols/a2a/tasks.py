@@ -3,9 +3,9 @@
 from celery import shared_task
 from celery.utils.log import get_task_logger
 
+from protocols.a2a.face.task_store import agent_tasks_expire
 from protocols.a2a.registration.provenance import signatures_recheck as signatures_recheck_all
 from protocols.a2a.registration.refresh import agents_refresh
-from protocols.a2a.registration.services import agent_tasks_expire
 from protocols.a2a.relay.store import relay_tasks_expire as relay_tasks_expire_all
 from protocols.a2a.versions.history import versions_prune
 

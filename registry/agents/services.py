@@ -86,12 +86,13 @@ def _notify(agent: Agent, changed: set[str], *, writer: str, created: bool = Fal
 
 
 def _capability_rows(
-    agent: Agent, capabilities: list[CapabilityInput]
+    agent: Agent, capabilities: list[CapabilityInput], ids: list | None = None
 ) -> tuple[list[Capability], list[tuple]]:
-    """Unsaved capability rows of a new agent and its tag rows as tuples of ``TAG_FIELDS``
-    (bulk writes save them at once)."""
+    """Unsaved capability rows (of ``ids``, else new ids) and their tag rows as tuples of
+    ``TAG_FIELDS`` (bulk writes save them at once)."""
     caps = [
         Capability(
+            id=ids[position] if ids else uuid.uuid4(),
             agent=agent,
             name=c.name,
             description=c.description,
@@ -115,27 +116,26 @@ def _tag_values(agent: Agent, capabilities: list[Capability]) -> list[tuple]:
 
 
 def _capabilities_set(agent: Agent, capabilities: list[CapabilityInput]) -> None:
-    """Replace the agent's capabilities, keeping the ids of those that stay (by id or name)."""
-    existing = list(agent.capabilities.all())
+    """Replace the agent's capabilities, keeping the ids of those that stay (by id or name).
+
+    In bulk, whatever their number: one statement deletes the tags, one the capabilities,
+    one inserts these (the kept ones with their ids), one their tags (a save each made a
+    card of 500 skills 500 statements, each refreshing PostgreSQL's keys of all 500)."""
     by_key: dict[tuple[str, str], list[Capability]] = {}
-    for cap in existing:
+    for cap in agent.capabilities.all():
         by_key.setdefault(_capability_key(cap.external_id, cap.name), []).append(cap)
-    kept: list[Capability] = []
-    for position, data in enumerate(capabilities):
+    ids = []
+    for data in capabilities:
         matches = by_key.get(_capability_key(data.external_id, data.name))
-        cap = matches.pop(0) if matches else Capability(agent=agent)
-        cap.name = data.name
-        cap.description = data.description
-        cap.tags = list(data.tags)
-        cap.external_id = data.external_id
-        cap.position = position
-        kept.append(cap)
-    kept_ids = {cap.pk for cap in kept if not cap._state.adding}
-    Capability.objects.filter(agent=agent).exclude(pk__in=kept_ids).delete()
-    for cap in kept:
-        cap.save()
-    CapabilityTag.objects.filter(agent=agent).delete()
-    rows_insert(CapabilityTag, TAG_FIELDS, _tag_values(agent, kept))
+        ids.append(matches.pop(0).pk if matches else uuid.uuid4())
+    kept, tags = _capability_rows(agent, capabilities, ids)
+    if by_key:  # a new agent has none to delete
+        CapabilityTag.objects.filter(agent=agent).delete()
+        # Its tags are gone and nothing else refers to a capability: no cascade to collect.
+        gone = Capability.objects.filter(agent=agent)
+        gone._raw_delete(gone.db)
+    objects_insert(kept)
+    rows_insert(CapabilityTag, TAG_FIELDS, tags)
 
 
 def _capability_key(external_id: str, name: str) -> tuple[str, str]:

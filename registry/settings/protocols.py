@@ -41,5 +41,11 @@ PROVIDER_REGISTER_NOW = env_int("PROVIDER_REGISTER_NOW", 10)
 PROVIDER_REGISTER_MAX = env_int("PROVIDER_REGISTER_MAX", 1000)
 # Each agent's newest CARD_VERSIONS_KEEP card versions are kept (0: all; a daily prune job).
 CARD_VERSIONS_KEEP = max(0, env_int("CARD_VERSIONS_KEEP", 0))
+# GET /agents/<id>/versions/<a>/diff/<b>: an answer longer than VERSION_DIFF_MAX_BYTES
+# (default 256 KiB) leaves out the JSON Patch (then the changes too) and says "truncated":
+# true; answers are kept in Django's cache for VERSION_DIFF_CACHE_SECONDS (versions never
+# change), so a diff is computed once, not per request.
+VERSION_DIFF_MAX_BYTES = max(1024, env_int("VERSION_DIFF_MAX_BYTES", 256 * 1024))
+VERSION_DIFF_CACHE_SECONDS = max(0, env_int("VERSION_DIFF_CACHE_SECONDS", 86400))
 # Cards registered by domain/URL are fetched again this often (or after the source's max-age).
 AGENT_REFRESH_INTERVAL_SECONDS = env_int("AGENT_REFRESH_INTERVAL_SECONDS", 86400)

@@ -8,12 +8,15 @@ when a follow-up message brings one, as after auth-required); listing needs a ke
 """
 
 import base64
+from datetime import datetime, timedelta
 
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Task, TaskState
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import AgentTask
@@ -135,3 +138,10 @@ class DatabaseTaskStore(TaskStore):
         await sync_to_async(
             AgentTask.objects.filter(pk=task_id, scope=task_scope(context)).delete
         )()
+
+
+def agent_tasks_expire(now: datetime | None = None) -> int:
+    """Remove the registry agent's tasks unchanged for A2A_TASK_RETENTION_SECONDS."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.A2A_TASK_RETENTION_SECONDS)
+    deleted, _ = AgentTask.objects.filter(updated_at__lt=cutoff).delete()
+    return deleted

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from protocols.a2a.registration import services
 from protocols.a2a.registration.refresh import agent_refresh
 from protocols.a2a.serving.cards import card_etag, card_serve
-from protocols.a2a.versions.history import dry_run_parse, version_dry_run
+from protocols.a2a.versions.history import dry_run_parse
 from registry.access.auth import Principal, owner_choose, principal_may_change
 from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
@@ -227,17 +227,17 @@ class A2AAgentCardView(APIView):
         agent_writable(agent)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         card = card_from_body(request.data)
-
-        def replace() -> services.CardRegistration:
-            return services.agent_replace_card(
-                agent=agent,
-                card=card,
-                precondition=if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag),
-            )
-
+        precondition = if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag)
         if dry_run:
-            return Response(version_dry_run(agent, replace))
-        return registration_response(request, replace(), 200)
+            return Response(
+                services.agent_replace_card_preview(
+                    agent=agent, card=card, precondition=precondition
+                )
+            )
+        registration = services.agent_replace_card(
+            agent=agent, card=card, precondition=precondition
+        )
+        return registration_response(request, registration, 200)
 
 
 BEARER_SCHEME = "apiKey"

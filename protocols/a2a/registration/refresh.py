@@ -20,8 +20,7 @@ from protocols.a2a.cards.validation import card_validate
 from protocols.a2a.models import CardProvenance, CardVersion
 from protocols.a2a.registration.bootstrap import card_origin_problems
 from protocols.a2a.registration.provenance import CardSource
-from protocols.a2a.registration.services import agent_replace_card
-from protocols.a2a.versions.history import version_dry_run
+from protocols.a2a.registration.services import agent_replace_card, agent_replace_card_preview
 from registry.access.audit import audit_actor
 from registry.agents.models import Agent
 from registry.http.jsonutil import Problem
@@ -111,13 +110,10 @@ def agent_refresh(*, agent: Agent, dry_run: bool = False, conditional: bool = Fa
         origin_problems=origin,
     )
 
-    def write() -> None:
-        agent_replace_card(agent=agent, card=card, source=source, change="refresh")
-
     if dry_run:
-        return version_dry_run(agent, write)
+        return agent_replace_card_preview(agent=agent, card=card, source=source)
     before = _latest(agent)
-    write()
+    agent_replace_card(agent=agent, card=card, source=source, change="refresh")
     _schedule(
         provenance,
         etag=result.headers.get("etag", ""),

@@ -8,18 +8,16 @@ Native writes to agents reach this app through ``agent_changed`` (protocols.a2a.
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from protocols.a2a.cards.formats import CardReport
 from protocols.a2a.cards.mapping import card_facts, card_to_agent_input
 from protocols.a2a.cards.signatures import SignatureResult
 from protocols.a2a.cards.validation import card_validate
-from protocols.a2a.models import AgentIdentity, AgentTask, CardDocument, CardProvenance
+from protocols.a2a.models import AgentIdentity, CardDocument, CardProvenance
 from protocols.a2a.registration.bootstrap import card_resolve
 from protocols.a2a.registration.provenance import (
     CardSource,
@@ -29,13 +27,14 @@ from protocols.a2a.registration.provenance import (
 )
 from protocols.a2a.registration.txt_records import DiscoveryError
 from protocols.a2a.signals import StoredCard, cards_stored_send
-from protocols.a2a.versions.history import version_record
+from protocols.a2a.versions.history import version_preview, version_record
 from registry.agents import services as core
 from registry.agents.claims import domain_claim_check
 from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
 from registry.discovery.facts import agent_facts_set
+from registry.discovery.filter_keys import filter_keys_at_end
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import url_authority
@@ -119,13 +118,17 @@ def _submitted_save(
     """Store a submitted card: the bytes received when there are any, else the object as sent."""
     return document_save(
         agent,
-        body.removeprefix(b"\xef\xbb\xbf") if body is not None else canonical_dumps(card),
+        _submitted_body(card, body),
         origin=CardDocument.Origin.SUBMITTED,
         spec_version=report.spec_version or "",
         naming=report.naming,
         signed=report.signed,
         change=change,
     )
+
+
+def _submitted_body(card: dict, body: bytes | None) -> bytes:
+    return body.removeprefix(b"\xef\xbb\xbf") if body is not None else canonical_dumps(card)
 
 
 @dataclass
@@ -154,8 +157,9 @@ def agent_register_card(
     attempt = 0
     while True:
         try:
-            # The agent's listing is built once, after the card, provenance and AAP status.
-            with transaction.atomic(), writes_batched():
+            # The agent's listing is built once, after the card, provenance and AAP status;
+            # its filter keys once, after its capabilities, tags and facts (PostgreSQL).
+            with transaction.atomic(), filter_keys_at_end(), writes_batched():
                 identity = (
                     AgentIdentity.objects.select_for_update()
                     .filter(owner=owner, preferred_url=preferred)
@@ -316,19 +320,10 @@ def agent_replace_card(
     signature = card_signature_check(card, source.verified_domain or None)
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
-    with transaction.atomic(), writes_batched():
-        # The checks above took time; the agent may have gone or changed since.
-        agent = checked(agent_lock(agent), precondition)
-        taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred).exclude(
-            agent=agent
-        )
-        if taken.exists():
-            raise ProblemError(
-                409,
-                "duplicate-agent",
-                f"Another agent of {agent.owner} already has the preferred interface {preferred}.",
-                [Problem("supportedInterfaces[0].url", "is another agent's preferred interface")],
-            )
+    # The filter keys refreshed once, after the capabilities, tags and facts (PostgreSQL);
+    # the agent locked (the checks above took time: it may have gone or changed since).
+    with transaction.atomic(), filter_keys_at_end(), writes_batched():
+        agent = _replaceable(agent, precondition, preferred)
         _agent_card_apply(agent=agent, data=data)
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
@@ -337,6 +332,37 @@ def agent_replace_card(
         provenance_save(agent, source, signature)
         cards_stored_send([StoredCard(agent, card)])
     return CardRegistration(agent, report, False, source, signature)
+
+
+def _replaceable(agent: Agent, precondition: Precondition | None, preferred: str) -> Agent:
+    """The agent locked, if writable, meeting ``precondition``, and no other agent of its
+    owner has the card's preferred interface."""
+    agent = checked(agent_lock(agent), precondition)
+    taken = AgentIdentity.objects.filter(owner=agent.owner, preferred_url=preferred)
+    if taken.exclude(agent=agent).exists():
+        raise ProblemError(
+            409,
+            "duplicate-agent",
+            f"Another agent of {agent.owner} already has the preferred interface {preferred}.",
+            [Problem("supportedInterfaces[0].url", "is another agent's preferred interface")],
+        )
+    return agent
+
+
+def agent_replace_card_preview(
+    *,
+    agent: Agent,
+    card: dict,
+    source: CardSource | None = None,
+    precondition: Precondition | None = None,
+) -> dict:
+    """``agent_replace_card``'s dry run: the version it would store, or its refusal; nothing
+    written (no signature fetched either: it decides no part of the answer)."""
+    data = card_to_agent_input(card, card_require_valid(card).index_view)
+    preferred = data.endpoints[0].address if data.endpoints else ""
+    with transaction.atomic():
+        agent = _replaceable(agent, precondition, preferred)
+        return version_preview(agent, _submitted_body(card, (source or CardSource()).body))
 
 
 def _agent_card_apply(*, agent: Agent, data: core.AgentInput) -> None:
@@ -368,10 +394,3 @@ def _agent_card_apply(*, agent: Agent, data: core.AgentInput) -> None:
         writer=WRITER,
         audit_action="agent.replace-card",
     )
-
-
-def agent_tasks_expire(now: datetime | None = None) -> int:
-    """Remove the registry agent's tasks unchanged for A2A_TASK_RETENTION_SECONDS."""
-    cutoff = (now or timezone.now()) - timedelta(seconds=settings.A2A_TASK_RETENTION_SECONDS)
-    deleted, _ = AgentTask.objects.filter(updated_at__lt=cutoff).delete()
-    return deleted

@@ -2,11 +2,14 @@
 ``/versions/<n>``, ``/versions/<a>/diff/<b>``, and a pinned version's exact bytes at
 ``GET /a2a/agents/<id>?version=<n or card version>`` (immutable: cached for a year)."""
 
+import hashlib
 import json
 import uuid
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.utils.http import http_date
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -105,23 +108,66 @@ class AgentVersionDetailView(APIView):
         return Response(version_json(agent.id, found, _latest_seq(agent)))
 
 
+def _diff_body(old: dict, new: dict, a: int, b: int, limit: int) -> bytes:
+    """The diff's JSON, at most ``limit`` bytes: past it without the patch, then without
+    the changes (their count kept), with ``truncated: true``."""
+    answer = {"from": a, "to": b, "truncated": False, "patch": card_patch(old, new)}
+    answer.update(card_summary(old, new))
+    body = json.dumps(answer, separators=(",", ":")).encode()
+    if len(body) > limit:
+        answer.update(truncated=True, patch=None, maxBytes=limit)
+        body = json.dumps(answer, separators=(",", ":")).encode()
+    if len(body) > limit:
+        answer.update(changeCount=len(answer["changes"]), changes=None)
+        body = json.dumps(answer, separators=(",", ":")).encode()
+    return body
+
+
 class AgentVersionDiffView(APIView):
     @extend_schema(
         responses={
             200: OpenApiResponse(
                 OpenApiTypes.OBJECT,
                 description="A JSON Patch (RFC 6902) from version a to version b, and the "
-                "semantic summary: every change with the rule that makes it breaking or not.",
-            )
+                "semantic summary: every change with the rule that makes it breaking or not. "
+                "Past VERSION_DIFF_MAX_BYTES (default 262144) the answer has `truncated: true` "
+                "and `maxBytes`, and `patch` is null (then `changes` too, `changeCount` "
+                "counting them): `breaking`, `majorVersionUp` and the versions stay, and "
+                "each version's bytes are at /a2a/agents/<id>?version=<n> to diff locally. "
+                "Versions never change: the answer is immutable (ETag, Cache-Control).",
+            ),
+            304: OpenApiResponse(description="If-None-Match named this diff's ETag."),
         }
     )
-    def get(self, request: Request, agent_id: str, a: str, b: str) -> Response:
+    def get(self, request: Request, agent_id: str, a: str, b: str) -> HttpResponse:
         agent = selectors.agent_get(agent_id)
-        old = json.loads(bytes(_version(agent, _seq_parse(a, "a")).body))
-        new = json.loads(bytes(_version(agent, _seq_parse(b, "b")).body))
-        return Response(
-            {"from": int(a), "to": int(b), "patch": card_patch(old, new), **card_summary(old, new)}
+        seq_a, seq_b = _seq_parse(a, "a"), _seq_parse(b, "b")
+        digests = dict(
+            CardVersion.objects.filter(agent=agent, seq__in=[seq_a, seq_b]).values_list(
+                "seq", "sha256"
+            )
         )
+        for seq in (seq_a, seq_b):
+            if seq not in digests:
+                raise ProblemError(404, "not-found", f"Agent {agent.id} has no card version {seq}.")
+        limit = settings.VERSION_DIFF_MAX_BYTES
+        key = f"{agent.id}:{seq_a}:{digests[seq_a]}:{seq_b}:{digests[seq_b]}:{limit}"
+        etag = f'"{hashlib.sha256(key.encode()).hexdigest()[:32]}"'
+        if etag in request.META.get("HTTP_IF_NONE_MATCH", ""):
+            response = HttpResponseNotModified()
+        else:
+            cache_key = f"a2a:diff:{hashlib.sha256(key.encode()).hexdigest()}"
+            body = cache.get(cache_key)
+            if body is None:
+                old = json.loads(bytes(_version(agent, seq_a).body))
+                new = json.loads(bytes(_version(agent, seq_b).body))
+                body = _diff_body(old, new, seq_a, seq_b, limit)
+                if settings.VERSION_DIFF_CACHE_SECONDS > 0:
+                    cache.set(cache_key, body, settings.VERSION_DIFF_CACHE_SECONDS)
+            response = HttpResponse(body, content_type="application/json")
+        response["ETag"] = etag
+        response["Cache-Control"] = IMMUTABLE
+        return response
 
 
 def version_read(pk: uuid.UUID, spec: str) -> tuple[bytes, str, Any] | None:

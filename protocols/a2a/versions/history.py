@@ -10,11 +10,9 @@ is locked first, so two concurrent writes of one agent take the next numbers one
 
 import hashlib
 import json
-from collections.abc import Callable
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F, Max, OuterRef, Subquery
 from django.utils import timezone
 
@@ -50,22 +48,29 @@ def compatibility_check(agent: Agent, summary: dict | None) -> None:
     )
 
 
-def version_record(agent: Agent, body: bytes, *, change: str) -> CardVersion | None:
-    """Store ``body`` as the agent's next card version, unless it is the latest already.
-    Checks the agent's compatibility rule first (raises ProblemError)."""
-    # The row lock orders concurrent writers of this agent (a no-op where one is held).
+def _next_version(agent: Agent, body: bytes) -> tuple[CardVersion | None, str, dict | None]:
+    """(the latest version, the SHA-256 of ``body``, the summary of the change from the
+    latest, None without one); raises 409 breaking-change under ``compatibility: backward``.
+    Takes the agent's row lock (a no-op where one is held)."""
     Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").first()
     sha256 = hashlib.sha256(body).hexdigest()
     latest = version_latest(agent)
-    if latest is not None and latest.sha256 == sha256:
-        return None
-    card = json.loads(body)
     summary = None
-    if latest is not None:
-        summary = card_summary(json.loads(bytes(latest.body)), card)
+    if latest is not None and latest.sha256 != sha256:
+        summary = card_summary(json.loads(bytes(latest.body)), json.loads(body))
         fresh = Agent.objects.filter(pk=agent.pk).values_list("compatibility", flat=True).first()
         agent.compatibility = fresh or agent.compatibility
         compatibility_check(agent, summary)
+    return latest, sha256, summary
+
+
+def version_record(agent: Agent, body: bytes, *, change: str) -> CardVersion | None:
+    """Store ``body`` as the agent's next card version, unless it is the latest already.
+    Checks the agent's compatibility rule first (raises ProblemError)."""
+    latest, sha256, summary = _next_version(agent, body)
+    if latest is not None and latest.sha256 == sha256:
+        return None
+    card = json.loads(body)
     actor, key_prefix = audit_actor.get() or ("system", "")
     seq = (latest.seq + 1) if latest is not None else 1
     # The write's agent.created or agent.updated event says which version it stored.
@@ -126,11 +131,6 @@ def versions_prune(keep: int | None = None) -> int:
     return deleted
 
 
-class _RolledBack(Exception):
-    def __init__(self, answer: dict):
-        self.answer = answer
-
-
 def dry_run_parse(raw: str | None) -> bool:
     if raw in (None, "", "false"):
         return False
@@ -144,26 +144,22 @@ def dry_run_parse(raw: str | None) -> bool:
     )
 
 
-def version_dry_run(agent: Agent, write: Callable[[], object]) -> dict:
-    """What ``write`` would store as the agent's next card version, its summary included,
-    with nothing stored: the write runs in a transaction that is rolled back. A refusal
-    (409 breaking-change, 400 invalid-card …) is raised as the write would raise it."""
-    before = CardVersion.objects.filter(agent=agent).aggregate(top=Max("seq"))["top"] or 0
-    try:
-        with transaction.atomic():
-            write()
-            latest = version_latest(agent)
-            changed = latest is not None and latest.seq > before
-            raise _RolledBack(
-                {
-                    "dryRun": True,
-                    "changed": changed,
-                    "seq": latest.seq if changed else before,
-                    "version": latest.card_version if latest else "",
-                    "sha256": latest.sha256 if latest else "",
-                    "breaking": bool(changed and latest.breaking),
-                    "summary": latest.summary if changed else None,
-                }
-            )
-    except _RolledBack as done:
-        return done.answer
+def version_preview(agent: Agent, body: bytes) -> dict:
+    """A dry run's answer: what storing ``body`` would record as the agent's next card
+    version, its summary included, computed as ``version_record`` computes it and with
+    nothing written (a refusal, 409 breaking-change, raised as the write would raise it)."""
+    latest, sha256, summary = _next_version(agent, body)
+    if latest is not None and latest.sha256 == sha256:
+        changed, seq, version = False, latest.seq, latest.card_version
+    else:
+        changed, seq = True, (latest.seq + 1) if latest is not None else 1
+        version = str(json.loads(body).get("version", ""))[:100]
+    return {
+        "dryRun": True,
+        "changed": changed,
+        "seq": seq,
+        "version": version,
+        "sha256": sha256,
+        "breaking": bool(summary and summary["breaking"]),
+        "summary": summary,
+    }

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from protocols.a2a.registration.services import agent_tasks_expire
+from protocols.a2a.face.task_store import agent_tasks_expire
 
 
 class Command(BaseCommand):
