@@ -3,7 +3,6 @@ agent's generated card, talks to an agent that consumes its AMQP queue
 (``a2a.queue_agent``, the demo's executor), through the registry and its relay consumer."""
 
 import asyncio
-import time
 import uuid
 
 import httpx
@@ -114,8 +113,7 @@ def test_a_paused_agent_leaves_the_task_submitted_and_then_completes_it_once(
     the submitted task (at once, or after the wait), and the task completes, once, when the
     agent comes back."""
     queue_agent["start"]()
-    queue_agent["stop"].set()  # declared, then stopped: nobody consumes the queue
-    time.sleep(1)
+    queue_agent["pause"]()  # declared, then stopped: nobody consumes the queue
     settings.QUEUE_RELAY_WAIT_SECONDS = 1
     key = bearer(alice)
 
