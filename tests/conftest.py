@@ -1,6 +1,7 @@
 """Shared fixtures: API clients with keys, and builders for valid cards and payloads."""
 
 import copy
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,13 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def redis_test_url() -> str:
+    """The local Redis's database for the tests that use (and empty) one: 15, and under
+    pytest-xdist one per worker (gw0: 15, gw1: 14, ...), so parallel workers share none."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    return f"redis://127.0.0.1:6379/{15 - worker % 8}"
 
 
 def pytest_ignore_collect(collection_path, config):

@@ -12,8 +12,16 @@ os.environ.setdefault("REGISTRY_BASE_URL", "http://testserver")
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 os.environ.setdefault("REGISTRY_VAR_DIR", tempfile.mkdtemp(prefix="registry-tests-"))
+# Under pytest-xdist each worker (gw0, gw1, ...) inherits the controller's folder: it takes a
+# folder of its own inside it (the job queue's files are then the worker's), once, so that
+# the commands it starts in subprocesses share the worker's.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker and os.environ.get("REGISTRY_VAR_DIR_WORKER") != _worker:
+    os.environ["REGISTRY_VAR_DIR"] = os.path.join(os.environ["REGISTRY_VAR_DIR"], _worker)
+    os.makedirs(os.environ["REGISTRY_VAR_DIR"], exist_ok=True)
+    os.environ["REGISTRY_VAR_DIR_WORKER"] = _worker
 # No card cache (its listening connection would outlive each test's database): the tests
 # of the cache switch it on themselves (tests/protocols/a2a/serving/test_card_cache.py).
 os.environ.setdefault("CARD_CACHE_MB", "0")
 
-from registry.settings import *  # noqa: F403
+from registry.settings import *  # noqa: E402, F403

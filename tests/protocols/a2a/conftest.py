@@ -133,12 +133,20 @@ def queue_agent(relay, alice, native_payload):
         if wait_declared:
             queue_wait(settings.QUEUE_RELAY_BROKER_URL, queue)
 
+    def pause() -> None:
+        """Stops the queue agent and waits until it stopped (its consumer is gone)."""
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=10)
+            assert not thread.is_alive(), "the queue agent did not stop"
+
     yield {
         "agent": agent,
         "queue": queue,
         "executor": executor,
         "start": start,
         "stop": stop,
+        "pause": pause,
         "endpoint": agent["endpoints"][0]["id"],
     }
     stop.set()

@@ -13,8 +13,9 @@ from celery.contrib.testing.worker import start_worker
 from protocols.aap.models import AAPStatus
 from protocols.aap.tasks import aap_refresh
 from registry.celery import app
+from tests.conftest import redis_test_url
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
+REDIS_URL = redis_test_url()  # this worker's database
 EXAMPLE_CARD = Path(__file__).resolve().parents[2] / "fixtures" / "aap" / "card-public.json"
 
 

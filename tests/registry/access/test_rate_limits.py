@@ -3,6 +3,8 @@
 import pytest
 from django.core.cache import caches
 
+from tests.conftest import redis_test_url
+
 pytestmark = pytest.mark.django_db
 
 
@@ -34,7 +36,7 @@ def test_limits_hold_on_a_shared_redis_cache(settings, anon):
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://127.0.0.1:6379/15",
+            "LOCATION": redis_test_url(),
             "KEY_PREFIX": "registry-test",
         }
     }

@@ -70,7 +70,7 @@ def test_a_method_the_route_does_not_take_is_405_with_allow_whoever_asks(
         "/agents/not-a-uuid",
         "/agents/123",
         "/agents/not-a-uuid/liveness",
-        f"/agents/{uuid.uuid4()}/endpoints/not-a-uuid",
+        "/agents/7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63/endpoints/not-a-uuid",
     ],
 )
 def test_a_malformed_id_is_404_like_an_unknown_one(anon, path):

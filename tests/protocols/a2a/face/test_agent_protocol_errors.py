@@ -96,9 +96,9 @@ def test_an_unknown_task_is_a_task_not_found_error(registry_url):
     [
         ("POST", "/a2a/rest/message:send", b"{not json", 400),
         ("POST", "/a2a/rest/message:send", b'{"message": 5}', 400),
-        ("GET", f"/a2a/rest/tasks/{uuid.uuid4()}", None, 404),
+        ("GET", "/a2a/rest/tasks/7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63", None, 404),
         ("POST", "/a2a/rest/message:stream", b'{"message": {}}', 400),
-        ("GET", f"/a2a/rest/tasks/{uuid.uuid4()}:subscribe", None, 400),
+        ("GET", "/a2a/rest/tasks/7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63:subscribe", None, 400),
         ("POST", "/a2a/rest/message:send", b"[" * 5000 + b"]" * 5000, 400),
         ("POST", "/a2a/rest/message:send", b'{"message": {"parts": [{"data": NaN}]}}', 400),
     ],

@@ -4,7 +4,6 @@ agent's generated card, talks to an agent that consumes its AMQP queue
 consumer."""
 
 import asyncio
-import time
 import uuid
 
 import httpx
@@ -115,8 +114,7 @@ def test_a_paused_agent_leaves_the_task_submitted_and_then_completes_it_once(
     the submitted task (at once, or after the wait), and the task completes, once, when the
     agent comes back."""
     queue_agent["start"]()
-    queue_agent["stop"].set()  # declared, then stopped: nobody consumes the queue
-    time.sleep(1)
+    queue_agent["pause"]()  # declared, then stopped: nobody consumes the queue
     settings.QUEUE_RELAY_WAIT_SECONDS = 1
     key = bearer(alice)
 

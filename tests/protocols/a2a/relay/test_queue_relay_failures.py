@@ -68,8 +68,7 @@ def test_a_queue_deleted_while_in_use_fails_new_messages_only(relay, queue_agent
     url = f"{relay['url']}/a2a/queue/{queue_agent['endpoint']}"
     key = {"Authorization": bearer(alice)}
     first = jsonrpc_send(url, INVOICE, **key).json()["result"]["task"]
-    queue_agent["stop"].set()
-    time.sleep(1)
+    queue_agent["pause"]()
     with kombu.Connection(relay_broker_url()) as conn:
         conn.channel().queue_delete(queue=queue_agent["queue"])
 
@@ -139,8 +138,7 @@ def test_replies_the_relay_cannot_use_are_dead_lettered_with_their_reason(
     relay, queue_agent, alice
 ):
     queue_agent["start"]()
-    queue_agent["stop"].set()  # the queue exists; the agent does not answer
-    time.sleep(1)
+    queue_agent["pause"]()  # the queue exists; the agent does not answer
     url = f"{relay['url']}/a2a/queue/{queue_agent['endpoint']}"
     task = rest_send(url, "hold", Authorization=bearer(alice)).json()
     task = task.get("task", task)
@@ -176,8 +174,7 @@ def test_an_agents_error_reply_fails_the_task_and_a_finished_task_takes_no_more_
     relay, queue_agent, alice
 ):
     queue_agent["start"]()
-    queue_agent["stop"].set()
-    time.sleep(1)
+    queue_agent["pause"]()
     url = f"{relay['url']}/a2a/queue/{queue_agent['endpoint']}"
     task = jsonrpc_send(url, "x", Authorization=bearer(alice)).json()["result"]["task"]
     error = {"jsonrpc": "2.0", "id": task["id"], "error": {"code": -32603, "message": "boom"}}

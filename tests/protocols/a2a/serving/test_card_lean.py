@@ -110,7 +110,8 @@ def test_head_answers_the_headers_without_the_card(lane, card_path, anon):
 
 
 @pytest.mark.parametrize(
-    "path", ["/a2a/agents/not-a-uuid", f"/a2a/agents/{uuid.uuid4()}", "/a2a/agents/"]
+    "path",
+    ["/a2a/agents/not-a-uuid", "/a2a/agents/7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63", "/a2a/agents/"],
 )
 def test_what_is_not_a_stored_card_goes_to_the_view(db, lane, path):
     app, django = lane

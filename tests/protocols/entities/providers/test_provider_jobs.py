@@ -97,8 +97,10 @@ def test_a_large_registration_is_checked_before_it_is_queued(alice, bob, setting
 @pytest.fixture
 def worker(settings):
     """A real Celery worker, in a thread of this process, taking jobs from the job queue."""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    # Read before the setting changes: the app's configuration is read from the settings
+    # on first use, which may be here (the first job of this process, under pytest-xdist).
     saved = app.conf.task_always_eager
+    settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
     done = threading.Event()
 
