@@ -6,13 +6,15 @@ import json
 import pytest
 
 from tests.protocols.entities.conftest import example
-from tests.protocols.entities.enrichment.test_enrichment import (
-    RESTAURANT_JSON_LD,
+from tests.protocols.entities.enrichment.conftest import register  # noqa: F401 (a fixture)
+from tests.protocols.entities.enrichment.test_enrichment_server_cards import (
     SERVER_CARD,
     VALID_CARDS,
+)
+from tests.protocols.entities.enrichment.test_enrichment_website import (
+    RESTAURANT_JSON_LD,
     json_ld,
     page,
-    register,  # noqa: F401 (a fixture)
     serve_page,
 )
 
