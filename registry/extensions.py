@@ -21,7 +21,10 @@ running registry serves cannot change under it.
   that show what an app knows about it, such as its A2A card or AAP status;
 - badges: short labels the pages show with an agent (verified domain, signed, AAP …);
 - lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
-  before Django's request machinery (``registry.fastpath.lean``).
+  before Django's request machinery (``registry.fastpath.lean``);
+- ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
+  an app's own ASGI application: requests that wait (a relayed call waiting for its
+  agent's reply) without holding a web worker.
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -138,6 +141,21 @@ class LeanRoute:
             raise ImproperlyConfigured(f"lean route {self.prefix!r}: the read limit is for GETs.")
 
 
+@dataclass(frozen=True)
+class AsgiRoute:
+    """Requests whose path starts with ``prefix``, answered in the async server
+    (``registry.events.asgi``) by ``app``: an ASGI application (HTTP scopes only), or its
+    dotted path (``"module.name"``), imported there at the first such request so that the
+    web process never loads it."""
+
+    prefix: str
+    app: Any
+
+    def __post_init__(self):
+        if not self.prefix.startswith("/") or not self.prefix.endswith("/"):
+            raise ImproperlyConfigured(f"ASGI route {self.prefix!r}: a path from / to /.")
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -179,6 +197,7 @@ probers = _Store("prober")
 agent_panels = _Store("agent panel")
 badges = _Store("badge")
 lean_routes = _Store("lean route")
+asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 
 
@@ -235,6 +254,11 @@ def register_badge(badge: Badge) -> None:
 
 def register_lean_route(route: LeanRoute) -> None:
     lean_routes.add(f"{route.method} {route.prefix}", route)
+
+
+def register_asgi_route(prefix: str, app: Any) -> None:
+    """Serve the paths under ``prefix`` from the async server with ``app`` (AsgiRoute)."""
+    asgi_routes.add(prefix, AsgiRoute(prefix, app))
 
 
 def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:

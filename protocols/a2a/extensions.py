@@ -50,6 +50,9 @@ PROBLEM_TYPES = {
     "not-refreshable": "The agent was not registered by domain or URL: no source to refresh from.",
     "breaking-change": "The new card breaks the agent's backward compatibility (listed).",
     "duplicate-agent": "Another agent of the same owner already has this preferred interface.",
+    "relay-waits-full": "Too many relayed calls already wait for their agents' replies (the "
+    "detail names the limit: in all, 503, or per client, 429): nothing was sent and no task "
+    "made; retry after Retry-After, or send with returnImmediately and poll GetTask.",
     "queue-unavailable": "The queue relay's broker did not take the request (unreachable, or "
     "the agent's queue missing): nothing was sent and no task made; retry after Retry-After.",
 }
@@ -143,6 +146,8 @@ def register() -> None:
     # ones are answered on the lean lane, before Django (registry.fastpath.lean).
     extensions.register_urls("protocols.a2a.urls", first=True)
     extensions.register_lean_route(LeanRoute("/a2a/agents/", card_lean))
+    # A relayed call waits for its agent's reply in the async server, holding no web worker.
+    extensions.register_asgi_route("/a2a/queue/", "protocols.a2a.relay.asgi.application")
     extensions.register_schedule(
         "signatures-recheck",
         "a2a.tasks.signatures_recheck",

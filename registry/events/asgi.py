@@ -13,6 +13,11 @@ process's (``registry.access.counters.client_ip_of``: ``TRUSTED_PROXY_COUNT``), 
 runs with ``--no-proxy-headers``: its own proxy-header handling would take a client's
 ``X-Forwarded-For`` as its address.
 
+It also serves the paths the protocol apps registered as ASGI routes
+(``registry.extensions.register_asgi_route``): requests that wait, such as a relayed call
+waiting for its agent's reply, served here by the app's ASGI application so that no web
+worker waits.
+
 The process also watches liveness graces run out (``registry.events.liveness``): every
 ``EVENTS_LIVENESS_WATCH_SECONDS`` it writes the status changes of the endpoints whose
 ``alive_until`` passed, in a thread of its own (the streams' queries never wait for it).
@@ -35,7 +40,9 @@ from django.conf import settings  # noqa: E402
 from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections  # noqa: E402
 from django.http import QueryDict  # noqa: E402
 from django.utils import timezone  # noqa: E402
+from django.utils.module_loading import import_string  # noqa: E402
 
+from registry import extensions  # noqa: E402
 from registry.events import liveness, stream  # noqa: E402
 from registry.events.outbox import CHANNEL, latest_cursor  # noqa: E402
 from registry.fastpath.notices import own_connection_params  # noqa: E402
@@ -207,9 +214,30 @@ async def _lifespan(receive, send) -> None:
             return
 
 
+_routes: list[tuple[str, object]] | None = None
+
+
+def asgi_route(path: str):
+    """The ASGI application registered for ``path`` (the longest prefix), or None."""
+    global _routes
+    if _routes is None:
+        _routes = sorted(
+            (
+                (route.prefix, import_string(route.app) if isinstance(route.app, str) else route.app)
+                for route in extensions.asgi_routes.read()
+            ),
+            key=lambda item: -len(item[0]),
+        )
+    return next((app for prefix, app in _routes if path.startswith(prefix)), None)
+
+
 async def application(scope, receive, send) -> None:
     if scope["type"] == "lifespan":
         await _lifespan(receive, send)
+        return
+    routed = asgi_route(scope["path"]) if scope["type"] == "http" else None
+    if routed is not None:
+        await routed(scope, receive, send)
         return
     if scope["type"] != "http" or scope["path"] != "/events" or scope["method"] != "GET":
         await _send_problem(send, 404, problem_body(404, "not-found", "Only GET /events here."))

@@ -123,6 +123,11 @@ def asgi_response(app: ASGIApp, request: HttpRequest, scope: dict | None = None)
     status, headers, body = async_to_sync(asgi_call)(
         app, scope or asgi_scope(request), request.body
     )
+    return response_of(status, headers, body)
+
+
+def response_of(status: int, headers: list, body: bytes) -> HttpResponse:
+    """What ``asgi_call`` returned, as a Django response."""
     if status == 504 and not headers:
         return problem_response(504, "timeout", "The answer took too long.")
     response = HttpResponse(body, status=status)

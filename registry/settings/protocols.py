@@ -25,6 +25,17 @@ QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
 QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
 QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
 QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
+# Relayed calls that wait for their agent's reply (protocols.a2a.relay.waits; a call past a
+# limit is refused before anything is sent, with Retry-After). In the web processes a
+# waiting call holds a worker: WEB_WAITS in all on the machine (keep it below the number of
+# workers; 0: a waiting call is refused there, route /a2a/queue/ to the async server,
+# docs/guides/relay-waiting.md) and WEB_WAITS_PER_CLIENT per client address.
+QUEUE_RELAY_WEB_WAITS = env_int("QUEUE_RELAY_WEB_WAITS", 1)
+QUEUE_RELAY_WEB_WAITS_PER_CLIENT = env_int("QUEUE_RELAY_WEB_WAITS_PER_CLIENT", 1)
+# In the async server (registry.events.asgi, where a wait holds no worker): ASYNC_WAITS in
+# all in the process, ASYNC_WAITS_PER_CLIENT per client address.
+QUEUE_RELAY_ASYNC_WAITS = env_int("QUEUE_RELAY_ASYNC_WAITS", 500)
+QUEUE_RELAY_ASYNC_WAITS_PER_CLIENT = env_int("QUEUE_RELAY_ASYNC_WAITS_PER_CLIENT", 20)
 # How often the AAP statuses are recomputed from the stored cards (aap.tasks.aap_refresh).
 AAP_REFRESH_INTERVAL_SECONDS = env_int("AAP_REFRESH_INTERVAL_SECONDS", 3600)
 

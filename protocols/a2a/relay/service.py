@@ -50,23 +50,41 @@ from starlette.applications import Starlette
 from protocols.a2a.face.agent import _not_here, _unreadable
 from protocols.a2a.relay import store as store
 from protocols.a2a.relay.broker import BrokerUnavailable, forwarded_headers, request_publish
+from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
+from registry.access.counters import client_ip
 from registry.agents.models import Endpoint
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError, problem_response
 
-# The longest pause between two looks at a waited-for task.
+# The longest pause between two looks at a waited-for task (the web process's; the async
+# server, with many waits on its one database thread, looks less often).
 POLL_MAX_SECONDS = 0.05
 NO_STREAMING = "The queue relay answers without streaming (the card says streaming: false)."
 
 
 class QueueRelayHandler(RequestHandler):
     """A2A's operations for one queue endpoint. Made for each request; ``unavailable``
-    says why the broker did not take the request, when it did not."""
+    says why the broker did not take the request, when it did not; ``refused``, that a
+    call that would wait found no waiting place in ``waits`` (``protocols.a2a.relay.waits``)
+    for ``client`` (an address), so nothing was made or sent."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, waits=web_waits, client: str = "", poll_max: float = 0
+    ) -> None:
         self.endpoint = endpoint
+        self.waits, self.client = waits, client
+        self.poll_max = poll_max or POLL_MAX_SECONDS
         self.unavailable: str | None = None
+        self.refused: WaitRefused | None = None
+
+    def _hold(self) -> Release:
+        """A waiting place, taken before anything is made or published; else refused."""
+        try:
+            return self.waits.take(self.client)
+        except WaitRefused as exc:
+            self.refused = exc
+            raise InternalError(message=exc.detail) from None
 
     def _caller(self, context: ServerCallContext) -> tuple[str, dict[str, str]]:
         headers = context.state.get("headers") or {}
@@ -104,10 +122,19 @@ class QueueRelayHandler(RequestHandler):
             if await sync_to_async(store.task_settled)(task_id, since, final_only=final_only):
                 return
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(pause * 1.5, POLL_MAX_SECONDS)
+            pause = min(pause * 1.5, self.poll_max)
 
     @validate_request_params
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task:
+        if params.configuration.return_immediately:
+            return await self._message_send(params, context)
+        release = self._hold()
+        try:
+            return await self._message_send(params, context)
+        finally:
+            release()
+
+    async def _message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task:
         scope, headers = self._caller(context)
         message = params.message
         since = timezone.now()
@@ -161,10 +188,14 @@ class QueueRelayHandler(RequestHandler):
         task = await self._task(params.id, scope)
         if store.task_is_final(task):
             raise TaskNotCancelableError(message=f"The task {task.id} is finished.")
-        since = timezone.now()
-        await sync_to_async(store.task_method_set)(task.id, "CancelTask")
-        await self._publish(task, "CancelTask", MessageToDict(params), headers)
-        await self._wait(task.id, since, final_only=True)
+        release = self._hold()
+        try:
+            since = timezone.now()
+            await sync_to_async(store.task_method_set)(task.id, "CancelTask")
+            await self._publish(task, "CancelTask", MessageToDict(params), headers)
+            await self._wait(task.id, since, final_only=True)
+        finally:
+            release()
         return await self._task(task.id, scope)
 
     async def on_message_send_stream(self, params, context):
@@ -207,6 +238,22 @@ def relay_endpoint(endpoint_id: str) -> Endpoint:
     return endpoint
 
 
+def endpoint_details(endpoint: Endpoint) -> dict:
+    """What GET on a queue endpoint's URL answers: its connection details."""
+    return {
+        "endpointId": str(endpoint.id),
+        "agentId": str(endpoint.agent_id),
+        "name": endpoint.name,
+        "transport": endpoint.transport,
+        "protocol": endpoint.protocol,
+        "address": endpoint.address,
+        "livenessModel": endpoint.liveness_model,
+        "protocolMetadata": endpoint.protocol_metadata,
+        "relayed": endpoint.transport == Endpoint.Transport.AMQP
+        and endpoint.protocol == Endpoint.Protocol.A2A,
+    }
+
+
 def _unavailable_response(response: HttpResponse, reason: str, *, rest: bool) -> HttpResponse:
     """The SDK's internal error for a request the broker did not take, as the bindings
     say to retry: a 503 problem, or the JSON-RPC error with ``data.retryAfter``."""
@@ -221,8 +268,32 @@ def _unavailable_response(response: HttpResponse, reason: str, *, rest: bool) ->
     return response
 
 
-def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpResponse:
-    """POST <base>/a2a/queue/<id> (JSON-RPC) and <base>/a2a/queue/<id>/... (HTTP+JSON)."""
+def _refused_response(response: HttpResponse, refused: WaitRefused, *, rest: bool) -> HttpResponse:
+    """A call refused for want of a waiting place: a 503 (429: the client's limit) problem
+    naming the limit, or the JSON-RPC error with ``data.retryAfter`` and ``data.limit``."""
+    if rest:
+        response = problem_response(refused.status, "relay-waits-full", refused.detail)
+    else:
+        body = json.loads(response.content)
+        body["error"]["message"] = refused.detail
+        body["error"]["data"] = {"retryAfter": refused.retry_after, "limit": refused.limit}
+        response = HttpResponse(json.dumps(body), content_type="application/json")
+    response["Retry-After"] = str(refused.retry_after)
+    return response
+
+
+def relay_outcome(handler: QueueRelayHandler, response: HttpResponse, *, rest: bool) -> HttpResponse:
+    """The SDK's answer, but for a call refused or not taken by the broker."""
+    if handler.refused is not None:
+        return _refused_response(response, handler.refused, rest=rest)
+    if handler.unavailable is not None:
+        return _unavailable_response(response, handler.unavailable, rest=rest)
+    return response
+
+
+def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint | HttpResponse:
+    """The relayed endpoint of a request to hand to the SDK, or the answer refusing it
+    (both the web process's view and the async server's application ask this)."""
     url_path = f"/a2a/queue/{endpoint_id}"
     refused = request_refusal(request, post_to=None if path else url_path)
     if refused is not None:
@@ -238,11 +309,18 @@ def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpRe
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
-    handler = QueueRelayHandler(endpoint)
-    response = asgi_response(relay_app(handler, url_path), request)
-    if handler.unavailable is not None:
-        return _unavailable_response(response, handler.unavailable, rest=bool(path))
-    return response
+    return endpoint
+
+
+def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpResponse:
+    """POST <base>/a2a/queue/<id> (JSON-RPC) and <base>/a2a/queue/<id>/... (HTTP+JSON), in
+    the web process: a call that would wait takes one of its few waiting places."""
+    endpoint = relay_prelude(request, endpoint_id, path)
+    if isinstance(endpoint, HttpResponse):
+        return endpoint
+    handler = QueueRelayHandler(endpoint, waits=web_waits, client=client_ip(request))
+    response = asgi_response(relay_app(handler, f"/a2a/queue/{endpoint_id}"), request)
+    return relay_outcome(handler, response, rest=bool(path))
 
 
 class QueueEndpointView(APIView):
@@ -264,21 +342,7 @@ class QueueEndpointView(APIView):
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
     def get(self, request: Request, endpoint_id: str) -> Response:
-        endpoint = relay_endpoint(endpoint_id)
-        return Response(
-            {
-                "endpointId": str(endpoint.id),
-                "agentId": str(endpoint.agent_id),
-                "name": endpoint.name,
-                "transport": endpoint.transport,
-                "protocol": endpoint.protocol,
-                "address": endpoint.address,
-                "livenessModel": endpoint.liveness_model,
-                "protocolMetadata": endpoint.protocol_metadata,
-                "relayed": endpoint.transport == Endpoint.Transport.AMQP
-                and endpoint.protocol == Endpoint.Protocol.A2A,
-            }
-        )
+        return Response(endpoint_details(relay_endpoint(endpoint_id)))
 
     @extend_schema(
         request=dict,

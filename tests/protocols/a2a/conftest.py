@@ -68,7 +68,7 @@ def relay(rabbitmq, settings, live_server):
     stop = threading.Event()
     consumer = threading.Thread(target=relay_consume, args=(stop,), daemon=True)
     consumer.start()
-    state = {"run": run, "url": live_server.url, "queues": [], "stop": stop}
+    state = {"run": run, "url": live_server.url, "queues": [], "stop": stop, "broker": rabbitmq}
     yield state
     stop.set()
     consumer.join(timeout=10)
