@@ -223,7 +223,10 @@ def asgi_route(path: str):
     if _routes is None:
         _routes = sorted(
             (
-                (route.prefix, import_string(route.app) if isinstance(route.app, str) else route.app)
+                (
+                    route.prefix,
+                    import_string(route.app) if isinstance(route.app, str) else route.app,
+                )
                 for route in extensions.asgi_routes.read()
             ),
             key=lambda item: -len(item[0]),

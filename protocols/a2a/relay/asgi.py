@@ -91,7 +91,9 @@ async def _send(send, response: HttpResponse) -> None:
 async def application(scope, receive, send) -> None:
     body = await _body(receive)
     if body is None:
-        await _send(send, problem_response(413, "payload-too-large", "The request body is too large."))
+        await _send(
+            send, problem_response(413, "payload-too-large", "The request body is too large.")
+        )
         return
     try:
         answer, endpoint, client = await sync_to_async(_prepare)(scope, body)

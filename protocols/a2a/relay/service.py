@@ -282,7 +282,9 @@ def _refused_response(response: HttpResponse, refused: WaitRefused, *, rest: boo
     return response
 
 
-def relay_outcome(handler: QueueRelayHandler, response: HttpResponse, *, rest: bool) -> HttpResponse:
+def relay_outcome(
+    handler: QueueRelayHandler, response: HttpResponse, *, rest: bool
+) -> HttpResponse:
     """The SDK's answer, but for a call refused or not taken by the broker."""
     if handler.refused is not None:
         return _refused_response(response, handler.refused, rest=rest)

@@ -86,8 +86,10 @@ def gunicorn(relay, settings, tmp_path):
     env.pop("REDIS_URL", None)
     log = open(tmp_path / "gunicorn.log", "wb")  # noqa: SIM115
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "registry.wsgi", "--workers", "2"]
-        + ["--worker-class", "sync", "--timeout", "120", "--bind", f"127.0.0.1:{port}"],
+        [
+            *(sys.executable, "-m", "gunicorn", "registry.wsgi", "--workers", "2"),
+            *("--worker-class", "sync", "--timeout", "120", "--bind", f"127.0.0.1:{port}"),
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,
