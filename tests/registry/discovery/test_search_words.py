@@ -4,6 +4,7 @@ as the words they begin (``registry_search_query``), which finds exactly the age
 the prefixes find."""
 
 import random
+import re
 
 import pytest
 from django.db import connection, transaction
@@ -166,7 +167,11 @@ def test_the_planner_works_the_words_out_once_into_a_constant(alice, native_payl
     sql = f"SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ {WORDS_SQL}"
     shown = plan(sql, [["tid", "harb"]])
     assert "registry_search_query" not in shown
-    assert "( ''tide'' | ''tides'' ) & ''harbour''" in shown  # the constant, as EXPLAIN quotes it
+    # The constant, as EXPLAIN quotes it ('harbour' may also bring 'harbor', when an agent of
+    # another test in the same process left that word in the words table).
+    assert re.search(
+        r"\( ''tide'' \| ''tides'' \) & (''harbour''|\( ''harbor'' \| ''harbour'' \))", shown
+    )
     rows = text_matches("tid harb", None, keys=["~tag x"], tier=0)
     assert "registry_search_query" not in plan(*rows.query.sql_with_params())
 
