@@ -59,9 +59,11 @@ def free_port() -> int:
 
 def redis_test_url() -> str:
     """The local Redis's database for the tests that use (and empty) one: 15, and under
-    pytest-xdist one per worker (gw0: 15, gw1: 14, ...), so parallel workers share none."""
+    pytest-xdist one per worker (gw0: 15, gw1: 14, ...), so parallel workers share none.
+    TEST_REDIS_DB moves the first (two checkouts testing at once on one machine: 15 and 7)."""
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
-    return f"redis://127.0.0.1:6379/{15 - worker % 8}"
+    first = int(os.environ.get("TEST_REDIS_DB", "15"))
+    return f"redis://127.0.0.1:6379/{(first - worker % 8) % 16}"
 
 
 def pytest_ignore_collect(collection_path, config):
