@@ -93,7 +93,7 @@ def test_without_redis_every_face_answers_and_limits_count_per_process(
     shared_redis, card_agent, alice, native_payload, fault, settings, caplog
 ):
     process, _ = shared_redis
-    settings.RATE_LIMIT_READ = "6/min"
+    settings.RATE_LIMIT_READ = "6/day"
     if fault == "stopped":
         process.terminate()
         process.wait(10)

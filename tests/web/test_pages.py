@@ -214,7 +214,7 @@ def test_a_native_agent_without_a_card_has_a_page_too(alice, native_payload, cli
 
 
 def test_pages_share_the_api_read_limit(client, agents, settings):
-    settings.RATE_LIMIT_READ = "3/min"
+    settings.RATE_LIMIT_READ = "3/day"
     for url in ["/", "/browse", f"/browse/agents/{agents['weather'].pk}"]:
         page(client, url)
     response = client.get("/browse?q=forecast")

@@ -147,7 +147,7 @@ def test_keyed_reads_are_counted_once_per_key_and_anonymous_ones_once(
     lane, agents, settings, make_key
 ):
     app, _ = lane
-    settings.RATE_LIMIT_READ = "3/min"
+    settings.RATE_LIMIT_READ = "3/day"
     path = "/discover/agents?q=weather"
     statuses = [call(app, "GET", path)[0] for _ in range(4)]  # view, lane, lane, refused
     assert statuses == [200, 200, 200, 429]
@@ -159,7 +159,7 @@ def test_keyed_reads_are_counted_once_per_key_and_anonymous_ones_once(
 
 def test_a_query_answered_on_the_lane_is_not_counted_again_by_the_view(lane, agents, settings):
     app, django = lane
-    settings.RATE_LIMIT_READ = "2/min"
+    settings.RATE_LIMIT_READ = "2/day"
     path = "/discover/agents?q=weather"
     assert call(app, "GET", path)[0] == 200  # view (counted once: 1)
     cache.clear()  # the keys are gone: the lane counts (2) and passes it on to the view

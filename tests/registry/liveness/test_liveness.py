@@ -251,8 +251,8 @@ def test_a_retired_agent_with_expired_ephemeral_endpoints_stays_retired(
 
 
 def test_heartbeats_have_their_own_rate_limit_apart_from_other_writes(settings, alice, agent):
-    settings.RATE_LIMIT_WRITE = "2/min"
-    settings.RATE_LIMIT_HEARTBEAT = "5/min"
+    settings.RATE_LIMIT_WRITE = "2/day"
+    settings.RATE_LIMIT_HEARTBEAT = "5/day"
     url = f"/agents/{agent['id']}/heartbeat"
 
     assert [alice.post(url).status_code for _ in range(6)] == [200] * 5 + [429]

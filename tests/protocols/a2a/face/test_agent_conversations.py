@@ -230,7 +230,7 @@ def test_old_tasks_are_removed_by_the_expiry_job(registry_url, settings, make_ca
 
 @pytest.mark.django_db(transaction=True)
 def test_registrations_share_the_keys_write_limit(make_key, make_card, registry_url, settings):
-    settings.RATE_LIMIT_WRITE = "1/min"
+    settings.RATE_LIMIT_WRITE = "1/day"
     key = make_key()
     first, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"card": make_card()})], key=key)
     card = make_card(name="Second")

@@ -345,7 +345,7 @@ def test_a_domain_whose_server_trickles_headers_is_a_problem_within_the_budget(
 
 @pytest.mark.django_db
 def test_requests_that_fetch_have_their_own_rate_limit_per_key(network, https_server, alice):
-    network.RATE_LIMIT_FETCH = "2/min"
+    network.RATE_LIMIT_FETCH = "2/day"
     publish(https_server, "/.well-known/agent-card.json", card_on(https_server))
     domain = {"domain": domain_of(https_server)}
 

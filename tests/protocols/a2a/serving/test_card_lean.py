@@ -133,7 +133,7 @@ def test_an_agent_without_a_card_gets_the_views_problem(lane, alice, native_payl
 
 
 def test_the_read_limit_counts_each_request_once(lane, card_path, settings):
-    settings.RATE_LIMIT_READ = "3/min"
+    settings.RATE_LIMIT_READ = "3/day"
     app, django = lane
     missing = f"/a2a/agents/{uuid.uuid4()}"
     assert call(app, "GET", missing)[0] == 404  # counted on the lane, not again in the view
