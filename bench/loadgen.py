@@ -44,9 +44,12 @@ function init(args)
   for line in io.lines(args[1]) do
     if line ~= "" then
       local method, path, body = line:match("^(%u+) (%S+) ?(.*)$")
-      paths[#paths + 1] = path or line
-      methods[#methods + 1] = method or "GET"
-      bodies[#bodies + 1] = (body ~= nil and body ~= "") and body or nil
+      -- Indexed by the line's number: a nil stored at #bodies + 1 adds no entry, and the
+      -- bodies after it would go with the wrong lines.
+      local n = #paths + 1
+      paths[n] = path or line
+      methods[n] = method or "GET"
+      if body ~= nil and body ~= "" then bodies[n] = body end
     end
   end
   math.randomseed(id * 7919 + os.time())

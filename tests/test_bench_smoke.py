@@ -14,6 +14,9 @@ import pytest
 
 from bench.discover import DISTINCT_KINDS as DISTINCT
 
+# Nothing here reads the suite's database: CI's PostgreSQL pass leaves it out (.ci/run).
+pytestmark = pytest.mark.database_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,7 +39,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             "--agents=60",
             "--small=20",
             "--middle=40",
-            "--duration=1",
+            "--duration=0.3",
             "--connections=4",
             "--requests=5",
             "--entities=60",
@@ -160,7 +163,7 @@ def test_the_pinned_card_program_runs_and_reports_both_kinds(tmp_path):
             "bench.pinned",
             "--agents=30",
             "--rounds=1",
-            "--duration=1",
+            "--duration=0.3",
             "--connections=4",
             "--generator=python",
             f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
@@ -192,7 +195,7 @@ def test_the_ard_bench_runs_end_to_end_at_two_sizes(tmp_path):
             "-m",
             "bench.ard",
             "--sizes=20,40",
-            "--duration=1",
+            "--duration=0.3",
             "--connections=4",
             "--requests=5",
             "--rounds=1",

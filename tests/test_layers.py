@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Nothing here reads the suite's database: CI's PostgreSQL pass leaves it out (.ci/run).
+pytestmark = pytest.mark.database_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 # The protocol apps, by folder under protocols/.
 PROTOCOL_APPS = ["a2a", "aap", "entities", "ard"]

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+# Nothing here reads the suite's database: CI's PostgreSQL pass leaves it out (.ci/run).
+pytestmark = pytest.mark.database_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
 # Each room of the core, lowest first, with the rooms it may import (besides the contract

@@ -16,6 +16,9 @@ import pytest
 
 from tests.conftest import free_port
 
+# Nothing here reads the suite's database: CI's PostgreSQL pass leaves it out (.ci/run).
+pytestmark = pytest.mark.database_independent
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # The test run's own settings stay out: the started processes read only the file.
