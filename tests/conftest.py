@@ -72,7 +72,35 @@ def pytest_ignore_collect(collection_path, config):
     return True if needed and not needed <= _installed() else None
 
 
+# The longest test files (minutes, where most take seconds), handed out first to parallel
+# workers (pytest-xdist gives out whole files in the order collected): started last, one of
+# them would leave the other workers idle while it ends the pass alone.
+LONGEST_FIRST = (
+    "tests/test_fuzz.py",
+    "tests/test_bench_smoke.py",
+    "tests/test_conformance.py",
+    "tests/registry/test_checkout_start.py",
+    "tests/test_readme.py",
+    "tests/web/test_browser.py",
+    "tests/protocols/a2a/relay/test_queue_relay.py",
+    "tests/protocols/a2a/relay/test_queue_relay_failures.py",
+)
+
+
+def longest_first(items: list) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    last = len(LONGEST_FIRST)
+
+    def key(item) -> int:
+        path = Path(str(item.path)).resolve().relative_to(TESTS_DIR.parent).as_posix()
+        return rank.get(path, last)
+
+    items.sort(key=key)  # stable: each file's tests keep their order
+
+
 def pytest_collection_modifyitems(config, items):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        longest_first(items)
     on_postgres = connection.vendor == "postgresql"
     skip = pytest.mark.skip(reason="needs DATABASE_URL pointing at PostgreSQL")
     installed = _installed()
