@@ -53,6 +53,10 @@ PROBLEM_TYPES = {
     "body, method or path) by the same API key: use a new key for a new request.",
     "idempotency-in-progress": "A request with this Idempotency-Key is still being handled: "
     "retry after Retry-After seconds to get its answer.",
+    "conflict": "The agent changed under the request (it moved to another owner, or its card "
+    "changed while it was verified); nothing was changed.",
+    "precondition-failed": "The resource changed since the ETag sent in If-Match was read; "
+    "nothing was changed. Read it again and retry.",
 }
 
 # How long a client should wait before retrying when the database does not answer.
