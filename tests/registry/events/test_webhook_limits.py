@@ -14,6 +14,7 @@ from django.utils import timezone
 from registry.events import subscriptions, tasks
 from registry.events.delivery import webhooks_deliver
 from registry.events.models import Delivery, Subscription
+from tests.registry.events.conftest import register, subscribe
 from tests.registry.events.receiver import Receiver
 
 pytest_plugins = ["tests.https_server"]
@@ -21,29 +22,6 @@ pytest_plugins = ["tests.https_server"]
 ROOT = Path(__file__).resolve().parents[3]
 # An address nothing answers at (the fetcher allows localhost in these tests).
 NOBODY = "https://localhost:9/elsewhere"
-
-
-@pytest.fixture
-def receiver(tls_server_context, ca_bundle, settings):
-    settings.FETCH_ALLOWED_HOSTS = ["localhost"]
-    settings.FETCH_CA_BUNDLE = str(ca_bundle)
-    settings.WEBHOOK_RETRY_FIRST_SECONDS = 0
-    receiver = Receiver(tls_server_context)
-    yield receiver
-    receiver.stop()
-
-
-def subscribe(client, receiver, **body) -> dict:
-    answer = client.post("/subscriptions", {"url": receiver.url(), **body}, format="json")
-    assert answer.status_code == 201, answer.json()
-    receiver.secret = answer.json()["secret"]
-    return answer.json()
-
-
-def register(client, payload, **overrides) -> str:
-    answer = client.post("/agents", payload(**overrides), format="json")
-    assert answer.status_code == 201
-    return answer.json()["id"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -120,7 +98,7 @@ def test_redelivery_is_bounded_per_request_and_per_owner_hour(
     settings.WEBHOOK_REDELIVER_PER_OWNER_HOUR = 3
     created = subscribe(alice, receiver)
     for name in ("First", "Second", "Third"):
-        register(alice, native_payload, name=name)
+        register(alice, native_payload(name=name))
     ids = [int(r["event"]["id"]) for r in receiver.received]
     assert len(ids) == 3
     path = f"/subscriptions/{created['id']}/redeliver"
@@ -172,7 +150,7 @@ def test_an_owner_has_few_deliveries_in_flight(
         # The first receiver is being sent an event (slowly): the owner's one in flight.
         soon = timezone.now() + timedelta(seconds=30)
         Subscription.objects.filter(pk=slow["id"]).update(leased_until=soon)
-        register(alice, native_payload)
+        register(alice, native_payload())
         assert other.received == [] and receiver.received == []
         # Once it is done, the job that serves the one queues another for the other.
         Subscription.objects.filter(pk=slow["id"]).update(leased_until=None)

@@ -6,32 +6,9 @@ from django.utils import timezone
 
 from registry.events.delivery import webhooks_deliver
 from registry.events.models import Delivery, Subscription
-from tests.registry.events.receiver import Receiver
+from tests.registry.events.conftest import register, subscribe
 
 pytest_plugins = ["tests.https_server"]
-
-
-@pytest.fixture
-def receiver(tls_server_context, ca_bundle, settings):
-    settings.FETCH_ALLOWED_HOSTS = ["localhost"]
-    settings.FETCH_CA_BUNDLE = str(ca_bundle)
-    settings.WEBHOOK_RETRY_FIRST_SECONDS = 0
-    receiver = Receiver(tls_server_context)
-    yield receiver
-    receiver.stop()
-
-
-def subscribe(client, receiver, **body) -> dict:
-    answer = client.post("/subscriptions", {"url": receiver.url(), **body}, format="json")
-    assert answer.status_code == 201, answer.json()
-    receiver.secret = answer.json()["secret"]
-    return answer.json()
-
-
-def register(client, payload) -> str:
-    answer = client.post("/agents", payload, format="json")
-    assert answer.status_code == 201
-    return answer.json()["id"]
 
 
 @pytest.mark.django_db(transaction=True)
