@@ -1,6 +1,6 @@
 """The ARD app has no demo agents of its own: its catalog lists the other apps' demo agents,
 built as they are written. What it offers the demo is a catalog to crawl: the document a
-publisher would serve for the given cards (used by the README's walk-through and the tests'
+publisher would serve for the given cards (used by the docs' walk-through and the tests'
 test sites)."""
 
 from protocols.ard.catalog.entries import A2A_CARD, digest, dumps

@@ -1,5 +1,6 @@
-"""The webhooks' bounds and queue, from the environment (registry/events/; README "Change
-events"): a module of their own, as the protocol apps' settings, so the main one stays short."""
+"""The webhooks' bounds and queue, from the environment (registry/events/;
+docs/guides/mirror.md): a module of their own, as the protocol apps' settings, so the main
+one stays short."""
 
 import os
 

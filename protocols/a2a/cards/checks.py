@@ -24,7 +24,7 @@ from registry.agents.models import (
 from registry.http.jsonutil import Problem, join_path
 
 VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
-# Signatures per card: each may name a key set to fetch (README "Security").
+# Signatures per card: each may name a key set to fetch (docs/operations/security.md).
 SIGNATURES_MAX = 8
 # Lists with their own cap (by member name, either spelling); any other list holds at most
 # LIST_MAX_ITEMS, and any string at most TEXT_MAX_CHARS characters.

@@ -40,7 +40,7 @@ UNSIGNED = "unsigned"
 
 JWKS_PATH = "/.well-known/jwks.json"
 # Distinct key sets fetched for one verification: each signature's jku may name another,
-# and each is a fetch (README "Security").
+# and each is a fetch (docs/operations/security.md).
 KEY_SETS_MAX = 2
 ALLOWED_ALGORITHMS = (
     "ES256",

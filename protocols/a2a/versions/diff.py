@@ -2,7 +2,8 @@
 the ``jsonpatch`` library) of the stored documents, and a semantic summary over the cards
 as a2a-sdk reads them (1.0 names, so a 0.3 card and its 1.0 successor compare).
 
-Each change names the rule that decides whether it breaks a consumer (README "Versions"):
+Each change names the rule that decides whether it breaks a consumer
+(docs/guides/publish-an-agent.md):
 what a client relied on (a skill, an interface, a mode, a capability, an extension) is
 gone or now demands more (a security requirement, a required extension).
 """
@@ -15,7 +16,7 @@ import jsonpatch
 
 from protocols.a2a.cards.validation import card_index_view
 
-# rule -> (breaking, why): the README's table of breaking rules is this table.
+# rule -> (breaking, why): the publishing guide's table of breaking rules is this table.
 RULES: dict[str, tuple[bool, str]] = {
     "skill-added": (False, "a new skill breaks no caller"),
     "skill-removed": (True, "callers of the removed skill fail"),

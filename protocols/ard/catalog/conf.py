@@ -1,4 +1,4 @@
-"""The ARD app's settings (README "Configuration"), read from the environment once with the
+"""The ARD app's settings (docs/reference/configuration.md), read from the environment once with the
 project's helpers, which fail loudly on bad values. Each may also be set in Django's settings
 (the tests do), which wins: read them through ``setting(name)``.
 
