@@ -56,7 +56,7 @@ RUN_ENV = HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(
 ## CELERY_BROKER_URL are set; the queue relay uses QUEUE_RELAY_BROKER_URL, the local
 ## RabbitMQ). Ctrl-C stops all.
 run: $(VENV)/.runtime
-	@$(BIN)/python -m registry.devenv $(HOST) $(PORT)
+	@$(BIN)/python -m registry.devenv $(HOST) $(PORT) $(EVENTS_PORT)
 	$(RUN_ENV) $(BIN)/python manage.py database_create
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py load_demo

@@ -163,7 +163,7 @@ def test_make_run_serves_and_writes_urls_with_its_port(tmp_path, monkeypatch):
         env=make_env(),
     )
     # The port is checked and the environment file written first, for that host and port.
-    assert done.stdout.splitlines()[0].endswith("-m registry.devenv 0.0.0.0 9123")
+    assert done.stdout.splitlines()[0].endswith("-m registry.devenv 0.0.0.0 9123 9124")
     monkeypatch.delenv("REGISTRY_BASE_URL")
     written = devenv.write(tmp_path / ".env", "0.0.0.0", 9123)
     assert written["REGISTRY_BASE_URL"] == "http://127.0.0.1:9123"
