@@ -16,8 +16,10 @@ URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 help:
 	@echo "make TARGET [HOST=127.0.0.1] [PORT=8000] [WORKERS=2]"
 	@awk '/^## /{text = text substr($$0, 4) " "; next} \
-	     /^[a-z][a-z-]*:/{if (text) {split($$0, t, ":"); sub(/ $$/, "", text); printf "  %-8s %s\n", t[1], text}; text = ""} \
-	     !/^## /{text = ""}' $(MAKEFILE_LIST)
+	     /^[a-z][a-z-]*:/{if (text) {split($$0, t, ":"); sub(/ $$/, "", text); n++; name[n] = t[1]; \
+	       what[n] = text; if (length(t[1]) > width) width = length(t[1])}; text = ""} \
+	     !/^## /{text = ""} \
+	     END {for (i = 1; i <= n; i++) printf "  %-" width "s %s\n", name[i], what[i]}' $(MAKEFILE_LIST)
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'

@@ -189,6 +189,9 @@ def test_make_without_a_target_lists_the_targets():
     listed = {line.split()[0] for line in lines[1:]}
     assert {"help", "run", "test", "serve", "worker", "beat", "migrate", "lint"} <= listed
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines[1:]), lines
+    # Every description starts in one column, past the longest target's name.
+    starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in lines[1:]}
+    assert len(starts) == 1, lines
 
 
 def openapi(anon) -> dict:
