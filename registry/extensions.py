@@ -19,7 +19,8 @@ running registry serves cannot change under it.
 - probers: how to probe the endpoints of a protocol (``registry.liveness.probes``);
 - agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
   that show what an app knows about it, such as its A2A card or AAP status;
-- badges: short labels the pages show with an agent (verified domain, signed, AAP …);
+- badges: short labels the pages show with an agent (verified domain, signed, AAP …),
+  each may link the app's own page about it (an entity's business page);
 - lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
   before Django's request machinery (``registry.fastpath.lean``);
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
@@ -106,11 +107,13 @@ class AgentPanel:
 @dataclass(frozen=True)
 class Badge:
     """A label the pages show with an agent: ``label(agent)`` is its text, or None for no
-    badge (only from what the selectors fetched: no query per agent)."""
+    badge (only from what the selectors fetched: no query per agent); ``href(agent)``, when
+    given, the path of the app's own page about it (a business's page), which the label links."""
 
     name: str
     label: Callable[[Any], str | None]
     order: int = 50
+    href: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def agents_shown(agents: list[Agent], context: dict) -> list[dict]:
     for agent, row in zip(agents, data, strict=True):
         row["provider"] = providers.get(agent.pk)
         row["badges"] = [
-            {"name": badge.name, "label": label}
+            {"name": badge.name, "label": label, "href": badge.href and badge.href(agent)}
             for badge in badges
             if (label := badge.label(agent)) is not None
         ]

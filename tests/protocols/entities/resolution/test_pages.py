@@ -53,6 +53,15 @@ def test_a_provider_claims_facts_say_so(alice, anon):
     assert "Server card not read yet." in html
 
 
+def test_a_business_in_the_browse_results_links_its_own_page(alice, anon):
+    payload = example("edp-v0.1-provider-registration")
+    del payload["provider"]["public_key"]
+    alice.post("/v1/provider/register", payload, format="json")
+    found = anon.get("/v1/resolve?query=brasserie").json()["results"][0]["entity"]
+    html = anon.get("/browse?q=brasserie", HTTP_ACCEPT="text/html").content.decode()
+    assert f'href="/browse/entities/{found["id"]}"' in html
+
+
 @pytest.mark.parametrize("entity_id", ["00000000-0000-0000-0000-000000000000", "not-an-id"])
 def test_an_unknown_entity_is_a_404_page(anon, entity_id):
     response = anon.get(f"/browse/entities/{entity_id}", HTTP_ACCEPT="text/html")
