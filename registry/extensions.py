@@ -11,7 +11,8 @@ running registry serves cannot change under it.
 - agent members and endpoint members: members of the agent and endpoint JSON, with their
   OpenAPI schema (``serializers``);
 - related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
-- sources: values of ``Agent.source``, how an agent came to be registered;
+- sources: values of ``Agent.source``, how an agent came to be registered (and whether its
+  agents stand for businesses, shown after the other agents on the home page);
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
@@ -192,6 +193,9 @@ agent_members = _Store("agent member")
 endpoint_members = _Store("endpoint member")
 related = _Store("related name")
 sources = _Store("agent source")
+# Sources whose agents are businesses listed for their MCP servers, not agents of their own:
+# the home page's "Recently registered" shows them after the agents.
+business_sources = _Store("business source")
 problem_types = _Store("problem type")
 demo_loaders = _Store("demo loader")
 routes = _Store("URLconf")
@@ -221,8 +225,12 @@ def register_related(name: str) -> None:
     related.add(name, name)
 
 
-def register_source(value: str, label: str) -> None:
+def register_source(value: str, label: str, *, business: bool = False) -> None:
+    """An ``Agent.source`` value; ``business``: its agents stand for businesses (entities),
+    which the home page shows after the agents of their own."""
     sources.add(value, (value, label))
+    if business:
+        business_sources.add(value, value)
 
 
 def register_problem_type(slug: str, description: str) -> None:

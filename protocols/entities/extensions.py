@@ -80,8 +80,8 @@ def register() -> None:
         )
     for slug, description in PROBLEM_TYPES.items():
         extensions.register_problem_type(slug, description)
-    extensions.register_source(CARD_SOURCE, "Entity card (A2E or EDP)")
-    extensions.register_source(CLAIM_SOURCE, "EDP provider registration")
+    extensions.register_source(CARD_SOURCE, "Entity card (A2E or EDP)", business=True)
+    extensions.register_source(CLAIM_SOURCE, "EDP provider registration", business=True)
     extensions.register_related("entity")
     extensions.register_agent_member(
         Member(
