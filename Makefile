@@ -16,8 +16,10 @@ URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 help:
 	@echo "make TARGET [HOST=127.0.0.1] [PORT=8000] [WORKERS=2]"
 	@awk '/^## /{text = text substr($$0, 4) " "; next} \
-	     /^[a-z][a-z-]*:/{if (text) {split($$0, t, ":"); sub(/ $$/, "", text); printf "  %-8s %s\n", t[1], text}; text = ""} \
-	     !/^## /{text = ""}' $(MAKEFILE_LIST)
+	     /^[a-z][a-z-]*:/{if (text) {split($$0, t, ":"); sub(/ $$/, "", text); n++; name[n] = t[1]; \
+	       what[n] = text; if (length(t[1]) > width) width = length(t[1])}; text = ""} \
+	     !/^## /{text = ""} \
+	     END {for (i = 1; i <= n; i++) printf "  %-" width "s %s\n", name[i], what[i]}' $(MAKEFILE_LIST)
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -56,7 +58,7 @@ RUN_ENV = HOST=$(HOST) PORT=$(PORT) EVENTS_PORT=$(EVENTS_PORT) PATH=$(CURDIR)/$(
 ## CELERY_BROKER_URL are set; the queue relay uses QUEUE_RELAY_BROKER_URL, the local
 ## RabbitMQ). Ctrl-C stops all.
 run: $(VENV)/.runtime
-	@$(BIN)/python -m registry.devenv $(HOST) $(PORT)
+	@$(BIN)/python -m registry.devenv $(HOST) $(PORT) $(EVENTS_PORT)
 	$(RUN_ENV) $(BIN)/python manage.py database_create
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py load_demo

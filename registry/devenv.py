@@ -2,8 +2,9 @@
 that the settings read, so ``make run``, ``make serve``, ``make worker`` and every
 ``manage.py`` call in the checkout share one environment.
 
-``python -m registry.devenv HOST PORT`` (the first step of ``make run``) checks that the port
-is free, stopping with one line when it is not, before anything is migrated or queued; then
+``python -m registry.devenv HOST PORT [EVENTS_PORT]`` (the first step of ``make run``) checks
+that the port and the event stream's (default PORT+1) are free, stopping with one line that
+names a free pair when they are not, before anything is migrated or queued; then
 writes ``.env``: ``DEBUG=1``, a ``SECRET_KEY`` generated the first time and kept after,
 ``REGISTRY_BASE_URL`` for the host and port, and ``DATABASE_URL`` (the one in the
 environment, else the one already written, else the checkout's SQLite file). Plain Python:
@@ -52,6 +53,15 @@ def port_busy(host: str, port: int) -> str | None:
     return None
 
 
+def free_pair_after(host: str, port: int, tries: int = 200) -> int | None:
+    """The first port above ``port`` that is free on ``host`` with the one after it (the web
+    server's and the event stream's of a second ``make run``), or None when none is near."""
+    for candidate in range(port + 1, min(port + 1 + tries, 65535)):
+        if not port_busy(host, candidate) and not port_busy(host, candidate + 1):
+            return candidate
+    return None
+
+
 def read(path: Path) -> dict[str, str]:
     values = {}
     if path.is_file():
@@ -79,14 +89,29 @@ def write(path: Path, host: str, port: int) -> dict[str, str]:
     return values
 
 
+def busy_message(host: str, port: int, events_port: int) -> str | None:
+    """The one line ``make run`` stops with when its port or its event stream's is taken."""
+    checked = (("port", port), ("event stream's port", events_port))
+    busy = [
+        (which, number, reason) for which, number in checked if (reason := port_busy(host, number))
+    ]
+    if not busy:
+        return None
+    which, number, reason = busy[0]
+    line = f"make run: {which} {number} on {host} is {reason} (another `make run`?): stop what "
+    if (free := free_pair_after(host, max(port, events_port))) is None:
+        return line + "listens there, or choose another port: make run PORT=... (and PORT+1)"
+    return line + (
+        f"listens there, or choose another port: make run PORT={free} "
+        f"({free} and {free + 1}, for the event stream, are free)"
+    )
+
+
 def main(argv: list[str]) -> int:
     host, port = argv[0], int(argv[1])
-    if reason := port_busy(host, port):
-        print(
-            f"make run: port {port} on {host} is {reason} (another `make run`?): stop what "
-            f"listens there, or choose another port: make run PORT={port + 1}",
-            file=sys.stderr,
-        )
+    events_port = int(argv[2]) if len(argv) > 2 else port + 1
+    if message := busy_message(host, port, events_port):
+        print(message, file=sys.stderr)
         return 1
     if (path := env_file_path()) is not None:
         write(path, host, port)

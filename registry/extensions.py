@@ -11,7 +11,8 @@ running registry serves cannot change under it.
 - agent members and endpoint members: members of the agent and endpoint JSON, with their
   OpenAPI schema (``serializers``);
 - related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
-- sources: values of ``Agent.source``, how an agent came to be registered;
+- sources: values of ``Agent.source``, how an agent came to be registered (and whether its
+  agents stand for businesses, shown after the other agents on the home page);
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
@@ -19,7 +20,8 @@ running registry serves cannot change under it.
 - probers: how to probe the endpoints of a protocol (``registry.liveness.probes``);
 - agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
   that show what an app knows about it, such as its A2A card or AAP status;
-- badges: short labels the pages show with an agent (verified domain, signed, AAP …);
+- badges: short labels the pages show with an agent (verified domain, signed, AAP …),
+  each may link the app's own page about it (an entity's business page);
 - lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
   before Django's request machinery (``registry.fastpath.lean``);
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
@@ -106,11 +108,13 @@ class AgentPanel:
 @dataclass(frozen=True)
 class Badge:
     """A label the pages show with an agent: ``label(agent)`` is its text, or None for no
-    badge (only from what the selectors fetched: no query per agent)."""
+    badge (only from what the selectors fetched: no query per agent); ``href(agent)``, when
+    given, the path of the app's own page about it (a business's page), which the label links."""
 
     name: str
     label: Callable[[Any], str | None]
     order: int = 50
+    href: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,9 @@ agent_members = _Store("agent member")
 endpoint_members = _Store("endpoint member")
 related = _Store("related name")
 sources = _Store("agent source")
+# Sources whose agents are businesses listed for their MCP servers, not agents of their own:
+# the home page's "Recently registered" shows them after the agents.
+business_sources = _Store("business source")
 problem_types = _Store("problem type")
 demo_loaders = _Store("demo loader")
 routes = _Store("URLconf")
@@ -218,8 +225,12 @@ def register_related(name: str) -> None:
     related.add(name, name)
 
 
-def register_source(value: str, label: str) -> None:
+def register_source(value: str, label: str, *, business: bool = False) -> None:
+    """An ``Agent.source`` value; ``business``: its agents stand for businesses (entities),
+    which the home page shows after the agents of their own."""
     sources.add(value, (value, label))
+    if business:
+        business_sources.add(value, value)
 
 
 def register_problem_type(slug: str, description: str) -> None:

@@ -96,12 +96,16 @@ def expectations(block: str) -> list[tuple[set[int] | None, str]]:
 
 
 def shown_members(comment: str, answer: bytes) -> None:
-    """An answer shown as ``{"member": [{…}]}`` has that member, and it is not empty."""
-    if match := re.match(r'\{"(\w+)"(: \[\{)?', comment):
+    """An answer shown as ``{"member": [{…}]}`` has that member, and it is not empty; one
+    shown as ``{"results": [{…"score": N…`` has that score first."""
+    if match := re.match(r'\{"(\w+)"(:\s?\[\{)?', comment):
         found = json.loads(answer)
         assert match.group(1) in found, (comment, found)
         if match.group(2):
             assert found[match.group(1)], (comment, found)
+        score = re.search(r'"score":\s?(\d+)[,}]', comment)
+        if score and match.group(1) == "results":
+            assert found["results"][0]["score"] == int(score.group(1)), (comment, found)
 
 
 @pytest.fixture

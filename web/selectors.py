@@ -117,11 +117,15 @@ def agents_shown(agents: list[Agent], context: dict) -> list[dict]:
     for agent, row in zip(agents, data, strict=True):
         row["provider"] = providers.get(agent.pk)
         row["badges"] = [
-            {"name": badge.name, "label": label}
+            {"name": badge.name, "label": label, "href": badge.href and badge.href(agent)}
             for badge in badges
             if (label := badge.label(agent)) is not None
         ]
         row["created"], row["updated"] = agent.created_at, agent.updated_at
+        # What a card without a description can still say: how the agent is reached.
+        row["protocols"] = sorted(
+            {f"{e['protocol']} ({e['transport']})" for e in row.get("endpoints") or []}
+        )
     return data
 
 
@@ -186,8 +190,18 @@ def home_counts() -> list[tuple[str, int, str]]:
 
 
 def recent_agents(context: dict, n: int = 6) -> list[dict]:
-    recent = selectors.agent_discoverable_queryset().order_by("-created_at", "id")[:n]
-    return agents_shown(list(recent), context)
+    """The newest agents, those that are agents of their own (not businesses listed for
+    their MCP servers: the demo's placeholder restaurants) and describe themselves first:
+    what a visitor comes for."""
+    # Each group newest first, by the creation index: no sort of the whole table.
+    agents = selectors.agent_discoverable_queryset()
+    own = agents.exclude(source__in=extensions.business_sources.read())
+    picked: list[Agent] = []
+    for group in (own.exclude(description=""), own.filter(description=""), agents):
+        if len(picked) < n:
+            group = group.exclude(pk__in=[a.pk for a in picked]).order_by("-created_at", "id")
+            picked += list(group[: n - len(picked)])
+    return agents_shown(picked, context)
 
 
 def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:

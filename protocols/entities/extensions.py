@@ -4,7 +4,7 @@ from django.conf import settings
 
 from protocols.entities.demo import entities_demo_load
 from protocols.entities.registration.services import CARD_SOURCE, CLAIM_SOURCE
-from protocols.entities.resolution.pages import entity_badge, entity_panel
+from protocols.entities.resolution.pages import entity_badge, entity_page_path, entity_panel
 from protocols.entities.servers.probes import mcp_probe
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
@@ -80,8 +80,8 @@ def register() -> None:
         )
     for slug, description in PROBLEM_TYPES.items():
         extensions.register_problem_type(slug, description)
-    extensions.register_source(CARD_SOURCE, "Entity card (A2E or EDP)")
-    extensions.register_source(CLAIM_SOURCE, "EDP provider registration")
+    extensions.register_source(CARD_SOURCE, "Entity card (A2E or EDP)", business=True)
+    extensions.register_source(CLAIM_SOURCE, "EDP provider registration", business=True)
     extensions.register_related("entity")
     extensions.register_agent_member(
         Member(
@@ -95,7 +95,7 @@ def register() -> None:
     extensions.register_agent_panel(
         AgentPanel("entity", "entities/agent_panel.html", entity_panel, 25)
     )
-    extensions.register_badge(Badge("entity", entity_badge, 45))
+    extensions.register_badge(Badge("entity", entity_badge, 45, href=entity_page_path))
     extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("protocols.entities.urls")

@@ -1,7 +1,8 @@
 """Where the fetcher may connect: public addresses only (``is_public_address``), the host
 names that settings let through (``FETCH_ALLOWED_HOSTS``: any address;
-``FETCH_ALLOW_HTTP_HOSTS``: plain http), and the backend that connects to the checked
-addresses only (``PinnedBackend``)."""
+``FETCH_ALLOW_HTTP_HOSTS``: plain http), what to set when DEBUG is on and a refusal is for
+a host on the developer's machine (``setting_hint``, ``ca_bundle_hint``), and the backend
+that connects to the checked addresses only (``PinnedBackend``)."""
 
 import ipaddress
 from dataclasses import dataclass
@@ -50,6 +51,41 @@ def host_name(host: str) -> str:
 
 def host_setting(name: str) -> set[str]:
     return {host_name(host) for host in getattr(settings, name, [])}
+
+
+def setting_hint(setting: str, name: str, *, also_private: bool = False) -> str:
+    """In DEBUG (``make run``), how to lift a refusal for a host on the developer's machine:
+    the setting that would, with the value to add (docs/guides/local-development.md); with
+    ``also_private``, the private-address guard's too, which the host meets next."""
+    if not settings.DEBUG:
+        return ""
+    wanted = [setting, "FETCH_ALLOWED_HOSTS"] if also_private else [setting]
+    pairs = [f"{s}={','.join(sorted(host_setting(s) | {name}))}" for s in wanted]
+    return f" DEBUG: set {' and '.join(pairs)} to allow it (local development only)."
+
+
+def host_is_local(name: str) -> bool:
+    """A loopback or private host the private-address guard would refuse as well."""
+    if name in host_setting("FETCH_ALLOWED_HOSTS"):
+        return False
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return not is_public_address(name)
+    except ValueError:
+        return False  # a name: its addresses are checked when it resolves
+
+
+def ca_bundle_hint() -> str:
+    """In DEBUG, what to do about a certificate that does not verify: the CA file to trust."""
+    if not settings.DEBUG:
+        return ""
+    if bundle := getattr(settings, "FETCH_CA_BUNDLE", None):
+        return f" (DEBUG: FETCH_CA_BUNDLE={bundle} is the only CA trusted)"
+    return (
+        " (DEBUG: for a local site with a certificate of your own, set "
+        "FETCH_CA_BUNDLE=<its certificate or its CA's, a PEM file> to trust it)"
+    )
 
 
 @dataclass(frozen=True)

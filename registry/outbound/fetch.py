@@ -24,9 +24,12 @@ from registry.outbound.addresses import (
     DEFAULT_PORTS,
     PinnedBackend,
     Target,
+    ca_bundle_hint,
+    host_is_local,
     host_name,
     host_setting,
     is_public_address,
+    setting_hint,
 )
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -188,8 +191,13 @@ def _target(url: str, deadline: float) -> Target:
     if parsed.scheme != "https" and not (
         parsed.scheme == "http" and name in host_setting("FETCH_ALLOW_HTTP_HOSTS")
     ):
+        hint = ""
+        if parsed.scheme == "http":
+            hint = setting_hint("FETCH_ALLOW_HTTP_HOSTS", name, also_private=host_is_local(name))
         raise FetchError(
-            "scheme-not-allowed", url, f"{url} was not fetched: only https URLs are allowed."
+            "scheme-not-allowed",
+            url,
+            f"{url} was not fetched: only https URLs are allowed.{hint}",
         )
     if not host:
         raise FetchError("invalid-url", url, f"{url} has no host.")
@@ -204,7 +212,7 @@ def _target(url: str, deadline: float) -> Target:
                     "blocked-address",
                     url,
                     f"{url} was not fetched: its host resolves to {address}, "
-                    "which is not a public address.",
+                    "which is not a public address." + setting_hint("FETCH_ALLOWED_HOSTS", name),
                 )
     return Target(url=parsed, host=host, port=port, addresses=addresses)
 
@@ -323,8 +331,11 @@ def _connection_error(exc: Exception, url: str) -> FetchError:
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ssl.SSLError):
+            hint = ca_bundle_hint() if isinstance(cause, ssl.SSLCertVerificationError) else ""
             return FetchError(
-                "tls-error", url, f"{url} was not fetched: the TLS connection failed ({cause})."
+                "tls-error",
+                url,
+                f"{url} was not fetched: the TLS connection failed ({cause}){hint}.",
             )
         cause = cause.__cause__ or cause.__context__
     if isinstance(exc, httpcore.ProtocolError):

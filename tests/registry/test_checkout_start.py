@@ -61,6 +61,60 @@ def test_make_run_on_a_busy_port_stops_with_one_line_before_doing_anything(tmp_p
     assert not (tmp_path / ".env").exists() and not (tmp_path / "db.sqlite3").exists()
 
 
+def listening_pair() -> tuple[list[socket.socket], int]:
+    """Two sockets listening on consecutive ports, as a running `make run`'s web server and
+    event stream do, and the first port."""
+    for _ in range(50):
+        first = socket.socket()
+        first.bind(("127.0.0.1", 0))
+        port = first.getsockname()[1]
+        second = socket.socket()
+        try:
+            second.bind(("127.0.0.1", port + 1))
+        except OSError:
+            first.close()
+            second.close()
+            continue
+        first.listen()
+        second.listen()
+        return [first, second], port
+    pytest.fail("no two consecutive free ports")
+
+
+def test_a_busy_port_suggests_a_port_pair_that_is_free(capsys):
+    from registry import devenv
+
+    sockets, port = listening_pair()
+    try:
+        assert devenv.main(["127.0.0.1", str(port)]) == 1
+        message = capsys.readouterr().err
+        # The running instance's event stream is on port+1: the suggestion is past both.
+        suggested = int(message.split("make run PORT=")[1].split()[0])
+        assert suggested > port + 1
+        assert not devenv.port_busy("127.0.0.1", suggested)
+        assert not devenv.port_busy("127.0.0.1", suggested + 1)
+        # The web port free but the event stream's taken: refused too, naming it.
+        assert devenv.main(["127.0.0.1", str(port + 2), str(port + 1)]) == 1
+        events_only = capsys.readouterr().err
+        assert f"event stream's port {port + 1} on 127.0.0.1 is already in use" in events_only
+    finally:
+        for listening in sockets:
+            listening.close()
+
+
+def test_manage_py_help_check_and_showmigrations_need_no_secret_key(tmp_path):
+    env = checkout_env(tmp_path, REGISTRY_ENV_FILE="", REGISTRY_VAR_DIR=str(tmp_path / "var"))
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    for command in ([], ["help"], ["check"], ["showmigrations", "registry"]):
+        done = run([sys.executable, "manage.py", *command], env)
+        assert done.returncode == 0, (command, done.stderr)
+        assert "SECRET_KEY" not in done.stderr
+    assert "create_api_key" in run([sys.executable, "manage.py", "help"], env).stdout
+    # A command that serves or signs still refuses to run without one.
+    served = run([sys.executable, "manage.py", "runserver", "--noreload"], env, timeout=30)
+    assert served.returncode != 0 and "SECRET_KEY is not set" in served.stderr
+
+
 def test_the_environment_file_serves_every_manage_py_call_as_printed(tmp_path):
     port = free_port()
     database = f"sqlite:///{tmp_path / 'db.sqlite3'}"

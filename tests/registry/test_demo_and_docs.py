@@ -163,7 +163,7 @@ def test_make_run_serves_and_writes_urls_with_its_port(tmp_path, monkeypatch):
         env=make_env(),
     )
     # The port is checked and the environment file written first, for that host and port.
-    assert done.stdout.splitlines()[0].endswith("-m registry.devenv 0.0.0.0 9123")
+    assert done.stdout.splitlines()[0].endswith("-m registry.devenv 0.0.0.0 9123 9124")
     monkeypatch.delenv("REGISTRY_BASE_URL")
     written = devenv.write(tmp_path / ".env", "0.0.0.0", 9123)
     assert written["REGISTRY_BASE_URL"] == "http://127.0.0.1:9123"
@@ -189,6 +189,9 @@ def test_make_without_a_target_lists_the_targets():
     listed = {line.split()[0] for line in lines[1:]}
     assert {"help", "run", "test", "serve", "worker", "beat", "migrate", "lint"} <= listed
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines[1:]), lines
+    # Every description starts in one column, past the longest target's name.
+    starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in lines[1:]}
+    assert len(starts) == 1, lines
 
 
 def openapi(anon) -> dict:

@@ -196,3 +196,49 @@ def test_on_a_phone_a_filters_control_comes_before_the_results(browser, live_ser
     # Beside the results on a wide screen, the filters need no link.
     assert not wide.get_by_role("link", name="Filters", exact=True).is_visible()
     desktop.close()
+
+
+# Where a line of text wraps between two letters of one word ("ser|ving"), in the page's
+# text outside code (a URL may wrap anywhere): the words and the letters either side.
+WORDS_BROKEN = """() => {
+  const found = [];
+  const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest("code, pre")) continue;
+    const text = node.textContent;
+    let top = null;
+    for (let i = 0; i < text.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = range.getClientRects()[0];
+      if (!rect) continue;
+      if (top !== null && rect.top > top + 2 && /\\w/.test(text[i - 1]) && /\\w/.test(text[i]))
+        found.push(text.slice(Math.max(0, i - 12), i) + "|" + text.slice(i, i + 12));
+      top = rect.top;
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_the_entity_page_keeps_words_whole_and_its_sources_short(browser, live_server, size):
+    from protocols.entities.demo import entities_demo_load
+    from protocols.entities.models import Entity
+
+    entities_demo_load("demo", set())
+    trattoria = Entity.objects.get(name="Demo Trattoria")
+    context = browser.new_context(base_url=live_server.url, viewport=WIDTHS[size][0])
+    page = context.new_page()
+    for url in [f"/browse/entities/{trattoria.pk}", f"/browse/agents/{trattoria.pk}", "/"]:
+        page.goto(url)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), url
+        assert page.evaluate(WORDS_BROKEN) == [], url
+    page.goto(f"/browse/entities/{trattoria.pk}")
+    # The source's URL gets the width of the column, not a letter's: a short column.
+    assert page.locator(".agent-side dd code").first.bounding_box()["width"] > 100
+    side, main = (page.locator(s).bounding_box() for s in (".agent-side", ".agent-main"))
+    if size == "desktop":
+        assert side["height"] < main["height"]
+    context.close()

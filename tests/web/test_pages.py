@@ -213,6 +213,16 @@ def test_a_native_agent_without_a_card_has_a_page_too(alice, native_payload, cli
     assert "card-json" not in html  # no A2A endpoint: no card
 
 
+def test_an_agent_without_a_description_says_what_is_known(alice, native_payload, client):
+    payload = native_payload(name="Quiet Tool")
+    payload.pop("description", None)
+    created = alice.post("/agents", payload, format="json")
+    assert created.status_code == 201, created.content
+    card_html = page(client, "/browse?q=quiet")
+    assert "No description given; reached over A2A (Http), with 1 skill." in card_html
+    assert "No description given" in page(client, f"/browse/agents/{created.json()['id']}")
+
+
 def test_pages_share_the_api_read_limit(client, agents, settings):
     settings.RATE_LIMIT_READ = "3/day"
     for url in ["/", "/browse", f"/browse/agents/{agents['weather'].pk}"]:

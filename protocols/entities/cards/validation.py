@@ -221,10 +221,59 @@ def _edp_location(location: dict | None) -> dict:
     }
 
 
+def _a2e_coordinates(card: dict) -> tuple[list[Problem], list[Problem]]:
+    """An A2E location's EDP-style ``coordinates: {lat, lng}``: A2E v0.1 gives ``location.lat``
+    and ``location.lng``. Read the other shape with a warning naming the spec's, or say why
+    it is not read (errors, warnings): a fact is never dropped without a word."""
+    entity = card.get("entity")
+    location = entity.get("location") if isinstance(entity, dict) else None
+    if not isinstance(location, dict) or "coordinates" not in location:
+        return [], []
+    path = "entity.location.coordinates"
+    coordinates = location["coordinates"]
+    if not isinstance(coordinates, dict):
+        return [
+            Problem(
+                path, "must be an object {lat, lng}; A2E v0.1 gives location.lat and location.lng"
+            )
+        ], []
+    errors = []
+    for name, limit in (("lat", 90), ("lng", 180)):
+        value = coordinates.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or abs(value) > limit:
+            errors.append(
+                Problem(join_path(path, name), f"must be a number between -{limit} and {limit}")
+            )
+    if errors:
+        return errors, []
+    if "lat" in location or "lng" in location:
+        if (location.get("lat"), location.get("lng")) != (coordinates["lat"], coordinates["lng"]):
+            return [
+                Problem(
+                    path,
+                    "differs from location.lat and location.lng: give one place "
+                    "(A2E v0.1: location.lat and location.lng)",
+                )
+            ], []
+        return [], [
+            Problem(path, "repeats location.lat and location.lng (A2E v0.1's shape); drop it")
+        ]
+    return [], [
+        Problem(
+            path,
+            "is EDP's shape, read as location.lat and location.lng, which A2E v0.1 "
+            "gives: publish those",
+        )
+    ]
+
+
 def _entities(card: dict, fmt: str) -> list[EntityData]:
     if fmt == A2E:
         entity = card["entity"]
-        location = entity.get("location") or {}
+        location = dict(entity.get("location") or {})
+        if isinstance(coordinates := location.get("coordinates"), dict):
+            location.setdefault("lat", coordinates["lat"])
+            location.setdefault("lng", coordinates["lng"])
         return [
             EntityData(
                 name=entity["name"],
@@ -291,10 +340,14 @@ def card_validate(card: Any, *, host: str | None = None) -> CardReport:
     elif isinstance(card.get("mcps"), list):
         for index, entry in enumerate(card["mcps"]):
             errors += _mcp_problems(entry, f"mcps[{index}]", fmt)
+    warnings: list[Problem] = []
+    if fmt == A2E:
+        coordinate_errors, warnings = _a2e_coordinates(card)
+        errors += coordinate_errors
     # A rule the schema already reported at a path (an http endpoint) is said once.
     reported: set[str] = set()
     errors = [p for p in errors if not (p.path in reported or reported.add(p.path))]
-    report = CardReport(fmt, domain.lower() if isinstance(domain, str) else None, errors)
+    report = CardReport(fmt, domain.lower() if isinstance(domain, str) else None, errors, warnings)
     if report.ok:
         report.entities = _entities(card, fmt)
         _sorted_mcps(report.entities)

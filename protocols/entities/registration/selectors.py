@@ -21,6 +21,7 @@ from django.utils import timezone
 from protocols.entities.cards.hours import open_now as hours_open_now
 from protocols.entities.cards.sources import sources_document
 from protocols.entities.cards.text import NAME_WEIGHT, capability_term, fold, query_words
+from protocols.entities.cards.validation import CardReport
 from protocols.entities.models import Entity, EntityTerm
 from protocols.entities.servers.server_cards import server_card_document, server_cards_by_endpoint
 from registry.agents.serializers import registry_url
@@ -87,6 +88,34 @@ def entity_summary(entity: Entity, at: datetime | None = None) -> dict:
         "verification_level": entity.verification_level,
         "flagged": entity.flagged,
     }
+
+
+def report_document(report: CardReport) -> dict:
+    """What ``POST /entities/validate`` answers for a valid card: what it says, and the
+    warnings (a shape read though the format's spec gives another)."""
+    document = {"valid": True, "format": report.format, "domain": report.domain}
+    document["entities"] = [
+        {
+            "name": e.name,
+            "path": e.path or None,
+            "category": e.category or None,
+            "location": {"city": e.city or None, "lat": e.lat, "lng": e.lng},
+            "mcps": [
+                {
+                    "provider": m.provider or None,
+                    "endpoint": m.endpoint,
+                    "capabilities": m.capabilities,
+                    "priority": m.priority,
+                    "order": m.order,
+                }
+                for m in e.mcps
+            ],
+        }
+        for e in report.entities
+    ]
+    if report.warnings:
+        document["warnings"] = [w.as_dict() for w in report.warnings]
+    return document
 
 
 def entity_document(entity: Entity, *, sources: bool = False) -> dict:

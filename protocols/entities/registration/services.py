@@ -7,7 +7,7 @@ discovery, the change feed, the admin and the signals cover entities like any ag
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -40,6 +40,7 @@ from registry.agents.removal import agent_delete
 from registry.discovery.models import AgentFacet
 from registry.events.envelope import ENTITY_CREATED, ENTITY_FLAGGED, ENTITY_UPDATED
 from registry.events.outbox import event_record
+from registry.http.jsonutil import Problem
 from registry.signals import agents_written_send
 
 WRITER = "entities"
@@ -54,6 +55,7 @@ class StoredCard:
     card: EntityCard
     entities: list[Entity]
     created: bool
+    warnings: list[Problem] = field(default_factory=list)  # the card's (CardReport.warnings)
 
 
 def crawl_due_at(domain: str, now: datetime, max_age: int | None = None) -> datetime:
@@ -215,7 +217,7 @@ def card_store(
     fresh = [Entity.objects.get(pk=e.pk) for e in stored]
     for entity, old in zip(fresh, stored, strict=True):
         _entity_event(entity, ENTITY_CREATED if old.pk in new_ids else ENTITY_UPDATED)
-    return StoredCard(card, fresh, created)
+    return StoredCard(card, fresh, created, report.warnings)
 
 
 def _entity_event(entity: Entity, type: str) -> None:

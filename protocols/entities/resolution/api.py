@@ -139,6 +139,7 @@ class EntityListView(APIView):
                 "format": stored.card.format,
                 "card_url": stored.card.url,
                 "entities": [entity_document(e) for e in stored.entities],
+                **({"warnings": [w.as_dict() for w in stored.warnings]} if stored.warnings else {}),
             },
             status=201 if stored.created else 200,
         )
@@ -195,31 +196,7 @@ class ValidateView(APIView):
                 ],
                 format=report.format,
             )
-        return Response(
-            {
-                "valid": True,
-                "format": report.format,
-                "domain": report.domain,
-                "entities": [
-                    {
-                        "name": e.name,
-                        "path": e.path or None,
-                        "category": e.category or None,
-                        "mcps": [
-                            {
-                                "provider": m.provider or None,
-                                "endpoint": m.endpoint,
-                                "capabilities": m.capabilities,
-                                "priority": m.priority,
-                                "order": m.order,
-                            }
-                            for m in e.mcps
-                        ],
-                    }
-                    for e in report.entities
-                ],
-            }
-        )
+        return Response(selectors.report_document(report))
 
 
 class ProviderRegisterView(APIView):

@@ -22,3 +22,9 @@ def entity_badge(agent: Agent) -> str | None:
     if entity is None:
         return None
     return "Entity (flagged)" if entity.flagged else f"Entity, level {entity.verification_level}"
+
+
+def entity_page_path(agent: Agent) -> str | None:
+    """The business's own page, which the entity badge links (in results, one click)."""
+    entity = getattr(agent, "entity", None)  # select_related (register_related)
+    return None if entity is None else f"/browse/entities/{entity.pk}"

@@ -186,5 +186,14 @@ ENTITIES_RESPONSE = {
         "format": {"type": "string", "enum": ["a2e-0.1", "edp-0.1", "edp-0.2"]},
         "card_url": {"type": "string"},
         "entities": {"type": "array", "items": ENTITY},
+        "warnings": {
+            "type": "array",
+            "description": "What the card says in a shape its format's spec does not give, "
+            "read all the same (each with its path); absent when none.",
+            "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
+            },
+        },
     },
 }

@@ -155,3 +155,14 @@ def test_a_repeated_hybrid_page_is_served_from_the_cache(
     # Its keys from the page cache at the current data generation: the listings alone.
     with django_assert_max_num_queries(2):
         assert anon.get("/discover/agents", query).content == first
+
+
+def test_the_fused_score_is_what_the_ard_guide_says():
+    from registry.discovery.hybrid import fuse
+
+    # First in both orders: 100; first in one and second in the other: 99 each.
+    assert fuse(["a", "b"], [("a", 0.9), ("b", 0.8)])[0] == ("a", 100.0)
+    assert [round(s) for _, s in fuse(["a", "b"], [("b", 0.9), ("a", 0.8)])] == [99, 99]
+    # Found by one order only: about half, 50, 49, 48, 48 by place.
+    fused = fuse([], [(name, 0.5) for name in "wxyz"])
+    assert [round(s) for _, s in fused] == [50, 49, 48, 48]

@@ -135,3 +135,38 @@ def test_registration_problems_have_paths():
         "provider.endpoint",
         "entities[1].entity_id",
     ]
+
+
+def a2e_at(location: dict) -> dict:
+    card = example("a2e-restaurant")
+    card["a2e"] = "0.1"
+    card["entity"]["location"] = location
+    return card
+
+
+def test_an_a2e_card_with_edp_coordinates_is_read_with_a_warning_naming_a2e_s_shape():
+    report = card_validate(a2e_at({"city": "Paris", "coordinates": {"lat": 48.85, "lng": 2.33}}))
+    assert report.ok
+    (entity,) = report.entities
+    assert (entity.lat, entity.lng) == (48.85, 2.33)
+    (warning,) = report.warnings
+    assert warning.path == "entity.location.coordinates"
+    assert "location.lat and location.lng" in warning.message
+
+
+@pytest.mark.parametrize(
+    ("location", "path"),
+    [
+        ({"coordinates": {"lat": 148.85, "lng": 2.33}}, "entity.location.coordinates.lat"),
+        ({"coordinates": {"lat": 48.85}}, "entity.location.coordinates.lng"),
+        ({"coordinates": "48.85,2.33"}, "entity.location.coordinates"),
+        (
+            {"lat": 1.0, "lng": 2.0, "coordinates": {"lat": 48.85, "lng": 2.33}},
+            "entity.location.coordinates",
+        ),
+    ],
+)
+def test_a2e_coordinates_that_cannot_be_read_are_refused_at_their_path(location, path):
+    report = card_validate(a2e_at(location))
+    assert not report.ok
+    assert path in paths(report)

@@ -158,6 +158,26 @@ def test_validate_answers_the_report_or_every_problem(anon):
     assert not Entity.objects.exists()
 
 
+def test_validate_reads_edp_coordinates_on_an_a2e_card_and_says_so(anon):
+    card = example("a2e-restaurant")
+    card["a2e"] = "0.1"
+    card["entity"]["location"] = {"city": "Paris", "coordinates": {"lat": 48.85, "lng": 2.33}}
+    answer = anon.post("/entities/validate", {"card": card}, format="json").json()
+    assert answer["entities"][0]["location"] == {"city": "Paris", "lat": 48.85, "lng": 2.33}
+    assert answer["warnings"][0]["path"] == "entity.location.coordinates"
+    assert "location.lat and location.lng" in answer["warnings"][0]["message"]
+
+
+def test_registering_an_a2e_card_with_edp_coordinates_keeps_them(network, https_server, at, alice):
+    card = example("a2e-restaurant")
+    card["a2e"] = "0.1"
+    card["entity"]["location"] = {"city": "Paris", "coordinates": {"lat": 48.85, "lng": 2.33}}
+    publish(https_server, card)
+    body = alice.post("/entities", {"domain": at("lepetitzinc.fr")}, format="json").json()
+    assert body["warnings"][0]["path"] == "entity.location.coordinates"
+    assert body["entities"][0]["location"]["coordinates"] == {"lat": 48.85, "lng": 2.33}
+
+
 def test_native_writes_may_not_change_an_entitys_mcp_servers(network, https_server, at, alice):
     publish(https_server, example("edp-v0.1-minimal"))
     entity_id = alice.post("/entities", {"domain": at("mybusiness.com")}, format="json").json()[

@@ -2,6 +2,7 @@
 with their server cards' tools, a map link; hostile names as text; unknown ids a 404 page."""
 
 import json
+import re
 
 import pytest
 
@@ -51,6 +52,28 @@ def test_a_provider_claims_facts_say_so(alice, anon):
     html = anon.get(f"/browse/entities/{found['id']}").content.decode()
     assert "Brasserie Lipp" in html and "a provider (booking-provider)" in html
     assert "Server card not read yet." in html
+
+
+def test_a_business_in_the_browse_results_links_its_own_page(alice, anon):
+    payload = example("edp-v0.1-provider-registration")
+    del payload["provider"]["public_key"]
+    alice.post("/v1/provider/register", payload, format="json")
+    found = anon.get("/v1/resolve?query=brasserie").json()["results"][0]["entity"]
+    html = anon.get("/browse?q=brasserie", HTTP_ACCEPT="text/html").content.decode()
+    assert f'href="/browse/entities/{found["id"]}"' in html
+
+
+def test_the_home_page_shows_agents_of_their_own_before_businesses(alice, anon, native_payload):
+    alice.post("/agents", native_payload(name="Quiet Tool", description=""), format="json")
+    alice.post("/agents", native_payload(name="Ledger Helper"), format="json")
+    payload = example("edp-v0.1-provider-registration")
+    del payload["provider"]["public_key"]
+    alice.post("/v1/provider/register", payload, format="json")  # newest: businesses
+    html = anon.get("/", HTTP_ACCEPT="text/html").content.decode()
+    names = re.findall(r'<h3><a href="/browse/agents/[^"]+">([^<]+)</a></h3>', html)
+    # Described agents first, then the others, then the businesses, each newest first.
+    assert names[:2] == ["Ledger Helper", "Quiet Tool"]
+    assert "Brasserie Lipp" in names[2:]
 
 
 @pytest.mark.parametrize("entity_id", ["00000000-0000-0000-0000-000000000000", "not-an-id"])
