@@ -25,6 +25,11 @@ QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
 QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
 QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
 QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
+# The caller's headers forwarded to the agent (A2A-*, Authorization) are held to
+# HEADER_MAX_BYTES each and HEADERS_MAX_BYTES in all (a 400 problem past one, nothing sent):
+# an AMQP message's headers must fit in one of the broker's frames (RabbitMQ: 128 KiB).
+QUEUE_RELAY_HEADER_MAX_BYTES = env_int("QUEUE_RELAY_HEADER_MAX_BYTES", 8192)
+QUEUE_RELAY_HEADERS_MAX_BYTES = env_int("QUEUE_RELAY_HEADERS_MAX_BYTES", 32768)
 # Relayed calls that wait for their agent's reply (protocols.a2a.relay.waits; a call past a
 # limit is refused before anything is sent, with Retry-After). In the web processes a
 # waiting call holds a worker: WEB_WAITS in all on the machine (keep it below the number of

@@ -26,6 +26,7 @@ from protocols.a2a.relay.service import (
     relay_endpoint,
     relay_outcome,
     relay_prelude,
+    relay_problem,
 )
 from protocols.a2a.relay.waits import async_waits
 from registry.access.counters import client_ip
@@ -71,7 +72,7 @@ def _prepare(scope: dict, body: bytes) -> tuple[HttpResponse | None, object, str
             return HttpResponse(json.dumps(details), content_type="application/json"), None, ""
         endpoint = relay_prelude(request, endpoint_id, path)
     except ProblemError as exc:
-        return problem_response(exc.status_code, exc.slug, exc.problem_detail), None, ""
+        return relay_problem(exc), None, ""
     if isinstance(endpoint, HttpResponse):
         return endpoint, None, ""
     return None, endpoint, client_ip(request)

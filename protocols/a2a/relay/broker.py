@@ -21,6 +21,8 @@ import kombu
 from django.conf import settings
 from kombu.exceptions import KombuError
 
+from registry.access.auth import KEY_PREFIX
+
 logger = logging.getLogger(__name__)
 
 METHOD_HEADER = "a2a-method"
@@ -154,14 +156,24 @@ def message_publish(queue: str, payload: dict, *, properties: dict, headers: dic
                 raise BrokerUnavailable("The queue broker cannot be reached.") from None
 
 
-def forwarded_headers(headers: dict[str, str], *, with_authorization: bool) -> dict[str, str]:
-    """The caller's headers the agent gets: A2A-* always, Authorization when it is not
-    the caller's registry API key (the registry's credential, not the agent's)."""
+def is_registry_key(authorization: str) -> bool:
+    """Whether an Authorization value carries a registry API key (``Bearer rk_…``, any
+    case and spacing, or the bare key)."""
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return token.strip().startswith(KEY_PREFIX)
+    return scheme.startswith(KEY_PREFIX)
+
+
+def forwarded_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The caller's headers the agent gets: A2A-* always, Authorization unless it carries
+    a registry API key; never X-Api-Key (registry keys stay with the registry)."""
     forwarded = {
         name: value for name, value in headers.items() if name.lower().startswith(FORWARDED_PREFIX)
     }
-    if with_authorization and headers.get("authorization"):
-        forwarded["authorization"] = headers["authorization"]
+    authorization = headers.get("authorization", "")
+    if authorization and not is_registry_key(authorization):
+        forwarded["authorization"] = authorization
     return forwarded
 
 

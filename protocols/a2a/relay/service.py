@@ -54,6 +54,7 @@ from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
 from registry.access.counters import client_ip
 from registry.agents.models import Endpoint
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
+from registry.http.jsonutil import Problem
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError, problem_response
 
@@ -88,8 +89,7 @@ class QueueRelayHandler(RequestHandler):
 
     def _caller(self, context: ServerCallContext) -> tuple[str, dict[str, str]]:
         headers = context.state.get("headers") or {}
-        scope, with_authorization = store.relay_scope(headers)
-        return scope, forwarded_headers(headers, with_authorization=with_authorization)
+        return store.relay_scope(headers), forwarded_headers(headers)
 
     async def _publish(self, task: Task, method: str, params: dict, headers: dict) -> None:
         try:
@@ -293,6 +293,36 @@ def relay_outcome(
     return response
 
 
+def forwarded_headers_check(request: HttpRequest) -> None:
+    """The headers the agent would get held to QUEUE_RELAY_HEADER_MAX_BYTES each and
+    QUEUE_RELAY_HEADERS_MAX_BYTES in all (their names and values): past the broker's frame
+    size a message breaks its connection. ProblemError (400) naming the header past one."""
+    headers = forwarded_headers({k.lower(): v for k, v in request.headers.items()})
+    each, total = settings.QUEUE_RELAY_HEADER_MAX_BYTES, settings.QUEUE_RELAY_HEADERS_MAX_BYTES
+    size = 0
+    for name, value in headers.items():
+        length = len(name.encode()) + len(value.encode())
+        size += length
+        if length > each:
+            limit = f"is {length} bytes, past QUEUE_RELAY_HEADER_MAX_BYTES ({each})"
+        elif size > total:
+            limit = f"brings the forwarded headers past QUEUE_RELAY_HEADERS_MAX_BYTES ({total})"
+        else:
+            continue
+        raise ProblemError(
+            400,
+            "validation-error",
+            f"The header {name} {limit}: nothing was sent to the agent.",
+            [Problem(f"headers.{name}", limit)],
+        )
+
+
+def relay_problem(exc: ProblemError) -> HttpResponse:
+    return problem_response(
+        exc.status_code, exc.slug, exc.problem_detail, errors=exc.errors or None
+    )
+
+
 def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint | HttpResponse:
     """The relayed endpoint of a request to hand to the SDK, or the answer refusing it
     (both the web process's view and the async server's application ask this)."""
@@ -308,6 +338,7 @@ def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint
             f"The queue endpoint {endpoint_id} is not relayed (only A2A over AMQP is); "
             "GET its URL for its connection details.",
         )
+    forwarded_headers_check(request)
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
@@ -339,7 +370,7 @@ class QueueEndpointView(APIView):
             try:
                 return relay_view(request, kwargs["endpoint_id"])
             except ProblemError as exc:
-                return problem_response(exc.status_code, exc.slug, exc.problem_detail)
+                return relay_problem(exc)
         return super().dispatch(request, *args, **kwargs)
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
@@ -368,4 +399,4 @@ def relay_rest_view(request: HttpRequest, endpoint_id: str, path: str) -> HttpRe
     try:
         return relay_view(request, endpoint_id, path)
     except ProblemError as exc:
-        return problem_response(exc.status_code, exc.slug, exc.problem_detail)
+        return relay_problem(exc)

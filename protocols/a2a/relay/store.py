@@ -40,21 +40,20 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
 
-def relay_scope(headers: dict[str, str]) -> tuple[str, bool]:
-    """Whose a relayed task is, from the request's headers, and whether its Authorization
-    goes on to the agent: a registry API key (``X-Api-Key``, or ``Authorization: Bearer
-    rk_…``, which stays with the registry) by its hash; else the Authorization value's hash;
-    else nobody ("")."""
+def relay_scope(headers: dict[str, str]) -> str:
+    """Whose a relayed task is, from the request's headers: a registry API key
+    (``X-Api-Key``, or ``Authorization: Bearer rk_…``) by its hash; else the Authorization
+    value's hash; else nobody ("")."""
     key = headers.get("x-api-key", "").strip()
     authorization = headers.get("authorization", "").strip()
     if key:
-        return api_key_hash(key), True
+        return api_key_hash(key)
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() == "bearer" and token.strip().startswith(KEY_PREFIX):
-        return api_key_hash(token.strip()), False
+        return api_key_hash(token.strip())
     if authorization:
-        return hashlib.sha256(b"authorization\n" + authorization.encode()).hexdigest(), True
-    return "", False
+        return hashlib.sha256(b"authorization\n" + authorization.encode()).hexdigest()
+    return ""
 
 
 def task_json(task: Task) -> dict:
