@@ -19,14 +19,13 @@ from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
 
+from protocols.a2a.relay.answers import relay_outcome, relay_problem
 from protocols.a2a.relay.service import (
     QueueRelayHandler,
     endpoint_details,
     relay_app,
     relay_endpoint,
-    relay_outcome,
     relay_prelude,
-    relay_problem,
 )
 from protocols.a2a.relay.waits import async_waits
 from registry.access.counters import client_ip

@@ -9,7 +9,6 @@ does not take it is a 503 problem (HTTP+JSON) or a JSON-RPC error with
 """
 
 import asyncio
-import json
 import time
 import uuid
 
@@ -48,15 +47,16 @@ from rest_framework.views import APIView
 from starlette.applications import Starlette
 
 from protocols.a2a.face.agent import _not_here, _unreadable
+from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.relay import store as store
+from protocols.a2a.relay.answers import forwarded_headers_check, relay_outcome, relay_problem
 from protocols.a2a.relay.broker import BrokerUnavailable, forwarded_headers, request_publish
 from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
 from registry.access.counters import client_ip
 from registry.agents.models import Endpoint
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
-from registry.http.jsonutil import Problem
 from registry.http.params import parse_uuid
-from registry.http.problems import ProblemError, problem_response
+from registry.http.problems import ProblemError
 
 # The longest pause between two looks at a waited-for task (the web process's; the async
 # server, with many waits on its one database thread, looks less often).
@@ -175,6 +175,7 @@ class QueueRelayHandler(RequestHandler):
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
+        list_params_check(params)
         scope, _ = self._caller(context)
         return await sync_to_async(store.tasks_list)(
             params, endpoint_id=self.endpoint.id, scope=scope
@@ -254,75 +255,6 @@ def endpoint_details(endpoint: Endpoint) -> dict:
     }
 
 
-def _unavailable_response(response: HttpResponse, reason: str, *, rest: bool) -> HttpResponse:
-    """The SDK's internal error for a request the broker did not take, as the bindings
-    say to retry: a 503 problem, or the JSON-RPC error with ``data.retryAfter``."""
-    retry_after = settings.QUEUE_RELAY_RETRY_AFTER_SECONDS
-    if rest:
-        response = problem_response(503, "queue-unavailable", f"{reason} Retry later.")
-    else:
-        body = json.loads(response.content)
-        body["error"]["data"] = {"retryAfter": retry_after}
-        response = HttpResponse(json.dumps(body), content_type="application/json")
-    response["Retry-After"] = str(retry_after)
-    return response
-
-
-def _refused_response(response: HttpResponse, refused: WaitRefused, *, rest: bool) -> HttpResponse:
-    """A call refused for want of a waiting place: a 503 (429: the client's limit) problem
-    naming the limit, or the JSON-RPC error with ``data.retryAfter`` and ``data.limit``."""
-    if rest:
-        response = problem_response(refused.status, "relay-waits-full", refused.detail)
-    else:
-        body = json.loads(response.content)
-        body["error"]["message"] = refused.detail
-        body["error"]["data"] = {"retryAfter": refused.retry_after, "limit": refused.limit}
-        response = HttpResponse(json.dumps(body), content_type="application/json")
-    response["Retry-After"] = str(refused.retry_after)
-    return response
-
-
-def relay_outcome(
-    handler: QueueRelayHandler, response: HttpResponse, *, rest: bool
-) -> HttpResponse:
-    """The SDK's answer, but for a call refused or not taken by the broker."""
-    if handler.refused is not None:
-        return _refused_response(response, handler.refused, rest=rest)
-    if handler.unavailable is not None:
-        return _unavailable_response(response, handler.unavailable, rest=rest)
-    return response
-
-
-def forwarded_headers_check(request: HttpRequest) -> None:
-    """The headers the agent would get held to QUEUE_RELAY_HEADER_MAX_BYTES each and
-    QUEUE_RELAY_HEADERS_MAX_BYTES in all (their names and values): past the broker's frame
-    size a message breaks its connection. ProblemError (400) naming the header past one."""
-    headers = forwarded_headers({k.lower(): v for k, v in request.headers.items()})
-    each, total = settings.QUEUE_RELAY_HEADER_MAX_BYTES, settings.QUEUE_RELAY_HEADERS_MAX_BYTES
-    size = 0
-    for name, value in headers.items():
-        length = len(name.encode()) + len(value.encode())
-        size += length
-        if length > each:
-            limit = f"is {length} bytes, past QUEUE_RELAY_HEADER_MAX_BYTES ({each})"
-        elif size > total:
-            limit = f"brings the forwarded headers past QUEUE_RELAY_HEADERS_MAX_BYTES ({total})"
-        else:
-            continue
-        raise ProblemError(
-            400,
-            "validation-error",
-            f"The header {name} {limit}: nothing was sent to the agent.",
-            [Problem(f"headers.{name}", limit)],
-        )
-
-
-def relay_problem(exc: ProblemError) -> HttpResponse:
-    return problem_response(
-        exc.status_code, exc.slug, exc.problem_detail, errors=exc.errors or None
-    )
-
-
 def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint | HttpResponse:
     """The relayed endpoint of a request to hand to the SDK, or the answer refusing it
     (both the web process's view and the async server's application ask this)."""
@@ -342,7 +274,7 @@ def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
-    return endpoint
+    return list_query_problem(request, path) or endpoint
 
 
 def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpResponse:
