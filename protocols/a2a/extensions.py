@@ -55,6 +55,9 @@ PROBLEM_TYPES = {
     "made; retry after Retry-After, or send with returnImmediately and poll GetTask.",
     "queue-unavailable": "The queue relay's broker did not take the request (unreachable, or "
     "the agent's queue missing): nothing was sent and no task made; retry after Retry-After.",
+    "relay-anonymous-limit": "Too many relayed tasks without credentials (open in all, 503, "
+    "or made by this client this hour, 429): nothing was sent and no task made; retry after "
+    "Retry-After, or send an Authorization.",
 }
 
 TRUST_SCHEMA = {

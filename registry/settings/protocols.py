@@ -25,6 +25,15 @@ QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
 QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
 QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
 QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
+# Relayed tasks made without credentials (anyone may make them): at most ANONYMOUS_TASKS_MAX
+# open (not final) at once in all (503 past it) and ANONYMOUS_TASKS_PER_CLIENT an hour per
+# client address (429), nothing stored or published past either; unanswered ones are removed
+# after ANONYMOUS_TASK_RETENTION_SECONDS (the hourly relay-tasks-expire job).
+QUEUE_RELAY_ANONYMOUS_TASKS_MAX = env_int("QUEUE_RELAY_ANONYMOUS_TASKS_MAX", 1000)
+QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT = env_int("QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT", 60)
+QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS = env_int(
+    "QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS", 3600
+)
 # The caller's headers forwarded to the agent (A2A-*, Authorization) are held to
 # HEADER_MAX_BYTES each and HEADERS_MAX_BYTES in all (a 400 problem past one, nothing sent):
 # an AMQP message's headers must fit in one of the broker's frames (RabbitMQ: 128 KiB).

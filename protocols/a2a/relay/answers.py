@@ -32,7 +32,7 @@ def _refused_response(response: HttpResponse, refused: WaitRefused, *, rest: boo
     """A call refused for want of a waiting place: a 503 (429: the client's limit) problem
     naming the limit, or the JSON-RPC error with ``data.retryAfter`` and ``data.limit``."""
     if rest:
-        response = problem_response(refused.status, "relay-waits-full", refused.detail)
+        response = problem_response(refused.status, refused.slug, refused.detail)
     else:
         body = json.loads(response.content)
         body["error"]["message"] = refused.detail

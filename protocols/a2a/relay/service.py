@@ -91,6 +91,15 @@ class QueueRelayHandler(RequestHandler):
         headers = context.state.get("headers") or {}
         return store.relay_scope(headers), forwarded_headers(headers)
 
+    async def _anonymous_check(self) -> None:
+        """A task without credentials may be made only within the anonymous limits: else
+        refused, nothing stored or published."""
+        try:
+            await sync_to_async(store.anonymous_task_allowed)(self.client)
+        except WaitRefused as exc:
+            self.refused = exc
+            raise InternalError(message=exc.detail) from None
+
     async def _publish(self, task: Task, method: str, params: dict, headers: dict) -> None:
         try:
             await sync_to_async(request_publish)(
@@ -150,6 +159,8 @@ class QueueRelayHandler(RequestHandler):
             task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
             task.status.timestamp.GetCurrentTime()
             task.history.append(message)
+            if not scope:
+                await self._anonymous_check()
             await sync_to_async(store.task_pending_create)(
                 task, endpoint_id=self.endpoint.id, scope=scope
             )

@@ -25,7 +25,9 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import RelayTask
+from protocols.a2a.relay.waits import WaitRefused
 from registry.access.auth import KEY_PREFIX, api_key_hash
+from registry.access.counters import window_allows
 
 FINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -62,6 +64,36 @@ def task_json(task: Task) -> dict:
 
 def task_parse(body: dict) -> Task:
     return ParseDict(body, Task(), ignore_unknown_fields=True)
+
+
+def anonymous_task_allowed(client: str) -> None:
+    """A new task without credentials may be made for ``client`` (an address): at most
+    QUEUE_RELAY_ANONYMOUS_TASKS_MAX such tasks are open (not final) in all, and a client
+    makes at most QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT an hour; WaitRefused past one."""
+    most = settings.QUEUE_RELAY_ANONYMOUS_TASKS_MAX
+    open_now = RelayTask.objects.filter(scope="").exclude(state__in=FINAL_NAMES)
+    if open_now.count() >= most:
+        raise WaitRefused(
+            503,
+            "QUEUE_RELAY_ANONYMOUS_TASKS_MAX",
+            f"{most} relayed tasks without credentials are open already "
+            "(QUEUE_RELAY_ANONYMOUS_TASKS_MAX): nothing was sent. Retry later, or send "
+            "an Authorization.",
+            slug="relay-anonymous-limit",
+            retry_after=settings.QUEUE_RELAY_RETRY_AFTER_SECONDS,
+        )
+    per_client = settings.QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT
+    wait = window_allows("relay-anonymous", client, f"{per_client}/hour")
+    if wait is not None:
+        raise WaitRefused(
+            429,
+            "QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT",
+            f"This client made {per_client} relayed tasks without credentials this hour "
+            "(QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT): nothing was sent. Retry after "
+            "Retry-After, or send an Authorization.",
+            slug="relay-anonymous-limit",
+            retry_after=int(wait),
+        )
 
 
 def task_pending_create(task: Task, *, endpoint_id, scope: str) -> None:
@@ -215,9 +247,19 @@ def reply_apply(task_id: str, *, event: StreamResponse | None, error: dict | Non
 
 
 def relay_tasks_expire(now: datetime | None = None) -> int:
-    """Remove the relayed tasks unchanged for QUEUE_RELAY_TASK_RETENTION_SECONDS."""
+    """Remove the relayed tasks unchanged for QUEUE_RELAY_TASK_RETENTION_SECONDS, and those
+    made without credentials and still unanswered (pending or submitted) after
+    QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS."""
     cutoff = (now or timezone.now()) - timedelta(
         seconds=settings.QUEUE_RELAY_TASK_RETENTION_SECONDS
     )
     deleted, _ = RelayTask.objects.filter(updated_at__lt=cutoff).delete()
-    return deleted
+    # Tasks without credentials that no reply reached yet go sooner: anyone may make them.
+    unanswered = (now or timezone.now()) - timedelta(
+        seconds=settings.QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS
+    )
+    submitted = (RelayTask.PENDING, TaskState.Name(TaskState.TASK_STATE_SUBMITTED))
+    anonymous, _ = RelayTask.objects.filter(
+        scope="", state__in=submitted, updated_at__lt=unanswered
+    ).delete()
+    return deleted + anonymous
