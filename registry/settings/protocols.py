@@ -3,7 +3,7 @@ re-checks, its agent's tasks), the queue relay, AAP and entity cards."""
 
 import os
 
-from registry.settings.env import env_bool, env_int
+from registry.settings.env import env_bool, env_int, env_list
 
 # A probe that finds an agent's card changed where it was registered from (by domain or
 # URL) re-imports it when it validates (signed cards only when the signature verifies).
@@ -22,6 +22,9 @@ QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2
 QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
     "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
 )
+# Queue names no relayed endpoint may name (besides the reply, dead-letter, webhook and
+# "celery" queues): the registry's and the job engine's, and the broker's own (amq.).
+QUEUE_RELAY_RESERVED_PREFIXES = env_list("QUEUE_RELAY_RESERVED_PREFIXES", "registry.,celery,amq.")
 QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
 QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
 QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)

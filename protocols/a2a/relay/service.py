@@ -51,9 +51,10 @@ from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.relay import store as store
 from protocols.a2a.relay.answers import forwarded_headers_check, relay_outcome, relay_problem
 from protocols.a2a.relay.broker import BrokerUnavailable, forwarded_headers, request_publish
+from protocols.a2a.relay.queues import queue_name_reserved
 from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
 from registry.access.counters import client_ip
-from registry.agents.models import Endpoint
+from registry.agents.models import Agent, Endpoint
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
@@ -281,6 +282,10 @@ def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint
             f"The queue endpoint {endpoint_id} is not relayed (only A2A over AMQP is); "
             "GET its URL for its connection details.",
         )
+    if endpoint.agent.status == Agent.Status.RETIRED or queue_name_reserved(endpoint.address):
+        # A retired agent's queue name may be another owner's now; a reserved name was
+        # refused at every write since, but may be older.
+        raise ProblemError(404, "not-found", f"The queue endpoint {endpoint_id} is not relayed.")
     forwarded_headers_check(request)
     problem = json_body_problem(request)
     if problem is not None:
