@@ -30,6 +30,9 @@ METHOD_HEADER = "a2a-method"
 CONTEXT_HEADER = "a2a-context-id"
 # The header of a dead-lettered reply saying why the relay could not use it.
 REASON_HEADER = "x-relay-reason"
+# The task's reply secret: on every request published for it; a reply must echo it (the
+# relay applies no reply without it: any broker client may publish to the reply queue).
+SECRET_HEADER = "x-relay-secret"
 CONNECT_SECONDS = 3
 CONFIRM_SECONDS = 5
 # Request headers forwarded to the agent as message headers (the agent enforces its own
@@ -185,14 +188,21 @@ def request_publish(
     method: str,
     params: dict,
     headers: dict[str, str],
+    reply_secret: str,
 ) -> None:
     """An A2A request on an agent's queue: a JSON-RPC 2.0 request object whose id, and the
-    message's correlation id, are the task's id; replies go to the registry's reply queue."""
+    message's correlation id, are the task's id; replies go to the registry's reply queue,
+    echoing ``reply_secret``."""
     message_publish(
         queue,
         {"jsonrpc": "2.0", "id": task_id, "method": method, "params": params},
         properties={"correlation_id": task_id, "reply_to": settings.QUEUE_RELAY_REPLY_QUEUE},
-        headers={**headers, METHOD_HEADER: method, CONTEXT_HEADER: context_id},
+        headers={
+            **headers,
+            METHOD_HEADER: method,
+            CONTEXT_HEADER: context_id,
+            SECRET_HEADER: reply_secret,
+        },
     )
 
 
@@ -204,13 +214,15 @@ def reply_queues_declare(channel) -> None:
         channel.queue_declare(queue=name, durable=True, auto_delete=False)
 
 
-def reply_publish(channel, reply_to: str, correlation_id: str, payload: dict) -> None:
+def reply_publish(
+    channel, reply_to: str, correlation_id: str, payload: dict, *, reply_secret: str
+) -> None:
     """An agent's reply on ``channel`` (one of its connection's): a JSON-RPC 2.0 response
-    with the request's correlation id, persistent, confirmed by the broker."""
+    with the request's correlation id and reply secret, persistent, confirmed by the broker."""
     confirmed_publish(
         channel,
         reply_to,
         json.dumps(payload, separators=(",", ":")).encode(),
         {"correlation_id": correlation_id},
-        {},
+        {SECRET_HEADER: reply_secret},
     )

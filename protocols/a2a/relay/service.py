@@ -101,7 +101,10 @@ class QueueRelayHandler(RequestHandler):
             self.refused = exc
             raise InternalError(message=exc.detail) from None
 
-    async def _publish(self, task: Task, method: str, params: dict, headers: dict) -> None:
+    async def _publish(
+        self, task: Task, method: str, params: dict, headers: dict, secret: str = ""
+    ) -> None:
+        secret = secret or await sync_to_async(store.task_reply_secret)(task.id)
         try:
             await sync_to_async(request_publish)(
                 self.endpoint.address,
@@ -110,6 +113,7 @@ class QueueRelayHandler(RequestHandler):
                 method=method,
                 params=params,
                 headers=headers,
+                reply_secret=secret,
             )
         except BrokerUnavailable as exc:
             self.unavailable = str(exc)
@@ -162,11 +166,11 @@ class QueueRelayHandler(RequestHandler):
             task.history.append(message)
             if not scope:
                 await self._anonymous_check()
-            await sync_to_async(store.task_pending_create)(
+            secret = await sync_to_async(store.task_pending_create)(
                 task, endpoint_id=self.endpoint.id, scope=scope
             )
             try:
-                await self._publish(task, "SendMessage", MessageToDict(params), headers)
+                await self._publish(task, "SendMessage", MessageToDict(params), headers, secret)
             except InternalError:
                 await sync_to_async(store.task_abandon)(task.id)
                 raise

@@ -9,6 +9,8 @@ one (the consumer dead-letters it with that reason).
 
 import base64
 import hashlib
+import hmac
+import secrets
 from datetime import datetime, timedelta
 
 from a2a.types.a2a_pb2 import (
@@ -96,8 +98,10 @@ def anonymous_task_allowed(client: str) -> None:
         )
 
 
-def task_pending_create(task: Task, *, endpoint_id, scope: str) -> None:
-    """A new task, not yet visible: its request is not confirmed by the broker yet."""
+def task_pending_create(task: Task, *, endpoint_id, scope: str) -> str:
+    """A new task, not yet visible: its request is not confirmed by the broker yet. Its
+    reply secret (random) is returned, to publish with the request."""
+    secret = secrets.token_urlsafe(32)
     RelayTask.objects.create(
         id=task.id,
         endpoint_id=endpoint_id,
@@ -105,7 +109,20 @@ def task_pending_create(task: Task, *, endpoint_id, scope: str) -> None:
         context_id=task.context_id,
         state=RelayTask.PENDING,
         body=task_json(task),
+        reply_secret=secret,
     )
+    return secret
+
+
+def task_reply_secret(task_id: str) -> str:
+    """The reply secret of a task (a follow-up's request carries it again); a task made
+    before tasks had one is given one now."""
+    secret = RelayTask.objects.filter(pk=task_id).values_list("reply_secret", flat=True).first()
+    if not secret:
+        secret = secrets.token_urlsafe(32)
+        RelayTask.objects.filter(pk=task_id, reply_secret="").update(reply_secret=secret)
+        secret = RelayTask.objects.filter(pk=task_id).values_list("reply_secret", flat=True)[0]
+    return secret
 
 
 def task_confirm(task_id: str) -> None:
@@ -221,13 +238,20 @@ def _error_apply(task: Task, error: dict, method: str) -> None:
         task.status.CopyFrom(status)
 
 
-def reply_apply(task_id: str, *, event: StreamResponse | None, error: dict | None) -> str | None:
+def reply_apply(
+    task_id: str, *, secret: str, event: StreamResponse | None, error: dict | None
+) -> str | None:
     """Apply one reply (an event, or a JSON-RPC error) to its task; None when applied,
-    else why not: ``unknown-task``, or ``task-final`` for a change to a finished task."""
+    else why not: ``unknown-task``, ``wrong-reply-secret`` (the reply does not echo the
+    task's secret: not the agent's), or ``task-final`` for a change to a finished task."""
     with transaction.atomic():
         row = RelayTask.objects.select_for_update().filter(pk=task_id).first()
         if row is None:
             return "unknown-task"
+        if not row.reply_secret or not hmac.compare_digest(
+            row.reply_secret.encode(), secret.encode()
+        ):
+            return "wrong-reply-secret"
         task = task_parse(row.body)
         if task_is_final(task) and row.state != RelayTask.PENDING:
             return "task-final"
