@@ -19,9 +19,12 @@ QUEUE_RELAY_BROKER_URL = os.environ.get(
     "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
 )
 QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
+# The dead-letter queue keeps at most DEAD_LETTER_MAX_LENGTH replies (the oldest dropped);
+# its name changed with the cap (RabbitMQ keeps a queue's arguments as first declared).
 QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
-    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
+    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.dead-letters"
 )
+QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH = env_int("QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH", 10000)
 # Queue names no relayed endpoint may name (besides the reply, dead-letter, webhook and
 # "celery" queues): the registry's and the job engine's, and the broker's own (amq.).
 QUEUE_RELAY_RESERVED_PREFIXES = env_list("QUEUE_RELAY_RESERVED_PREFIXES", "registry.,celery,amq.")

@@ -209,9 +209,34 @@ def request_publish(
 def reply_queues_declare(channel) -> None:
     """The registry's own queues (durable): the reply queue, declared before any request is
     published so that no reply is lost before the relay consumer first runs, and the
-    dead-letter queue."""
-    for name in (settings.QUEUE_RELAY_REPLY_QUEUE, settings.QUEUE_RELAY_DEAD_LETTER_QUEUE):
-        channel.queue_declare(queue=name, durable=True, auto_delete=False)
+    dead-letter queue (``dead_letter_queue_declare``)."""
+    channel.queue_declare(queue=settings.QUEUE_RELAY_REPLY_QUEUE, durable=True, auto_delete=False)
+    dead_letter_queue_declare(channel)
+
+
+def dead_letter_queue_declare(channel) -> None:
+    """The dead-letter queue, at most QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH messages (the
+    oldest dropped first). RabbitMQ refuses to declare a queue again with other arguments
+    (one declared before the cap, or with another) and closes the channel: that is tried on
+    a channel of its own, and such a queue is used as it is, with a warning saying how to
+    cap it (delete it, or a policy)."""
+    name, most = settings.QUEUE_RELAY_DEAD_LETTER_QUEUE, settings.QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH
+    trial = channel.connection.channel()
+    try:
+        trial.queue_declare(
+            queue=name, durable=True, auto_delete=False, arguments={"x-max-length": most}
+        )
+    except amqp.exceptions.PreconditionFailed:
+        logger.warning(
+            "The dead-letter queue %s exists with other arguments than x-max-length=%d "
+            "(QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH): used as it is. Delete it once empty, or "
+            "cap it with a policy (rabbitmqctl set_policy ... max-length).",
+            name,
+            most,
+        )
+    finally:
+        with suppress(*BROKER_ERRORS):  # closed by the broker on a refusal
+            trial.close()
 
 
 def reply_publish(
