@@ -159,6 +159,8 @@ class RelayTask(models.Model):
                 fields=["endpoint", "scope", "-updated_at"], name="a2a_relay_scope_recent"
             ),
             models.Index(fields=["updated_at"], name="a2a_relay_updated"),
+            # The anonymous tasks open now (scope "": the relay's limit in all).
+            models.Index(fields=["scope", "state"], name="a2a_relay_scope_state"),
         ]
 
     def __str__(self) -> str:
