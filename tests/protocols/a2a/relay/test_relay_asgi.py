@@ -9,6 +9,8 @@ import uuid
 
 import kombu
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 
 from protocols.a2a.relay import asgi
 from protocols.a2a.relay.waits import AsyncWaits
@@ -117,6 +119,7 @@ def test_the_async_route_refuses_a_clients_call_past_its_waits_while_the_others_
             secret = request.headers["x-relay-secret"]
             await asyncio.to_thread(reply_put, json.dumps(done).encode(), task_id, secret)
         answered = await asyncio.gather(*waiting, other_client)
+        await sync_to_async(connections.close_all)()  # the server's database thread's
         return refused, answered, waits
 
     refused, answered, waits = asyncio.run(run())
