@@ -144,3 +144,29 @@ def test_nothing_is_relayed_to_a_reserved_queue_or_for_a_retired_agent(
         )
         assert response.status_code == 404, response.content
         assert response["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.django_db
+def test_a_transferred_agent_takes_its_queue_along_unless_its_owner_keeps_using_it(
+    alice, bob, native_payload
+):
+    made = [
+        alice.post(
+            "/agents", native_payload(name=name, endpoints=[queue("q", address)]), format="json"
+        ).json()
+        for name, address in (("Moves", "moves.q"), ("Shares", "shared.q"), ("Stays", "shared.q"))
+    ]
+
+    outcomes = []
+    for agent in made[:2]:
+        transfer = alice.post(
+            f"/agents/{agent['id']}/transfers", {"toOwner": "bob"}, format="json"
+        ).json()
+        outcomes.append(bob.post(f"/transfers/{transfer['id']}/accept"))
+
+    assert outcomes[0].status_code == 200
+    assert_refused(outcomes[1], 409, "endpoints[0].address")
+    assert sorted(QueueClaim.objects.values_list("name", "owner")) == [
+        ("moves.q", "bob"),
+        ("shared.q", "alice"),
+    ]
