@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils.html import format_html
 
-from protocols.a2a.models import AgentTask, CardDocument
+from protocols.a2a.models import AgentTask, CardDocument, QueueClaim
 
 
 @admin.register(CardDocument)
@@ -42,6 +42,21 @@ class AgentTaskAdmin(admin.ModelAdmin):
     search_fields = ["=id", "=context_id"]
     readonly_fields = ["id", "state", "context_id", "created_at", "updated_at", "body"]
     exclude = ["scope"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(QueueClaim)
+class QueueClaimAdmin(admin.ModelAdmin):
+    """Queue names held by their first owner; deleting one releases it."""
+
+    list_display = ["name", "owner", "claimed_at"]
+    search_fields = ["name", "owner"]
+    readonly_fields = ["name", "owner", "claimed_at"]
 
     def has_add_permission(self, request):
         return False

@@ -55,6 +55,12 @@ PROBLEM_TYPES = {
     "made; retry after Retry-After, or send with returnImmediately and poll GetTask.",
     "queue-unavailable": "The queue relay's broker did not take the request (unreachable, or "
     "the agent's queue missing): nothing was sent and no task made; retry after Retry-After.",
+    "queue-name-taken": "The endpoint names a queue another owner's relayed endpoint "
+    "named first (errors[] names the address): queue names are their first owner's while it "
+    "has an endpoint on them.",
+    "relay-anonymous-limit": "Too many relayed tasks without credentials (open in all, 503, "
+    "or made by this client this hour, 429): nothing was sent and no task made; retry after "
+    "Retry-After, or send an Authorization.",
 }
 
 TRUST_SCHEMA = {

@@ -147,6 +147,9 @@ class RelayTask(models.Model):
     # The last request relayed for the task (SendMessage or CancelTask): an error reply
     # fails a sent message's task, not a refused cancel's.
     last_method = models.CharField(max_length=40, default="SendMessage")
+    # Sent with each request published for the task; a reply that does not echo it is
+    # not the agent's and changes nothing (compared in constant time).
+    reply_secret = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -156,10 +159,29 @@ class RelayTask(models.Model):
                 fields=["endpoint", "scope", "-updated_at"], name="a2a_relay_scope_recent"
             ),
             models.Index(fields=["updated_at"], name="a2a_relay_updated"),
+            # The anonymous tasks open now (scope "": the relay's limit in all).
+            models.Index(fields=["scope", "state"], name="a2a_relay_scope_state"),
         ]
 
     def __str__(self) -> str:
         return f"{self.id} ({self.state})"
+
+
+class QueueClaim(models.Model):
+    """A queue name on the relay's broker, given to the first owner whose relayed endpoint
+    (A2A over AMQP) names it (``protocols.a2a.relay.queues``): another owner's endpoint may
+    not name it. Released when its owner has no relayed endpoint on it any more (at that
+    owner's next write, or when another owner asks for it), or by an admin."""
+
+    name = models.CharField(primary_key=True, max_length=255)
+    owner = models.CharField(max_length=200)
+    claimed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner"], name="a2a_queue_claim_owner")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.owner})"
 
 
 class CardVersion(models.Model):

@@ -20,6 +20,7 @@ from protocols.a2a.cards.validation import card_validate
 from protocols.a2a.models import AgentIdentity, CardDocument, CardProvenance, CardVersion
 from protocols.a2a.registration.provenance import trust_facts_save
 from protocols.a2a.registration.services import WRITER, card_facts_save, document_save
+from protocols.a2a.relay.queues import queue_names_claim
 from protocols.a2a.signals import StoredCard, cards_stored_send
 from protocols.a2a.versions.history import version_record
 from registry.agents.models import Agent
@@ -135,6 +136,15 @@ def _identity_move(agent: Agent) -> None:
         )
     identity.owner = agent.owner
     identity.save(update_fields=["owner"])
+
+
+@receiver(agent_changed, dispatch_uid="a2a-queue-claims")
+def on_agent_queues_changed(
+    sender, agent: Agent, changed: set[str], created: bool = False, **kwargs
+) -> None:
+    """Relayed endpoints name only queues the agent's owner may use."""
+    if changed & {"endpoints", "owner"}:
+        queue_names_claim(agent)
 
 
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")

@@ -3,7 +3,7 @@ re-checks, its agent's tasks), the queue relay, AAP and entity cards."""
 
 import os
 
-from registry.settings.env import env_bool, env_int
+from registry.settings.env import env_bool, env_int, env_list
 
 # A probe that finds an agent's card changed where it was registered from (by domain or
 # URL) re-imports it when it validates (signed cards only when the signature verifies).
@@ -19,12 +19,32 @@ QUEUE_RELAY_BROKER_URL = os.environ.get(
     "QUEUE_RELAY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"
 )
 QUEUE_RELAY_REPLY_QUEUE = os.environ.get("QUEUE_RELAY_REPLY_QUEUE", "registry.a2a.replies")
+# The dead-letter queue keeps at most DEAD_LETTER_MAX_LENGTH replies (the oldest dropped);
+# its name changed with the cap (RabbitMQ keeps a queue's arguments as first declared).
 QUEUE_RELAY_DEAD_LETTER_QUEUE = os.environ.get(
-    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.replies.dead"
+    "QUEUE_RELAY_DEAD_LETTER_QUEUE", "registry.a2a.dead-letters"
 )
+QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH = env_int("QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH", 10000)
+# Queue names no relayed endpoint may name (besides the reply, dead-letter, webhook and
+# "celery" queues): the registry's and the job engine's, and the broker's own (amq.).
+QUEUE_RELAY_RESERVED_PREFIXES = env_list("QUEUE_RELAY_RESERVED_PREFIXES", "registry.,celery,amq.")
 QUEUE_RELAY_WAIT_SECONDS = env_int("QUEUE_RELAY_WAIT_SECONDS", 10)
 QUEUE_RELAY_RETRY_AFTER_SECONDS = env_int("QUEUE_RELAY_RETRY_AFTER_SECONDS", 30)
 QUEUE_RELAY_TASK_RETENTION_SECONDS = env_int("QUEUE_RELAY_TASK_RETENTION_SECONDS", 7 * 86400)
+# Relayed tasks made without credentials (anyone may make them): at most ANONYMOUS_TASKS_MAX
+# open (not final) at once in all (503 past it) and ANONYMOUS_TASKS_PER_CLIENT an hour per
+# client address (429), nothing stored or published past either; unanswered ones are removed
+# after ANONYMOUS_TASK_RETENTION_SECONDS (the hourly relay-tasks-expire job).
+QUEUE_RELAY_ANONYMOUS_TASKS_MAX = env_int("QUEUE_RELAY_ANONYMOUS_TASKS_MAX", 1000)
+QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT = env_int("QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT", 60)
+QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS = env_int(
+    "QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS", 3600
+)
+# The caller's headers forwarded to the agent (A2A-*, Authorization) are held to
+# HEADER_MAX_BYTES each and HEADERS_MAX_BYTES in all (a 400 problem past one, nothing sent):
+# an AMQP message's headers must fit in one of the broker's frames (RabbitMQ: 128 KiB).
+QUEUE_RELAY_HEADER_MAX_BYTES = env_int("QUEUE_RELAY_HEADER_MAX_BYTES", 8192)
+QUEUE_RELAY_HEADERS_MAX_BYTES = env_int("QUEUE_RELAY_HEADERS_MAX_BYTES", 32768)
 # Relayed calls that wait for their agent's reply (protocols.a2a.relay.waits; a call past a
 # limit is refused before anything is sent, with Retry-After). In the web processes a
 # waiting call holds a worker: WEB_WAITS in all on the machine (keep it below the number of

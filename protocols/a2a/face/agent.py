@@ -51,6 +51,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 
 from protocols.a2a.face import skills
+from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.face.task_store import DatabaseTaskStore
 from protocols.a2a.registration.api import registry_card
 from registry.access.auth import bearer_key
@@ -202,6 +203,10 @@ class RegistryRequestHandler(DefaultRequestHandler):
     starts a task for it, so that an error answer (bad search input, an outage) is only
     the error, with no failed task stored. The executor then sends the answer."""
 
+    async def on_list_tasks(self, params, context):
+        list_params_check(params)
+        return await super().on_list_tasks(params, context)
+
     async def on_message_send(self, params, context):
         if not params.message.task_id:
             context.state[ANSWERED] = await answer_checked(params.message, context.state)
@@ -269,6 +274,9 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
+    refused = list_query_problem(request, path)
+    if refused is not None:
+        return refused
     return _whole_numbers_on_the_wire(asgi_response(protocol_app(), request))
 
 

@@ -19,12 +19,12 @@ from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
 
+from protocols.a2a.relay.answers import relay_outcome, relay_problem
 from protocols.a2a.relay.service import (
     QueueRelayHandler,
     endpoint_details,
     relay_app,
     relay_endpoint,
-    relay_outcome,
     relay_prelude,
 )
 from protocols.a2a.relay.waits import async_waits
@@ -71,7 +71,7 @@ def _prepare(scope: dict, body: bytes) -> tuple[HttpResponse | None, object, str
             return HttpResponse(json.dumps(details), content_type="application/json"), None, ""
         endpoint = relay_prelude(request, endpoint_id, path)
     except ProblemError as exc:
-        return problem_response(exc.status_code, exc.slug, exc.problem_detail), None, ""
+        return relay_problem(exc), None, ""
     if isinstance(endpoint, HttpResponse):
         return endpoint, None, ""
     return None, endpoint, client_ip(request)

@@ -21,6 +21,8 @@ import kombu
 from django.conf import settings
 from kombu.exceptions import KombuError
 
+from registry.access.auth import KEY_PREFIX
+
 logger = logging.getLogger(__name__)
 
 METHOD_HEADER = "a2a-method"
@@ -28,6 +30,9 @@ METHOD_HEADER = "a2a-method"
 CONTEXT_HEADER = "a2a-context-id"
 # The header of a dead-lettered reply saying why the relay could not use it.
 REASON_HEADER = "x-relay-reason"
+# The task's reply secret: on every request published for it; a reply must echo it (the
+# relay applies no reply without it: any broker client may publish to the reply queue).
+SECRET_HEADER = "x-relay-secret"
 CONNECT_SECONDS = 3
 CONFIRM_SECONDS = 5
 # Request headers forwarded to the agent as message headers (the agent enforces its own
@@ -154,14 +159,24 @@ def message_publish(queue: str, payload: dict, *, properties: dict, headers: dic
                 raise BrokerUnavailable("The queue broker cannot be reached.") from None
 
 
-def forwarded_headers(headers: dict[str, str], *, with_authorization: bool) -> dict[str, str]:
-    """The caller's headers the agent gets: A2A-* always, Authorization when it is not
-    the caller's registry API key (the registry's credential, not the agent's)."""
+def is_registry_key(authorization: str) -> bool:
+    """Whether an Authorization value carries a registry API key (``Bearer rk_…``, any
+    case and spacing, or the bare key)."""
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return token.strip().startswith(KEY_PREFIX)
+    return scheme.startswith(KEY_PREFIX)
+
+
+def forwarded_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The caller's headers the agent gets: A2A-* always, Authorization unless it carries
+    a registry API key; never X-Api-Key (registry keys stay with the registry)."""
     forwarded = {
         name: value for name, value in headers.items() if name.lower().startswith(FORWARDED_PREFIX)
     }
-    if with_authorization and headers.get("authorization"):
-        forwarded["authorization"] = headers["authorization"]
+    authorization = headers.get("authorization", "")
+    if authorization and not is_registry_key(authorization):
+        forwarded["authorization"] = authorization
     return forwarded
 
 
@@ -173,32 +188,66 @@ def request_publish(
     method: str,
     params: dict,
     headers: dict[str, str],
+    reply_secret: str,
 ) -> None:
     """An A2A request on an agent's queue: a JSON-RPC 2.0 request object whose id, and the
-    message's correlation id, are the task's id; replies go to the registry's reply queue."""
+    message's correlation id, are the task's id; replies go to the registry's reply queue,
+    echoing ``reply_secret``."""
     message_publish(
         queue,
         {"jsonrpc": "2.0", "id": task_id, "method": method, "params": params},
         properties={"correlation_id": task_id, "reply_to": settings.QUEUE_RELAY_REPLY_QUEUE},
-        headers={**headers, METHOD_HEADER: method, CONTEXT_HEADER: context_id},
+        headers={
+            **headers,
+            METHOD_HEADER: method,
+            CONTEXT_HEADER: context_id,
+            SECRET_HEADER: reply_secret,
+        },
     )
 
 
 def reply_queues_declare(channel) -> None:
     """The registry's own queues (durable): the reply queue, declared before any request is
     published so that no reply is lost before the relay consumer first runs, and the
-    dead-letter queue."""
-    for name in (settings.QUEUE_RELAY_REPLY_QUEUE, settings.QUEUE_RELAY_DEAD_LETTER_QUEUE):
-        channel.queue_declare(queue=name, durable=True, auto_delete=False)
+    dead-letter queue (``dead_letter_queue_declare``)."""
+    channel.queue_declare(queue=settings.QUEUE_RELAY_REPLY_QUEUE, durable=True, auto_delete=False)
+    dead_letter_queue_declare(channel)
 
 
-def reply_publish(channel, reply_to: str, correlation_id: str, payload: dict) -> None:
+def dead_letter_queue_declare(channel) -> None:
+    """The dead-letter queue, at most QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH messages (the
+    oldest dropped first). RabbitMQ refuses to declare a queue again with other arguments
+    (one declared before the cap, or with another) and closes the channel: that is tried on
+    a channel of its own, and such a queue is used as it is, with a warning saying how to
+    cap it (delete it, or a policy)."""
+    name, most = settings.QUEUE_RELAY_DEAD_LETTER_QUEUE, settings.QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH
+    trial = channel.connection.channel()
+    try:
+        trial.queue_declare(
+            queue=name, durable=True, auto_delete=False, arguments={"x-max-length": most}
+        )
+    except amqp.exceptions.PreconditionFailed:
+        logger.warning(
+            "The dead-letter queue %s exists with other arguments than x-max-length=%d "
+            "(QUEUE_RELAY_DEAD_LETTER_MAX_LENGTH): used as it is. Delete it once empty, or "
+            "cap it with a policy (rabbitmqctl set_policy ... max-length).",
+            name,
+            most,
+        )
+    finally:
+        with suppress(*BROKER_ERRORS):  # closed by the broker on a refusal
+            trial.close()
+
+
+def reply_publish(
+    channel, reply_to: str, correlation_id: str, payload: dict, *, reply_secret: str
+) -> None:
     """An agent's reply on ``channel`` (one of its connection's): a JSON-RPC 2.0 response
-    with the request's correlation id, persistent, confirmed by the broker."""
+    with the request's correlation id and reply secret, persistent, confirmed by the broker."""
     confirmed_publish(
         channel,
         reply_to,
         json.dumps(payload, separators=(",", ":")).encode(),
         {"correlation_id": correlation_id},
-        {},
+        {SECRET_HEADER: reply_secret},
     )

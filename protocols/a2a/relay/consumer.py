@@ -24,6 +24,7 @@ from google.protobuf.json_format import ParseDict, ParseError
 from protocols.a2a.relay.broker import (
     BROKER_ERRORS,
     REASON_HEADER,
+    SECRET_HEADER,
     broker_connection,
     confirmed_publish,
     reply_queues_declare,
@@ -87,8 +88,9 @@ def _error_of(error) -> dict:
     return {"code": error["code"], "message": error["message"][:2000]}
 
 
-def reply_handle(body: bytes, correlation_id: str | None) -> None:
-    """Store one reply with its task; ReplyRefused saying why it cannot be."""
+def reply_handle(body: bytes, correlation_id: str | None, secret: str = "") -> None:
+    """Store one reply with its task; ReplyRefused saying why it cannot be. ``secret``:
+    the reply secret it echoes (the task's, or it changes nothing)."""
     if not correlation_id:
         raise ReplyRefused("no-correlation-id")
     try:
@@ -98,17 +100,28 @@ def reply_handle(body: bytes, correlation_id: str | None) -> None:
     if not isinstance(doc, dict) or doc.get("jsonrpc") != "2.0":
         raise ReplyRefused("not-a-json-rpc-response")
     if "error" in doc:
-        refused = reply_apply(correlation_id, event=None, error=_error_of(doc["error"]))
+        refused = reply_apply(
+            correlation_id, secret=secret, event=None, error=_error_of(doc["error"])
+        )
     elif "result" in doc:
-        refused = reply_apply(correlation_id, event=reply_event(doc["result"]), error=None)
+        refused = reply_apply(
+            correlation_id, secret=secret, event=reply_event(doc["result"]), error=None
+        )
     else:
         raise ReplyRefused("not-a-json-rpc-response: neither result nor error")
     if refused:
         raise ReplyRefused(refused)
 
 
+def _secret_of(message) -> str:
+    secret = (message.headers or {}).get(SECRET_HEADER, "")
+    return secret.decode("utf-8", "replace") if isinstance(secret, bytes) else str(secret)
+
+
 def dead_letter(channel, message, reason: str) -> None:
+    # Without the secret: whoever reads the dead letters need not be able to answer tasks.
     headers = {**(message.headers or {}), REASON_HEADER: reason}
+    headers.pop(SECRET_HEADER, None)
     properties = {}
     if message.properties.get("correlation_id"):
         properties["correlation_id"] = message.properties["correlation_id"]
@@ -120,7 +133,7 @@ def dead_letter(channel, message, reason: str) -> None:
 def _on_message(channel, message) -> None:
     close_old_connections()
     try:
-        reply_handle(message.body, message.properties.get("correlation_id"))
+        reply_handle(message.body, message.properties.get("correlation_id"), _secret_of(message))
     except ReplyRefused as exc:
         logger.warning("Reply %s dead-lettered: %s.", message.properties.get("correlation_id"), exc)
         dead_letter(channel, message, str(exc))

@@ -9,7 +9,8 @@ the queue (a JSON-RPC 2.0 request, README "The queue relay") runs the executor w
 request's correlation id as the task id and its message headers (the caller's
 Authorization and A2A-* headers) as the call context's ``headers``; every event the
 executor enqueues is published at once as a reply to the request's ``reply_to``, with the
-same correlation id. The request is acknowledged after its replies were confirmed by the
+same correlation id and the request's ``x-relay-secret`` header echoed (the registry
+applies no reply without it). The request is acknowledged after its replies were confirmed by the
 broker: a request is handled at least once. The agent owns its queue and declares it
 (durable).
 """
@@ -34,7 +35,12 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
-from protocols.a2a.relay.broker import BROKER_ERRORS, CONTEXT_HEADER, reply_publish
+from protocols.a2a.relay.broker import (
+    BROKER_ERRORS,
+    CONTEXT_HEADER,
+    SECRET_HEADER,
+    reply_publish,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +65,15 @@ def stream_response(event: Event) -> dict:
 class ReplyQueue(EventQueue):
     """The executor's event queue: each event goes out as a reply at once."""
 
-    def __init__(self, channel, reply_to: str, correlation_id: str) -> None:
+    def __init__(self, channel, reply_to: str, correlation_id: str, secret: str) -> None:
         self.channel, self.reply_to, self.correlation_id = channel, reply_to, correlation_id
+        self.secret = secret
 
     def reply(self, payload: dict) -> None:
         payload = {"jsonrpc": "2.0", "id": self.correlation_id, **payload}
-        reply_publish(self.channel, self.reply_to, self.correlation_id, payload)
+        reply_publish(
+            self.channel, self.reply_to, self.correlation_id, payload, reply_secret=self.secret
+        )
 
     async def enqueue_event(self, event: Event) -> None:
         self.reply({"result": stream_response(event)})
@@ -113,10 +122,12 @@ class QueueAgent:
             logger.warning("A request without correlation_id or reply_to: dropped.")
             message.ack()
             return
-        replies = ReplyQueue(channel, reply_to, correlation_id)
+        headers = {str(k).lower(): str(v) for k, v in (message.headers or {}).items()}
+        # Echoed with every reply (the registry applies no reply without it), not the
+        # executor's business.
+        replies = ReplyQueue(channel, reply_to, correlation_id, headers.pop(SECRET_HEADER, ""))
         try:
             request = json.loads(message.body)
-            headers = {str(k).lower(): str(v) for k, v in (message.headers or {}).items()}
             self.loop.run_until_complete(
                 self._run(request["method"], request.get("params") or {}, headers, replies)
             )

@@ -9,7 +9,6 @@ does not take it is a 503 problem (HTTP+JSON) or a JSON-RPC error with
 """
 
 import asyncio
-import json
 import time
 import uuid
 
@@ -48,14 +47,17 @@ from rest_framework.views import APIView
 from starlette.applications import Starlette
 
 from protocols.a2a.face.agent import _not_here, _unreadable
+from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.relay import store as store
+from protocols.a2a.relay.answers import forwarded_headers_check, relay_outcome, relay_problem
 from protocols.a2a.relay.broker import BrokerUnavailable, forwarded_headers, request_publish
+from protocols.a2a.relay.queues import queue_name_reserved
 from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
 from registry.access.counters import client_ip
-from registry.agents.models import Endpoint
+from registry.agents.models import Agent, Endpoint
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.params import parse_uuid
-from registry.http.problems import ProblemError, problem_response
+from registry.http.problems import ProblemError
 
 # The longest pause between two looks at a waited-for task (the web process's; the async
 # server, with many waits on its one database thread, looks less often).
@@ -88,10 +90,21 @@ class QueueRelayHandler(RequestHandler):
 
     def _caller(self, context: ServerCallContext) -> tuple[str, dict[str, str]]:
         headers = context.state.get("headers") or {}
-        scope, with_authorization = store.relay_scope(headers)
-        return scope, forwarded_headers(headers, with_authorization=with_authorization)
+        return store.relay_scope(headers), forwarded_headers(headers)
 
-    async def _publish(self, task: Task, method: str, params: dict, headers: dict) -> None:
+    async def _anonymous_check(self) -> None:
+        """A task without credentials may be made only within the anonymous limits: else
+        refused, nothing stored or published."""
+        try:
+            await sync_to_async(store.anonymous_task_allowed)(self.client)
+        except WaitRefused as exc:
+            self.refused = exc
+            raise InternalError(message=exc.detail) from None
+
+    async def _publish(
+        self, task: Task, method: str, params: dict, headers: dict, secret: str = ""
+    ) -> None:
+        secret = secret or await sync_to_async(store.task_reply_secret)(task.id)
         try:
             await sync_to_async(request_publish)(
                 self.endpoint.address,
@@ -100,6 +113,7 @@ class QueueRelayHandler(RequestHandler):
                 method=method,
                 params=params,
                 headers=headers,
+                reply_secret=secret,
             )
         except BrokerUnavailable as exc:
             self.unavailable = str(exc)
@@ -150,11 +164,13 @@ class QueueRelayHandler(RequestHandler):
             task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
             task.status.timestamp.GetCurrentTime()
             task.history.append(message)
-            await sync_to_async(store.task_pending_create)(
+            if not scope:
+                await self._anonymous_check()
+            secret = await sync_to_async(store.task_pending_create)(
                 task, endpoint_id=self.endpoint.id, scope=scope
             )
             try:
-                await self._publish(task, "SendMessage", MessageToDict(params), headers)
+                await self._publish(task, "SendMessage", MessageToDict(params), headers, secret)
             except InternalError:
                 await sync_to_async(store.task_abandon)(task.id)
                 raise
@@ -175,6 +191,7 @@ class QueueRelayHandler(RequestHandler):
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
+        list_params_check(params)
         scope, _ = self._caller(context)
         return await sync_to_async(store.tasks_list)(
             params, endpoint_id=self.endpoint.id, scope=scope
@@ -254,45 +271,6 @@ def endpoint_details(endpoint: Endpoint) -> dict:
     }
 
 
-def _unavailable_response(response: HttpResponse, reason: str, *, rest: bool) -> HttpResponse:
-    """The SDK's internal error for a request the broker did not take, as the bindings
-    say to retry: a 503 problem, or the JSON-RPC error with ``data.retryAfter``."""
-    retry_after = settings.QUEUE_RELAY_RETRY_AFTER_SECONDS
-    if rest:
-        response = problem_response(503, "queue-unavailable", f"{reason} Retry later.")
-    else:
-        body = json.loads(response.content)
-        body["error"]["data"] = {"retryAfter": retry_after}
-        response = HttpResponse(json.dumps(body), content_type="application/json")
-    response["Retry-After"] = str(retry_after)
-    return response
-
-
-def _refused_response(response: HttpResponse, refused: WaitRefused, *, rest: bool) -> HttpResponse:
-    """A call refused for want of a waiting place: a 503 (429: the client's limit) problem
-    naming the limit, or the JSON-RPC error with ``data.retryAfter`` and ``data.limit``."""
-    if rest:
-        response = problem_response(refused.status, "relay-waits-full", refused.detail)
-    else:
-        body = json.loads(response.content)
-        body["error"]["message"] = refused.detail
-        body["error"]["data"] = {"retryAfter": refused.retry_after, "limit": refused.limit}
-        response = HttpResponse(json.dumps(body), content_type="application/json")
-    response["Retry-After"] = str(refused.retry_after)
-    return response
-
-
-def relay_outcome(
-    handler: QueueRelayHandler, response: HttpResponse, *, rest: bool
-) -> HttpResponse:
-    """The SDK's answer, but for a call refused or not taken by the broker."""
-    if handler.refused is not None:
-        return _refused_response(response, handler.refused, rest=rest)
-    if handler.unavailable is not None:
-        return _unavailable_response(response, handler.unavailable, rest=rest)
-    return response
-
-
 def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint | HttpResponse:
     """The relayed endpoint of a request to hand to the SDK, or the answer refusing it
     (both the web process's view and the async server's application ask this)."""
@@ -308,10 +286,15 @@ def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint
             f"The queue endpoint {endpoint_id} is not relayed (only A2A over AMQP is); "
             "GET its URL for its connection details.",
         )
+    if endpoint.agent.status == Agent.Status.RETIRED or queue_name_reserved(endpoint.address):
+        # A retired agent's queue name may be another owner's now; a reserved name was
+        # refused at every write since, but may be older.
+        raise ProblemError(404, "not-found", f"The queue endpoint {endpoint_id} is not relayed.")
+    forwarded_headers_check(request)
     problem = json_body_problem(request)
     if problem is not None:
         return _unreadable(problem, rest=bool(path))
-    return endpoint
+    return list_query_problem(request, path) or endpoint
 
 
 def relay_view(request: HttpRequest, endpoint_id: str, path: str = "") -> HttpResponse:
@@ -339,7 +322,7 @@ class QueueEndpointView(APIView):
             try:
                 return relay_view(request, kwargs["endpoint_id"])
             except ProblemError as exc:
-                return problem_response(exc.status_code, exc.slug, exc.problem_detail)
+                return relay_problem(exc)
         return super().dispatch(request, *args, **kwargs)
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
@@ -368,4 +351,4 @@ def relay_rest_view(request: HttpRequest, endpoint_id: str, path: str) -> HttpRe
     try:
         return relay_view(request, endpoint_id, path)
     except ProblemError as exc:
-        return problem_response(exc.status_code, exc.slug, exc.problem_detail)
+        return relay_problem(exc)

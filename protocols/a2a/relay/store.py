@@ -9,6 +9,8 @@ one (the consumer dead-letters it with that reason).
 
 import base64
 import hashlib
+import hmac
+import secrets
 from datetime import datetime, timedelta
 
 from a2a.types.a2a_pb2 import (
@@ -25,7 +27,9 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import RelayTask
+from protocols.a2a.relay.waits import WaitRefused
 from registry.access.auth import KEY_PREFIX, api_key_hash
+from registry.access.counters import window_allows
 
 FINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -40,21 +44,20 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
 
-def relay_scope(headers: dict[str, str]) -> tuple[str, bool]:
-    """Whose a relayed task is, from the request's headers, and whether its Authorization
-    goes on to the agent: a registry API key (``X-Api-Key``, or ``Authorization: Bearer
-    rk_…``, which stays with the registry) by its hash; else the Authorization value's hash;
-    else nobody ("")."""
+def relay_scope(headers: dict[str, str]) -> str:
+    """Whose a relayed task is, from the request's headers: a registry API key
+    (``X-Api-Key``, or ``Authorization: Bearer rk_…``) by its hash; else the Authorization
+    value's hash; else nobody ("")."""
     key = headers.get("x-api-key", "").strip()
     authorization = headers.get("authorization", "").strip()
     if key:
-        return api_key_hash(key), True
+        return api_key_hash(key)
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() == "bearer" and token.strip().startswith(KEY_PREFIX):
-        return api_key_hash(token.strip()), False
+        return api_key_hash(token.strip())
     if authorization:
-        return hashlib.sha256(b"authorization\n" + authorization.encode()).hexdigest(), True
-    return "", False
+        return hashlib.sha256(b"authorization\n" + authorization.encode()).hexdigest()
+    return ""
 
 
 def task_json(task: Task) -> dict:
@@ -65,8 +68,40 @@ def task_parse(body: dict) -> Task:
     return ParseDict(body, Task(), ignore_unknown_fields=True)
 
 
-def task_pending_create(task: Task, *, endpoint_id, scope: str) -> None:
-    """A new task, not yet visible: its request is not confirmed by the broker yet."""
+def anonymous_task_allowed(client: str) -> None:
+    """A new task without credentials may be made for ``client`` (an address): at most
+    QUEUE_RELAY_ANONYMOUS_TASKS_MAX such tasks are open (not final) in all, and a client
+    makes at most QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT an hour; WaitRefused past one."""
+    most = settings.QUEUE_RELAY_ANONYMOUS_TASKS_MAX
+    open_now = RelayTask.objects.filter(scope="").exclude(state__in=FINAL_NAMES)
+    if open_now.count() >= most:
+        raise WaitRefused(
+            503,
+            "QUEUE_RELAY_ANONYMOUS_TASKS_MAX",
+            f"{most} relayed tasks without credentials are open already "
+            "(QUEUE_RELAY_ANONYMOUS_TASKS_MAX): nothing was sent. Retry later, or send "
+            "an Authorization.",
+            slug="relay-anonymous-limit",
+            retry_after=settings.QUEUE_RELAY_RETRY_AFTER_SECONDS,
+        )
+    per_client = settings.QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT
+    wait = window_allows("relay-anonymous", client, f"{per_client}/hour")
+    if wait is not None:
+        raise WaitRefused(
+            429,
+            "QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT",
+            f"This client made {per_client} relayed tasks without credentials this hour "
+            "(QUEUE_RELAY_ANONYMOUS_TASKS_PER_CLIENT): nothing was sent. Retry after "
+            "Retry-After, or send an Authorization.",
+            slug="relay-anonymous-limit",
+            retry_after=int(wait),
+        )
+
+
+def task_pending_create(task: Task, *, endpoint_id, scope: str) -> str:
+    """A new task, not yet visible: its request is not confirmed by the broker yet. Its
+    reply secret (random) is returned, to publish with the request."""
+    secret = secrets.token_urlsafe(32)
     RelayTask.objects.create(
         id=task.id,
         endpoint_id=endpoint_id,
@@ -74,7 +109,20 @@ def task_pending_create(task: Task, *, endpoint_id, scope: str) -> None:
         context_id=task.context_id,
         state=RelayTask.PENDING,
         body=task_json(task),
+        reply_secret=secret,
     )
+    return secret
+
+
+def task_reply_secret(task_id: str) -> str:
+    """The reply secret of a task (a follow-up's request carries it again); a task made
+    before tasks had one is given one now."""
+    secret = RelayTask.objects.filter(pk=task_id).values_list("reply_secret", flat=True).first()
+    if not secret:
+        secret = secrets.token_urlsafe(32)
+        RelayTask.objects.filter(pk=task_id, reply_secret="").update(reply_secret=secret)
+        secret = RelayTask.objects.filter(pk=task_id).values_list("reply_secret", flat=True)[0]
+    return secret
 
 
 def task_confirm(task_id: str) -> None:
@@ -190,13 +238,20 @@ def _error_apply(task: Task, error: dict, method: str) -> None:
         task.status.CopyFrom(status)
 
 
-def reply_apply(task_id: str, *, event: StreamResponse | None, error: dict | None) -> str | None:
+def reply_apply(
+    task_id: str, *, secret: str, event: StreamResponse | None, error: dict | None
+) -> str | None:
     """Apply one reply (an event, or a JSON-RPC error) to its task; None when applied,
-    else why not: ``unknown-task``, or ``task-final`` for a change to a finished task."""
+    else why not: ``unknown-task``, ``wrong-reply-secret`` (the reply does not echo the
+    task's secret: not the agent's), or ``task-final`` for a change to a finished task."""
     with transaction.atomic():
         row = RelayTask.objects.select_for_update().filter(pk=task_id).first()
         if row is None:
             return "unknown-task"
+        if not row.reply_secret or not hmac.compare_digest(
+            row.reply_secret.encode(), secret.encode()
+        ):
+            return "wrong-reply-secret"
         task = task_parse(row.body)
         if task_is_final(task) and row.state != RelayTask.PENDING:
             return "task-final"
@@ -216,9 +271,19 @@ def reply_apply(task_id: str, *, event: StreamResponse | None, error: dict | Non
 
 
 def relay_tasks_expire(now: datetime | None = None) -> int:
-    """Remove the relayed tasks unchanged for QUEUE_RELAY_TASK_RETENTION_SECONDS."""
+    """Remove the relayed tasks unchanged for QUEUE_RELAY_TASK_RETENTION_SECONDS, and those
+    made without credentials and still unanswered (pending or submitted) after
+    QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS."""
     cutoff = (now or timezone.now()) - timedelta(
         seconds=settings.QUEUE_RELAY_TASK_RETENTION_SECONDS
     )
     deleted, _ = RelayTask.objects.filter(updated_at__lt=cutoff).delete()
-    return deleted
+    # Tasks without credentials that no reply reached yet go sooner: anyone may make them.
+    unanswered = (now or timezone.now()) - timedelta(
+        seconds=settings.QUEUE_RELAY_ANONYMOUS_TASK_RETENTION_SECONDS
+    )
+    submitted = (RelayTask.PENDING, TaskState.Name(TaskState.TASK_STATE_SUBMITTED))
+    anonymous, _ = RelayTask.objects.filter(
+        scope="", state__in=submitted, updated_at__lt=unanswered
+    ).delete()
+    return deleted + anonymous

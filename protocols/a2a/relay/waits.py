@@ -29,14 +29,26 @@ CLIENT_BUCKETS = 1024
 
 
 class WaitRefused(Exception):
-    """No waiting place: ``status`` 503 (the limit in all) or 429 (the client's)."""
+    """No waiting place: ``status`` 503 (the limit in all) or 429 (the client's). Other
+    limits of the relay refuse with their own ``slug`` and ``retry_after`` (seconds)."""
 
-    def __init__(self, status: int, limit: str, detail: str):
+    def __init__(
+        self,
+        status: int,
+        limit: str,
+        detail: str,
+        *,
+        slug: str = "relay-waits-full",
+        retry_after: int | None = None,
+    ):
         super().__init__(detail)
-        self.status, self.limit, self.detail = status, limit, detail
+        self.status, self.limit, self.detail, self.slug = status, limit, detail, slug
+        self._retry_after = retry_after
 
     @property
     def retry_after(self) -> int:
+        if self._retry_after is not None:
+            return max(1, self._retry_after)
         return max(1, settings.QUEUE_RELAY_WAIT_SECONDS)
 
 

@@ -169,3 +169,35 @@ def queue_wait(url: str, queue: str) -> None:
             finally:
                 channel.close() if channel.is_open else None
     raise AssertionError(f"the queue agent did not declare {queue}")
+
+
+def queue_declare(url: str, name: str) -> None:
+    import kombu
+
+    with kombu.Connection(url) as conn:
+        conn.default_channel.queue_declare(queue=name, durable=True, auto_delete=False)
+
+
+@pytest.fixture
+def idle_queue(relay, alice, native_payload):
+    """A native agent whose A2A queue exists and nobody consumes."""
+    queue = f"test.{relay['run']}.idle"
+    relay["queues"].append(queue)
+    queue_declare(relay["broker"], queue)
+    payload = native_payload(
+        name="Idle",
+        endpoints=[{"name": "jobs", "transport": "Amqp", "protocol": "A2A", "address": queue}],
+    )
+    agent = alice.post("/agents", payload, format="json").json()
+    return {"queue": queue, "endpoint": agent["endpoints"][0]["id"]}
+
+
+def queue_take(url: str, name: str) -> list:
+    """The messages waiting on ``name`` now, taken off it (headers, properties, body)."""
+    import kombu
+
+    taken = []
+    with kombu.Connection(url) as conn:
+        while (message := conn.default_channel.basic_get(name, no_ack=True)) is not None:
+            taken.append(message)
+    return taken

@@ -104,13 +104,19 @@ def test_an_unreachable_broker_is_a_retryable_error_that_names_no_address(
     assert RelayTask.objects.count() == 0
 
 
-def reply_put(body: bytes, correlation_id: str | None) -> None:
+def reply_put(body: bytes, correlation_id: str | None, secret: str | None = None) -> None:
+    """A reply on the reply queue; with ``secret`` the task's (as its agent has it) unless
+    another is given ("" for none)."""
     from django.conf import settings
 
     properties = {"correlation_id": correlation_id} if correlation_id else {}
+    if secret is None:
+        task = RelayTask.objects.filter(pk=correlation_id).first() if correlation_id else None
+        secret = task.reply_secret if task else ""
+    headers = {"x-relay-secret": secret} if secret else {}
     with kombu.Connection(settings.QUEUE_RELAY_BROKER_URL) as conn:
         conn.default_channel.basic_publish(
-            conn.default_channel.prepare_message(body, properties=properties),
+            conn.default_channel.prepare_message(body, properties=properties, headers=headers),
             exchange="",
             routing_key=settings.QUEUE_RELAY_REPLY_QUEUE,
         )

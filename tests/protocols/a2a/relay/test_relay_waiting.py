@@ -23,13 +23,6 @@ ROOT = Path(__file__).resolve().parents[4]
 CALLS = 100
 
 
-def queue_declare(url: str, name: str) -> None:
-    import kombu
-
-    with kombu.Connection(url) as conn:
-        conn.default_channel.queue_declare(queue=name, durable=True, auto_delete=False)
-
-
 def queue_depth(url: str, name: str) -> int:
     import kombu
 
@@ -49,20 +42,6 @@ def refused_by_a_limit(response: httpx.Response) -> str | None:
     error = response.json().get("error") or {}
     data = error.get("data") or {}
     return data.get("limit") if "retryAfter" in data else None
-
-
-@pytest.fixture
-def idle_queue(relay, alice, native_payload):
-    """A native agent whose A2A queue exists and nobody consumes."""
-    queue = f"test.{relay['run']}.idle"
-    relay["queues"].append(queue)
-    queue_declare(relay["broker"], queue)
-    payload = native_payload(
-        name="Idle",
-        endpoints=[{"name": "jobs", "transport": "Amqp", "protocol": "A2A", "address": queue}],
-    )
-    agent = alice.post("/agents", payload, format="json").json()
-    return {"queue": queue, "endpoint": agent["endpoints"][0]["id"]}
 
 
 @pytest.fixture
