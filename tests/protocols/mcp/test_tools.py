@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from protocols.entities.registration.bulk import cards_bulk_store
 from registry.agents.models import Agent
 
 
@@ -78,6 +79,31 @@ def test_discover_agents_returns_the_matches_as_structured_content(weather, regi
     none = call(registry_url, "discover_agents", {"tag": "chess"})
     assert none.structured_content["agents"] == []
     assert none.content[0].text == "No agents found."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discover_agents_answers_every_kind_of_agent_card_or_not(
+    weather, alice, native_payload, registry_url
+):
+    payload = native_payload(name="Native MCP")
+    for endpoint in payload["endpoints"]:
+        endpoint["protocol"] = "MCP"
+    native = alice.post("/agents", payload, format="json").json()["id"]
+    entity = {
+        "a2e": "0.1",
+        "entity": {"domain": "zinc.example", "name": "Le Petit Zinc", "category": "restaurant"},
+        "mcps": [{"endpoint": "https://mcp.zinc.example", "capabilities": ["reservations"]}],
+    }
+    cards_bulk_store(owner="alice", cards=[("zinc.example", entity)])
+    result = call(registry_url, "discover_agents", {"limit": 10})
+    assert result.is_error is False, result.content[0].text
+    urls = {a["name"]: a["cardUrl"] for a in result.structured_content["agents"]}
+    assert urls == {
+        "Weather Agent": f"{registry_url}/a2a/agents/{weather}",
+        "Native MCP": None,
+        "Le Petit Zinc": None,
+    }
+    assert native in {a["id"] for a in result.structured_content["agents"]}
 
 
 @pytest.mark.django_db(transaction=True)
