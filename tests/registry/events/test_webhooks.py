@@ -9,7 +9,6 @@ import pytest
 from django.utils import timezone
 
 from registry.events import envelope
-
 from registry.events.delivery import webhooks_deliver
 from registry.events.models import Delivery, Subscription
 from tests.registry.events.receiver import Receiver
