@@ -21,11 +21,12 @@ from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
 from registry.agents.lifecycle import agent_writable
 from registry.agents.serializers import AgentSerializer
+from registry.http.inputs import InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
 
-class CardRegistrationSerializer(serializers.Serializer):
+class CardRegistrationSerializer(InputSerializer):
     card = serializers.JSONField(
         required=False, help_text="The A2A agent card (1.0, 0.3 or hybrid)."
     )
@@ -40,11 +41,11 @@ class CardRegistrationSerializer(serializers.Serializer):
     owner = serializers.CharField(required=False, max_length=200, help_text="Admin keys only.")
 
 
-class CardReplaceSerializer(serializers.Serializer):
+class CardReplaceSerializer(InputSerializer):
     card = serializers.JSONField(help_text="The new A2A agent card.")
 
 
-class VerifySerializer(serializers.Serializer):
+class VerifySerializer(InputSerializer):
     domain = serializers.CharField(
         required=False,
         max_length=260,
