@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from protocols.a2a.registration import services
+from protocols.a2a.registration.provenance import CardSource
 from protocols.a2a.registration.refresh import agent_refresh
 from protocols.a2a.serving.cards import card_etag, card_serve
 from protocols.a2a.versions.history import dry_run_parse
@@ -110,9 +111,12 @@ def registration_response(
     return Response(body, status=status_code, headers=headers or None)
 
 
-def card_register(principal: Principal, body: dict) -> services.CardRegistration:
+def card_register(
+    principal: Principal, body: dict, source: CardSource | None = None
+) -> services.CardRegistration:
     """Register by card, domain or URL as ``principal``: the one way in of POST /a2a/agents
-    and of the A2A and MCP registration skills. Raises ProblemError / ValidationError."""
+    and of the A2A and MCP registration skills (``source``: how their card came, its text
+    when they have it). Raises ProblemError / ValidationError."""
     given = [name for name in ("card", "domain", "url") if name in body]
     if not given:
         raise ProblemError(
@@ -135,7 +139,7 @@ def card_register(principal: Principal, body: dict) -> services.CardRegistration
     payload.is_valid(raise_exception=True)
     owner = owner_choose(principal, payload.validated_data.get("owner"))
     if given == ["card"]:
-        return services.agent_register_card(owner=owner, card=body["card"])
+        return services.agent_register_card(owner=owner, card=body["card"], source=source)
     fetch_rate_check(principal)  # the registry fetches: the key's own, stricter limit
     return services.agent_register_from_domain(
         owner=owner,

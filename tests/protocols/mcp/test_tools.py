@@ -2,6 +2,7 @@
 against a live server: list the tools, call each."""
 
 import asyncio
+import json
 
 import httpx
 import httpx2
@@ -9,6 +10,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from protocols.a2a.models import CardDocument, CardVersion
 from protocols.entities.registration.bulk import cards_bulk_store
 from registry.agents.models import Agent
 
@@ -155,6 +157,22 @@ def test_register_agent_with_the_key_registers_as_its_owner(make_key, make_card,
     assert (agent.owner, agent.name) == ("dora", "Via MCP")
     with httpx.Client() as http:
         assert http.get(result.structured_content["cardUrl"]).json() == card
+
+
+@pytest.mark.django_db(transaction=True)
+def test_register_agent_stores_the_card_object_once(make_key, make_card, registry_url):
+    """The card arrives parsed: its members' order, numbers and strings are kept, not its
+    escapes or spacing; the same card again, in any order, makes no version."""
+    key = make_key("dora")
+    card = make_card(x_big=12345678901234567890, x_text="\u00e9/", x_order={"z": 1, "a": 2})
+    first = call(registry_url, "register_agent", {"card": card}, key=key)
+    agent_id = first.structured_content["agentId"]
+    body = bytes(CardDocument.objects.get(agent_id=agent_id).body)
+    assert body == json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
+    again = dict(reversed(card.items()))
+    assert call(registry_url, "register_agent", {"card": again}, key=key).is_error is False
+    assert bytes(CardDocument.objects.get(agent_id=agent_id).body) == body
+    assert CardVersion.objects.filter(agent_id=agent_id).count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
