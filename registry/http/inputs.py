@@ -48,9 +48,10 @@ class ChoiceField(serializers.ChoiceField):
         return super().fail(key, **kwargs)
 
 
+# The base of every request body's serializer: unknown members are refused, each named
+# with its path, beside the other problems of the body. (No docstring: the OpenAPI
+# document would show it as every request body's description.)
 class InputSerializer(serializers.Serializer):
-    """The base of every request body's serializer: unknown members are refused, each
-    named with its path, beside the other problems of the body."""
 
     serializer_choice_field = ChoiceField
 
