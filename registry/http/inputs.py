@@ -52,9 +52,6 @@ class ChoiceField(serializers.ChoiceField):
 # with its path, beside the other problems of the body. (No docstring: the OpenAPI
 # document would show it as every request body's description.)
 class InputSerializer(serializers.Serializer):
-
-    serializer_choice_field = ChoiceField
-
     def to_internal_value(self, data):
         known = [name for name, field in self.fields.items() if not field.read_only]
         unknown = {}

@@ -24,11 +24,14 @@ from protocols.entities.providers.services import provider_register
 from protocols.entities.registration import selectors
 from protocols.entities.registration.selectors import entity_document, result_items
 from protocols.entities.resolution.schema import (
+    DOMAIN_REQUEST,
     DOMAIN_RESPONSE,
     ENTITIES_RESPONSE,
     ENTITY,
+    HOST_NAME,
     NEARBY_RESPONSE,
     RESOLVE_RESPONSE,
+    VALIDATE_REQUEST,
     provider_registration_schema,
 )
 from registry.access.idempotency import idempotent
@@ -106,22 +109,6 @@ def _object(body, name: str, request_schema: dict) -> dict:
         )
     members_check(body, request_schema["properties"])
     return body
-
-
-# A host name as domain_parse reads it (IDNA or Unicode, an optional port): no URL.
-HOST_NAME = {"type": "string", "minLength": 1, "maxLength": 253, "pattern": r"^[^\s/@?#\\]+$"}
-DOMAIN_REQUEST = {
-    "type": "object",
-    "properties": {"domain": HOST_NAME},
-    "required": ["domain"],
-    "additionalProperties": False,
-}
-VALIDATE_REQUEST = {
-    "type": "object",
-    "properties": {"card": {"type": "object"}, "domain": HOST_NAME},
-    "required": ["card"],
-    "additionalProperties": False,
-}
 
 
 class EntityListView(APIView):

@@ -191,6 +191,7 @@ def test_bad_events_and_filters_name_the_field(alice, settings):
     answer = alice.post("/subscriptions", {"url": url, "events": ["agent.nope"]}, format="json")
     assert answer.status_code == 400
     assert answer.json()["errors"][0]["path"] == "events[0]"
+    assert all(name in answer.json()["detail"] for name in envelope.EVENT_TYPES)
     answer = alice.post("/subscriptions", {"url": url, "filter": {"colour": "x"}}, format="json")
     assert answer.json()["errors"][0]["path"] == "filter.colour"
     answer = alice.post("/subscriptions", {"url": url, "filter": {"protocol": "x"}}, format="json")
