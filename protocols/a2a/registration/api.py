@@ -22,7 +22,7 @@ from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
 from registry.agents.lifecycle import agent_writable
 from registry.agents.serializers import AgentSerializer
-from registry.http.inputs import InputSerializer
+from registry.http.inputs import InputSerializer, members_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
@@ -232,6 +232,7 @@ class A2AAgentCardView(APIView):
         agent_writable(agent)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         card = card_from_body(request.data)
+        members_check(request.data, CardReplaceSerializer().fields)
         precondition = if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag)
         if dry_run:
             return Response(

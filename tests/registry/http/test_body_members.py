@@ -68,11 +68,15 @@ def test_every_write_endpoint_refuses_unknown_members(
     assert not Subscription.objects.exists()
 
 
-def test_a_card_keeps_its_unknown_members(alice, make_card):
+def test_a_card_keeps_its_unknown_members_and_its_body_does_not(alice, make_card):
     card = make_card(x_extension={"kept": True})
     answer = alice.post("/a2a/agents", {"card": card}, format="json")
     assert answer.status_code == 201, answer.json()
-    assert alice.get(f"/a2a/agents/{answer.json()['id']}").json()["x_extension"] == {"kept": True}
+    url = f"/a2a/agents/{answer.json()['id']}"
+    assert alice.get(url).json()["x_extension"] == {"kept": True}
+    replaced = alice.put(url, {"card": make_card(name="New"), "force": True}, format="json")
+    assert [e["path"] for e in problem_of(replaced)["errors"]] == ["force"]
+    assert alice.get(url).json()["name"] == "Weather Agent"
 
 
 @pytest.mark.parametrize(
