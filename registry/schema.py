@@ -2,6 +2,7 @@
 
 from drf_spectacular.extensions import (
     OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
     OpenApiSerializerFieldExtension,
 )
 from drf_spectacular.openapi import AutoSchema
@@ -150,6 +151,19 @@ class MemberFieldExtension(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema, direction):
         return dict(self.target.member.schema)
+
+
+class InputSerializerExtension(OpenApiSerializerExtension):
+    """A request body refuses the members it does not list: ``additionalProperties``."""
+
+    target_class = "registry.http.inputs.InputSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
 
 
 # Creates whose new resource lives under another collection than the one posted to.

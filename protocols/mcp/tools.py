@@ -40,10 +40,13 @@ class _Open(BaseModel):
 
 
 class AgentFound(_Open):
+    """An agent found; ``cardUrl`` is null for one without an A2A card (an agent with MCP
+    endpoints only, an entity's business)."""
+
     id: str
     name: str
     description: str
-    cardUrl: str
+    cardUrl: str | None
     skills: list[dict[str, Any]]
 
 
@@ -133,7 +136,8 @@ async def discover_agents(
     pageToken: Annotated[str | None, Field(description="ARD: the previous answer's.")] = None,
 ) -> Annotated[CallToolResult, AgentsFound]:
     """Find agents in the registry, as GET /discover/agents does: free text (q) and filters
-    combine. Returns the agents (id, name, description, cardUrl, skills) and nextCursor.
+    combine. Returns the agents (id, name, description, cardUrl: null for an agent without
+    an A2A card, skills) and nextCursor.
     With an ARD query, answers as the registry's ARD search does, where it offers one."""
     given = {k: v for k, v in locals().items() if v is not None}
     if query is not None:

@@ -14,6 +14,7 @@ from registry.access import keys
 from registry.access.auth import Principal
 from registry.access.idempotency import idempotent
 from registry.access.models import ApiKey
+from registry.http.inputs import ChoiceField, InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.params import params_check, parse_uuid
 from registry.http.problems import ProblemError
@@ -35,7 +36,7 @@ class ApiKeySerializer(serializers.Serializer):
     id = serializers.UUIDField()
     prefix = serializers.CharField(help_text="The key's first characters, to recognise it.")
     owner = serializers.CharField()
-    scope = serializers.ChoiceField(choices=ApiKey.Scope.values)
+    scope = ChoiceField(choices=ApiKey.Scope.values)
     label = serializers.CharField(allow_blank=True)
     createdAt = serializers.DateTimeField(source="created_at")
     lastUsedAt = serializers.DateTimeField(
@@ -57,9 +58,9 @@ class ApiKeyListSerializer(serializers.Serializer):
     results = ApiKeySerializer(many=True)
 
 
-class ApiKeyCreateSerializer(serializers.Serializer):
+class ApiKeyCreateSerializer(InputSerializer):
     owner = serializers.CharField(max_length=200, help_text="Who the key acts for.")
-    scope = serializers.ChoiceField(choices=ApiKey.Scope.values, default=ApiKey.Scope.AGENT)
+    scope = ChoiceField(choices=ApiKey.Scope.values, default=ApiKey.Scope.AGENT)
     label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     expiresAt = serializers.DateTimeField(
         required=False, allow_null=True, help_text="Refused from then on; absent: never expires."
@@ -76,7 +77,7 @@ class ApiKeyCreateSerializer(serializers.Serializer):
         return value
 
 
-class ApiKeyRotateSerializer(serializers.Serializer):
+class ApiKeyRotateSerializer(InputSerializer):
     graceSeconds = serializers.IntegerField(
         min_value=0,
         max_value=MAX_GRACE_SECONDS,

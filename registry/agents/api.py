@@ -22,6 +22,7 @@ from registry.agents.serializers import (
     capability_input,
     endpoint_input,
 )
+from registry.http.inputs import InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
@@ -163,7 +164,7 @@ class EndpointDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DeprecateSerializer(serializers.Serializer):
+class DeprecateSerializer(InputSerializer):
     reason = serializers.CharField(max_length=2000, help_text="Why, for the agent's consumers.")
     successor = serializers.UUIDField(
         required=False, allow_null=True, help_text="The agent that replaces this one."

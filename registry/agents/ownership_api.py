@@ -16,6 +16,7 @@ from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
 from registry.agents import claims, ownership, selectors
 from registry.agents.models import DomainClaim, OwnershipTransfer
+from registry.http.inputs import InputSerializer
 from registry.http.params import params_check, parse_uuid
 from registry.http.problems import ProblemError
 
@@ -78,7 +79,7 @@ def _items(item: dict) -> dict:
     return _object({"items": {"type": "array", "items": item}})
 
 
-class TransferOfferSerializer(serializers.Serializer):
+class TransferOfferSerializer(InputSerializer):
     toOwner = serializers.CharField(max_length=200, help_text="The owner who may accept it.")
 
 
@@ -200,7 +201,7 @@ def claim_json(claim: DomainClaim, *, token: bool) -> dict[str, Any]:
     return body
 
 
-class ClaimCreateSerializer(serializers.Serializer):
+class ClaimCreateSerializer(InputSerializer):
     domain = serializers.CharField(max_length=262, help_text="A host name, with its port if any.")
 
 

@@ -19,6 +19,7 @@ from registry.agents.models import (
     Endpoint,
 )
 from registry.agents.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
+from registry.http.inputs import ChoiceField, InputSerializer
 from registry.outbound.hosts import https_url_problem, url_credentials_problem
 
 
@@ -29,7 +30,7 @@ def whole_required(attrs: dict, names: tuple[str, ...]) -> None:
 
 
 @extend_schema_serializer(component_name="Capability")  # CapabilityRequest in the schema
-class CapabilityInputSerializer(serializers.Serializer):
+class CapabilityInputSerializer(InputSerializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
@@ -56,12 +57,12 @@ class CapabilityInputSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="Endpoint")  # EndpointRequest in the schema
-class EndpointInputSerializer(serializers.Serializer):
+class EndpointInputSerializer(InputSerializer):
     name = serializers.CharField(max_length=200)
-    transport = serializers.ChoiceField(choices=Endpoint.Transport.choices)
-    protocol = serializers.ChoiceField(choices=Endpoint.Protocol.values)
+    transport = ChoiceField(choices=Endpoint.Transport.choices)
+    protocol = ChoiceField(choices=Endpoint.Protocol.values)
     address = serializers.CharField(max_length=2048)
-    livenessModel = serializers.ChoiceField(
+    livenessModel = ChoiceField(
         choices=Endpoint.Liveness.choices, required=False, default=Endpoint.Liveness.PERSISTENT
     )
     heartbeatIntervalSeconds = serializers.IntegerField(
@@ -126,7 +127,7 @@ def capability_input(attrs: dict) -> CapabilityInput:
 
 
 @extend_schema_serializer(component_name="Agent")  # AgentRequest in the schema
-class AgentInputSerializer(serializers.Serializer):
+class AgentInputSerializer(InputSerializer):
     """A native registration. With ``partial=True`` (PATCH) every member is optional."""
 
     name = serializers.CharField(max_length=200)
@@ -143,7 +144,7 @@ class AgentInputSerializer(serializers.Serializer):
     endpoints = EndpointInputSerializer(
         many=True, required=False, default=list, max_length=ENDPOINTS_MAX
     )
-    compatibility = serializers.ChoiceField(
+    compatibility = ChoiceField(
         choices=Agent.Compatibility.values,
         required=False,
         help_text="backward: card changes that break consumers are refused (409 breaking-change).",
@@ -322,7 +323,7 @@ def agent_deprecation(agent: Agent) -> dict | None:
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
-    source = serializers.ChoiceField(choices=[], required=False)
+    source = ChoiceField(choices=[], required=False)
     capabilities = CapabilitySerializer(many=True)
     endpoints = EndpointSerializer(many=True)
     live = serializers.SerializerMethodField(help_text="Any endpoint of the agent is live.")

@@ -14,6 +14,7 @@ from registry.access.idempotency import idempotent
 from registry.events import delivery, envelope, subscriptions
 from registry.events.models import Delivery, Subscription
 from registry.events.outbox import latest_cursor, oldest_cursor
+from registry.http.inputs import ChoiceField, InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
@@ -26,13 +27,13 @@ class SubscriptionSerializer(serializers.Serializer):
     owner = serializers.CharField()
     url = serializers.URLField()
     events = serializers.ListField(
-        child=serializers.ChoiceField(choices=EVENT_CHOICES), help_text="[]: every event."
+        child=ChoiceField(choices=EVENT_CHOICES), help_text="[]: every event."
     )
     filter = serializers.DictField(
         child=serializers.CharField(), help_text="Discovery parameters (tag, capability, ...)."
     )
     description = serializers.CharField(allow_blank=True)
-    status = serializers.ChoiceField(
+    status = ChoiceField(
         choices=Subscription.Status.values,
         help_text="pending: the receiver has not answered the verification yet.",
     )
@@ -53,7 +54,7 @@ class SubscriptionListSerializer(serializers.Serializer):
     results = SubscriptionSerializer(many=True)
 
 
-class SubscriptionCreateSerializer(serializers.Serializer):
+class SubscriptionCreateSerializer(InputSerializer):
     url = serializers.CharField(max_length=2048)
     events = serializers.ListField(
         child=serializers.CharField(max_length=60), max_length=20, required=False, default=list
@@ -64,7 +65,7 @@ class SubscriptionCreateSerializer(serializers.Serializer):
     )
 
 
-class SubscriptionPatchSerializer(serializers.Serializer):
+class SubscriptionPatchSerializer(InputSerializer):
     url = serializers.CharField(max_length=2048, required=False)
     events = serializers.ListField(
         child=serializers.CharField(max_length=60), max_length=20, required=False
@@ -79,7 +80,7 @@ class SubscriptionPatchSerializer(serializers.Serializer):
 class DeliverySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     event = serializers.IntegerField(source="event_id", help_text="The event's cursor.")
-    status = serializers.ChoiceField(choices=Delivery.Status.values)
+    status = ChoiceField(choices=Delivery.Status.values)
     attempts = serializers.IntegerField()
     lastStatusCode = serializers.IntegerField(source="last_status_code", allow_null=True)
     lastAttemptAt = serializers.DateTimeField(source="last_attempt_at", allow_null=True)
@@ -91,7 +92,7 @@ class DeliveryListSerializer(serializers.Serializer):
     results = DeliverySerializer(many=True)
 
 
-class RedeliverSerializer(serializers.Serializer):
+class RedeliverSerializer(InputSerializer):
     since = serializers.IntegerField(min_value=0, help_text="Replay the events after it.")
 
 

@@ -40,10 +40,13 @@ DESCRIPTIONS = {
     "extension attribute changed: the parts a write changed (comma-separated); when the "
     "write stored a new card version: cardversionseq, cardversionbreaking and "
     "cardversionchanges (its change rules, comma-separated).",
-    AGENT_DELETED: "The agent was deleted; data: its tombstone {id, deletedAt}.",
+    AGENT_DELETED: "The agent was removed for good (an admin's delete, an entity removed "
+    "with its card, an expired ephemeral agent); data: its tombstone {id, deletedAt}. "
+    "DELETE /agents/<id> retires instead: agent.retired.",
     AGENT_OWNER_CHANGED: "The agent moved to another owner; data: its listing.",
     AGENT_DEPRECATED: "The agent was deprecated (its reason, successor and sunset in data).",
-    AGENT_RETIRED: "The agent was retired (DELETE): out of discovery, its card 410 Gone.",
+    AGENT_RETIRED: "The agent was retired (DELETE /agents/<id>, the API's delete): out of "
+    "discovery, its card 410 Gone; data: its listing.",
     LIVENESS_CHANGED: "An endpoint's liveness status changed (never per heartbeat); data: "
     "the agent's listing, extension attributes endpointid and liveness: the new status.",
     ENTITY_CREATED: "An entity card listed a new entity; data: the entity's JSON.",

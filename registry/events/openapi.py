@@ -46,7 +46,8 @@ CLOUD_EVENT = {
         },
         "data": {
             "description": "The agent's listing as of the change (as GET /agents/<id>), an "
-            "entity's JSON (entity.*), or a tombstone {id, deletedAt} (agent.deleted).",
+            "entity's JSON (entity.*), or a tombstone {id, deletedAt} (agent.deleted; "
+            "agent.retired carries the listing).",
             "oneOf": [
                 {"$ref": "#/components/schemas/Agent"},
                 {

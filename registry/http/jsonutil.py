@@ -217,3 +217,19 @@ def json_stored_order(value: Any) -> Any:
     if isinstance(value, list):
         return [json_stored_order(item) for item in value]
     return value
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same document whatever their members' order and
+    however a whole number was written (``1`` or ``1.0``); ``true`` is not ``1``."""
+    return json.dumps(_whole(a), sort_keys=True) == json.dumps(_whole(b), sort_keys=True)

@@ -19,6 +19,7 @@ from registry.agents.serializers import (
     UPTIME_SCHEMA,
     liveness_shown,
 )
+from registry.http.inputs import ChoiceField
 from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
 from registry.liveness.heartbeats import heartbeat_fast
@@ -148,7 +149,7 @@ class ProbeSerializer(serializers.Serializer):
     endpointId = serializers.UUIDField(source="endpoint_id")
     at = serializers.DateTimeField()
     up = serializers.BooleanField(source="ok")
-    category = serializers.ChoiceField(choices=PROBE_CATEGORIES)
+    category = ChoiceField(choices=PROBE_CATEGORIES)
     status = serializers.IntegerField(source="status_code", allow_null=True)
     latencyMs = serializers.IntegerField(source="latency_ms", allow_null=True)
     detail = serializers.CharField()

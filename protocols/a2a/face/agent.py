@@ -28,7 +28,11 @@ from a2a.server.agent_execution import (
 from a2a.server.events import EventQueue
 from a2a.server.jsonrpc_models import JSONParseError
 from a2a.server.request_handlers import DefaultRequestHandler, build_error_response
-from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes import (
+    DefaultServerCallContextBuilder,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCard,
@@ -51,11 +55,13 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 
 from protocols.a2a.face import skills
+from protocols.a2a.face.card_text import card_text
 from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.face.task_store import DatabaseTaskStore
 from protocols.a2a.registration.api import registry_card
 from registry.access.auth import bearer_key
-from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
+from registry.fastpath.bridge import asgi_response, asgi_scope, json_body_problem, request_refusal
+from registry.http.jsonutil import strict_loads
 from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -68,6 +74,8 @@ STATES = {
 REGISTRATION_KEYS = {"card", "domain", "url"}
 # The call state's entry of a message answered before its task started.
 ANSWERED = "registry.answered"
+# The ASGI scope's and call state's entry of the request's body, as received.
+BODY = "registry.body"
 logger = logging.getLogger(__name__)
 
 
@@ -107,12 +115,19 @@ def discovery_answer(message: Message, data: dict | None) -> skills.Answer:
     return skills.discover_text(" ".join(get_text_parts(message.parts)))
 
 
-def answer_for(message: Message, key: str | None) -> tuple[str, skills.Answer]:
+def answer_for(
+    message: Message, key: str | None, body: bytes | None = None
+) -> tuple[str, skills.Answer]:
     """Run the skill a message asks for (``message_skill``). Returns the skill's name and
-    its answer."""
+    its answer. A card to register is read from the request's ``body`` (``card_text``),
+    not from the SDK's Struct: it is stored as its JSON text was sent."""
     skill, data = message_skill(message)
     if skill == skills.REGISTRATION:
-        return skill, skills.register(whole_numbers(data or {}), key)
+        data = whole_numbers(data or {})
+        text = card_text(body) if body and isinstance(data.get("card"), dict) else None
+        if text is not None:
+            data["card"] = strict_loads(text)
+        return skill, skills.register(data, key, text)
     return skill, discovery_answer(message, data)
 
 
@@ -185,7 +200,7 @@ async def answer_checked(message: Message, state: dict) -> tuple[str, skills.Ans
     input: -32602, 400 on HTTP+JSON), each with the problem document in its data."""
     key = bearer_key((state.get("headers") or {}).get("authorization", ""))
     try:
-        skill, answer = await sync_to_async(answer_for)(message, key)
+        skill, answer = await sync_to_async(answer_for)(message, key, state.get(BODY))
     except Exception:
         # Never a database's (or any other) internal message on the wire: it goes to
         # the log, the client gets JSON-RPC's internal error without it.
@@ -228,6 +243,16 @@ class RegistryRequestContextBuilder(SimpleRequestContextBuilder):
         return built
 
 
+class RegistryCallContextBuilder(DefaultServerCallContextBuilder):
+    """The SDK's call contexts, with the request's body as received (``protocol_view``
+    puts it in the ASGI scope's state): a card is read again from its text."""
+
+    def build(self, request):
+        context = super().build(request)
+        context.state[BODY] = request.scope.get("state", {}).get(BODY)
+        return context
+
+
 @functools.lru_cache(maxsize=4)
 def registry_agent_card(base: str) -> AgentCard:
     return ParseDict(registry_card(base), AgentCard())
@@ -244,9 +269,10 @@ def protocol_app() -> Starlette:
         agent_card=registry_agent_card(settings.REGISTRY_BASE_URL),
         request_context_builder=RegistryRequestContextBuilder(),
     )
+    calls = RegistryCallContextBuilder()
     routes = [
-        *create_jsonrpc_routes(handler, JSONRPC_PATH),
-        *create_rest_routes(handler, path_prefix=REST_PATH),
+        *create_jsonrpc_routes(handler, JSONRPC_PATH, context_builder=calls),
+        *create_rest_routes(handler, path_prefix=REST_PATH, context_builder=calls),
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_here, 405: _not_here})
 
@@ -277,7 +303,9 @@ def protocol_view(request: HttpRequest, path: str = "") -> HttpResponse:
     refused = list_query_problem(request, path)
     if refused is not None:
         return refused
-    return _whole_numbers_on_the_wire(asgi_response(protocol_app(), request))
+    scope = asgi_scope(request)
+    scope["state"][BODY] = request.body
+    return _whole_numbers_on_the_wire(asgi_response(protocol_app(), request, scope))
 
 
 # A JSON number written as a whole double ("status":400.0): protobuf's Struct, which A2A

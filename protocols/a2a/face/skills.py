@@ -21,6 +21,7 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Throttled
 
 from protocols.a2a.cards.selectors import agent_summaries
 from protocols.a2a.registration.api import card_register
+from protocols.a2a.registration.provenance import CardSource
 from protocols.a2a.serving.cards import card_url
 from registry.access.auth import KeyExpired, Principal, principal_for_key
 from registry.access.throttles import window_allows
@@ -234,8 +235,10 @@ def principal_of(key: str | None) -> Principal | None:
 
 
 @database_outage_refused
-def register(body: dict[str, Any], key: str | None) -> Answer:
-    """Register by ``{"card"}``, ``{"domain"}`` or ``{"url"}`` as the key's owner."""
+def register(body: dict[str, Any], key: str | None, card_text: bytes | None = None) -> Answer:
+    """Register by ``{"card"}``, ``{"domain"}`` or ``{"url"}`` as the key's owner; a card
+    is stored as ``card_text`` when the request carried its text, and one equal as JSON to
+    the agent's stored card keeps the stored one (no new version)."""
     try:
         principal = principal_of(key)
     except KeyExpired as exc:
@@ -250,7 +253,8 @@ def register(body: dict[str, Any], key: str | None) -> Answer:
     if wait is not None:  # the key's write budget, shared with the HTTP API
         return refused(Throttled(wait))
     try:
-        registration = card_register(principal, body)
+        source = CardSource(body=card_text, equal_kept=True)
+        registration = card_register(principal, body, source)
     except APIException as exc:
         return refused(exc)
     agent, report = registration.agent, registration.report

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from protocols.a2a.registration import services
+from protocols.a2a.registration.provenance import CardSource
 from protocols.a2a.registration.refresh import agent_refresh
 from protocols.a2a.serving.cards import card_etag, card_serve
 from protocols.a2a.versions.history import dry_run_parse
@@ -21,11 +22,12 @@ from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
 from registry.agents.lifecycle import agent_writable
 from registry.agents.serializers import AgentSerializer
+from registry.http.inputs import InputSerializer, members_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
 
-class CardRegistrationSerializer(serializers.Serializer):
+class CardRegistrationSerializer(InputSerializer):
     card = serializers.JSONField(
         required=False, help_text="The A2A agent card (1.0, 0.3 or hybrid)."
     )
@@ -40,11 +42,11 @@ class CardRegistrationSerializer(serializers.Serializer):
     owner = serializers.CharField(required=False, max_length=200, help_text="Admin keys only.")
 
 
-class CardReplaceSerializer(serializers.Serializer):
+class CardReplaceSerializer(InputSerializer):
     card = serializers.JSONField(help_text="The new A2A agent card.")
 
 
-class VerifySerializer(serializers.Serializer):
+class VerifySerializer(InputSerializer):
     domain = serializers.CharField(
         required=False,
         max_length=260,
@@ -109,9 +111,12 @@ def registration_response(
     return Response(body, status=status_code, headers=headers or None)
 
 
-def card_register(principal: Principal, body: dict) -> services.CardRegistration:
+def card_register(
+    principal: Principal, body: dict, source: CardSource | None = None
+) -> services.CardRegistration:
     """Register by card, domain or URL as ``principal``: the one way in of POST /a2a/agents
-    and of the A2A and MCP registration skills. Raises ProblemError / ValidationError."""
+    and of the A2A and MCP registration skills (``source``: how their card came, its text
+    when they have it). Raises ProblemError / ValidationError."""
     given = [name for name in ("card", "domain", "url") if name in body]
     if not given:
         raise ProblemError(
@@ -134,7 +139,7 @@ def card_register(principal: Principal, body: dict) -> services.CardRegistration
     payload.is_valid(raise_exception=True)
     owner = owner_choose(principal, payload.validated_data.get("owner"))
     if given == ["card"]:
-        return services.agent_register_card(owner=owner, card=body["card"])
+        return services.agent_register_card(owner=owner, card=body["card"], source=source)
     fetch_rate_check(principal)  # the registry fetches: the key's own, stricter limit
     return services.agent_register_from_domain(
         owner=owner,
@@ -227,6 +232,7 @@ class A2AAgentCardView(APIView):
         agent_writable(agent)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         card = card_from_body(request.data)
+        members_check(request.data, CardReplaceSerializer().fields)
         precondition = if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag)
         if dry_run:
             return Response(

@@ -18,7 +18,7 @@ from registry.agents.models import Agent
 from registry.discovery.facts import agent_facts_set
 from registry.events.envelope import SIGNATURE_CHANGED
 from registry.events.outbox import event_add
-from registry.http.jsonutil import Problem
+from registry.http.jsonutil import Problem, canonical_dumps, json_equal
 from registry.outbound.hosts import url_authority
 from registry.signals import agents_written_send
 
@@ -36,6 +36,23 @@ class CardSource:
     discovery_path: str = "posted"
     origin_problems: list[Problem] = field(default_factory=list)
     attempts: list[Any] = field(default_factory=list)
+    # Sent through a face whose client may not keep the card's text (a2a-sdk writes a data
+    # part's members in its own order and numbers as doubles; MCP's arguments arrive parsed):
+    # a card equal as JSON to the agent's stored one keeps the stored bytes, so no version.
+    equal_kept: bool = False
+
+
+def submitted_body(agent: Agent | None, card: dict, source: CardSource) -> bytes:
+    """The bytes stored for a submitted card: those received when there are any (a body
+    fetched, a card's text as an A2A request carried it), else the object as sent
+    (``canonical_dumps``: its members' order, its numbers as written)."""
+    if source.equal_kept and agent is not None:
+        stored = CardDocument.objects.filter(agent=agent).values_list("body", flat=True).first()
+        if stored is not None and json_equal(json.loads(bytes(stored)), card):
+            return bytes(stored)
+    if source.body is not None:
+        return source.body.removeprefix(b"\xef\xbb\xbf")
+    return canonical_dumps(card)
 
 
 def card_preferred_url(card: dict) -> str:

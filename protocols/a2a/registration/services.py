@@ -24,6 +24,7 @@ from protocols.a2a.registration.provenance import (
     card_preferred_url,
     card_signature_check,
     provenance_save,
+    submitted_body,
 )
 from protocols.a2a.registration.txt_records import DiscoveryError
 from protocols.a2a.signals import StoredCard, cards_stored_send
@@ -35,7 +36,7 @@ from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
 from registry.discovery.facts import agent_facts_set
 from registry.discovery.filter_keys import filter_keys_at_end
-from registry.http.jsonutil import Problem, canonical_dumps
+from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import url_authority
 from registry.signals import writes_batched
@@ -113,22 +114,18 @@ def document_save(
 
 
 def _submitted_save(
-    agent: Agent, card: dict, report: CardReport, body: bytes | None = None, *, change: str
+    agent: Agent, card: dict, report: CardReport, source: CardSource, *, change: str
 ) -> CardDocument:
-    """Store a submitted card: the bytes received when there are any, else the object as sent."""
+    """Store a submitted card (``provenance.submitted_body``)."""
     return document_save(
         agent,
-        _submitted_body(card, body),
+        submitted_body(agent, card, source),
         origin=CardDocument.Origin.SUBMITTED,
         spec_version=report.spec_version or "",
         naming=report.naming,
         signed=report.signed,
         change=change,
     )
-
-
-def _submitted_body(card: dict, body: bytes | None) -> bytes:
-    return body.removeprefix(b"\xef\xbb\xbf") if body is not None else canonical_dumps(card)
 
 
 @dataclass
@@ -176,7 +173,7 @@ def agent_register_card(
                         raise _owner_changed(agent)
                     _agent_card_apply(agent=agent, data=data)
                 change = "register" if identity is None else "reregister"
-                _submitted_save(agent, card, report, source.body, change=change)
+                _submitted_save(agent, card, report, source, change=change)
                 provenance_save(agent, source, signature)
                 cards_stored_send([StoredCard(agent, card, created=identity is None)])
             return CardRegistration(agent, report, identity is None, source, signature)
@@ -328,7 +325,7 @@ def agent_replace_card(
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
-        _submitted_save(agent, card, report, source.body, change=change)
+        _submitted_save(agent, card, report, source, change=change)
         provenance_save(agent, source, signature)
         cards_stored_send([StoredCard(agent, card)])
     return CardRegistration(agent, report, False, source, signature)
@@ -362,7 +359,7 @@ def agent_replace_card_preview(
     preferred = data.endpoints[0].address if data.endpoints else ""
     with transaction.atomic():
         agent = _replaceable(agent, precondition, preferred)
-        return version_preview(agent, _submitted_body(card, (source or CardSource()).body))
+        return version_preview(agent, submitted_body(agent, card, source or CardSource()))
 
 
 def _agent_card_apply(*, agent: Agent, data: core.AgentInput) -> None:

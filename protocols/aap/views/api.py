@@ -19,6 +19,7 @@ from protocols.aap.statuses.services import aap_check_domain
 from protocols.aap.views import pages as views
 from registry.access.throttles import fetch_rate_check
 from registry.discovery.api import DiscoverAgentsView
+from registry.http.inputs import ChoiceField
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.outbound.hosts import InvalidHost
@@ -73,8 +74,8 @@ ReportSerializer = inline_serializer(
             "AAPRuleResult",
             {
                 "rule": serializers.CharField(),
-                "level": serializers.ChoiceField(choices=["MUST", "SHOULD"]),
-                "status": serializers.ChoiceField(choices=["pass", "fail", "warn", "skip"]),
+                "level": ChoiceField(choices=["MUST", "SHOULD"]),
+                "status": ChoiceField(choices=["pass", "fail", "warn", "skip"]),
                 "path": serializers.CharField(),
                 "message": serializers.CharField(),
             },

@@ -24,15 +24,19 @@ from protocols.entities.providers.services import provider_register
 from protocols.entities.registration import selectors
 from protocols.entities.registration.selectors import entity_document, result_items
 from protocols.entities.resolution.schema import (
+    DOMAIN_REQUEST,
     DOMAIN_RESPONSE,
     ENTITIES_RESPONSE,
     ENTITY,
+    HOST_NAME,
     NEARBY_RESPONSE,
     RESOLVE_RESPONSE,
+    VALIDATE_REQUEST,
     provider_registration_schema,
 )
 from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
+from registry.http.inputs import members_check
 from registry.http.jsonutil import Problem
 from registry.http.params import parse_uuid, text_param
 from registry.http.problems import ProblemError
@@ -95,7 +99,7 @@ def _card_path(path: str) -> str:
     return "card" if path == "$" else f"card.{path}"
 
 
-def _object(body, name: str) -> dict:
+def _object(body, name: str, request_schema: dict) -> dict:
     if not isinstance(body, dict) or name not in body:
         raise ProblemError(
             400,
@@ -103,17 +107,8 @@ def _object(body, name: str) -> dict:
             f'The body needs "{name}".',
             [Problem(name, "is required")],
         )
+    members_check(body, request_schema["properties"])
     return body
-
-
-# A host name as domain_parse reads it (IDNA or Unicode, an optional port): no URL.
-HOST_NAME = {"type": "string", "minLength": 1, "maxLength": 253, "pattern": r"^[^\s/@?#\\]+$"}
-DOMAIN_REQUEST = {"type": "object", "properties": {"domain": HOST_NAME}, "required": ["domain"]}
-VALIDATE_REQUEST = {
-    "type": "object",
-    "properties": {"card": {"type": "object"}, "domain": HOST_NAME},
-    "required": ["card"],
-}
 
 
 class EntityListView(APIView):
@@ -128,7 +123,7 @@ class EntityListView(APIView):
     )
     @idempotent
     def post(self, request: Request) -> Response:
-        body = _object(request.data, "domain")
+        body = _object(request.data, "domain", DOMAIN_REQUEST)
         if not isinstance(body["domain"], str):
             raise _invalid("domain", "must be a string")
         fetch_rate_check(request)
@@ -177,7 +172,7 @@ class ValidateView(APIView):
         "path otherwise. With domain, the card's domain must equal it.",
     )
     def post(self, request: Request) -> Response:
-        body = _object(request.data, "card")
+        body = _object(request.data, "card", VALIDATE_REQUEST)
         host = None
         if "domain" in body:
             try:

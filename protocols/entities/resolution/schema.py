@@ -1,4 +1,5 @@
-"""OpenAPI shapes of the entities API's answers (drf-spectacular takes them as plain dicts)."""
+"""OpenAPI shapes of the entities API's requests and answers (drf-spectacular takes them
+as plain dicts)."""
 
 import json
 from pathlib import Path
@@ -196,4 +197,20 @@ ENTITIES_RESPONSE = {
             },
         },
     },
+}
+
+
+# A host name as domain_parse reads it (IDNA or Unicode, an optional port): no URL.
+HOST_NAME = {"type": "string", "minLength": 1, "maxLength": 253, "pattern": r"^[^\s/@?#\\]+$"}
+DOMAIN_REQUEST = {
+    "type": "object",
+    "properties": {"domain": HOST_NAME},
+    "required": ["domain"],
+    "additionalProperties": False,
+}
+VALIDATE_REQUEST = {
+    "type": "object",
+    "properties": {"card": {"type": "object"}, "domain": HOST_NAME},
+    "required": ["card"],
+    "additionalProperties": False,
 }

@@ -2,6 +2,7 @@
 against a live server: list the tools, call each."""
 
 import asyncio
+import json
 
 import httpx
 import httpx2
@@ -9,6 +10,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from protocols.a2a.models import CardDocument, CardVersion
+from protocols.entities.registration.bulk import cards_bulk_store
 from registry.agents.models import Agent
 
 
@@ -81,6 +84,31 @@ def test_discover_agents_returns_the_matches_as_structured_content(weather, regi
 
 
 @pytest.mark.django_db(transaction=True)
+def test_discover_agents_answers_every_kind_of_agent_card_or_not(
+    weather, alice, native_payload, registry_url
+):
+    payload = native_payload(name="Native MCP")
+    for endpoint in payload["endpoints"]:
+        endpoint["protocol"] = "MCP"
+    native = alice.post("/agents", payload, format="json").json()["id"]
+    entity = {
+        "a2e": "0.1",
+        "entity": {"domain": "zinc.example", "name": "Le Petit Zinc", "category": "restaurant"},
+        "mcps": [{"endpoint": "https://mcp.zinc.example", "capabilities": ["reservations"]}],
+    }
+    cards_bulk_store(owner="alice", cards=[("zinc.example", entity)])
+    result = call(registry_url, "discover_agents", {"limit": 10})
+    assert result.is_error is False, result.content[0].text
+    urls = {a["name"]: a["cardUrl"] for a in result.structured_content["agents"]}
+    assert urls == {
+        "Weather Agent": f"{registry_url}/a2a/agents/{weather}",
+        "Native MCP": None,
+        "Le Petit Zinc": None,
+    }
+    assert native in {a["id"] for a in result.structured_content["agents"]}
+
+
+@pytest.mark.django_db(transaction=True)
 def test_discover_agents_with_a_bad_filter_is_a_tool_error_naming_it(registry_url):
     result = call(registry_url, "discover_agents", {"protocol": "SMTP"})
     assert result.is_error is True
@@ -129,6 +157,22 @@ def test_register_agent_with_the_key_registers_as_its_owner(make_key, make_card,
     assert (agent.owner, agent.name) == ("dora", "Via MCP")
     with httpx.Client() as http:
         assert http.get(result.structured_content["cardUrl"]).json() == card
+
+
+@pytest.mark.django_db(transaction=True)
+def test_register_agent_stores_the_card_object_once(make_key, make_card, registry_url):
+    """The card arrives parsed: its members' order, numbers and strings are kept, not its
+    escapes or spacing; the same card again, in any order, makes no version."""
+    key = make_key("dora")
+    card = make_card(x_big=12345678901234567890, x_text="\u00e9/", x_order={"z": 1, "a": 2})
+    first = call(registry_url, "register_agent", {"card": card}, key=key)
+    agent_id = first.structured_content["agentId"]
+    body = bytes(CardDocument.objects.get(agent_id=agent_id).body)
+    assert body == json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
+    again = dict(reversed(card.items()))
+    assert call(registry_url, "register_agent", {"card": again}, key=key).is_error is False
+    assert bytes(CardDocument.objects.get(agent_id=agent_id).body) == body
+    assert CardVersion.objects.filter(agent_id=agent_id).count() == 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,9 +1,14 @@
 """Webhooks against a real local receiver: the handshake, signatures verified with the
 Standard Webhooks library, order, retries after a 500, disabling after a 410."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from django.utils import timezone
 
+from registry.events import envelope
 from registry.events.delivery import webhooks_deliver
 from registry.events.models import Delivery, Subscription
 from tests.registry.events.conftest import register, subscribe
@@ -128,6 +133,34 @@ def test_private_and_plain_http_receivers_are_refused_at_creation(alice, setting
     assert Subscription.objects.count() == 0
 
 
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_mirror_guides_subscription_hears_that_an_agent_was_deleted(
+    receiver, alice, native_payload
+):
+    guide = (DOCS / "guides" / "mirror.md").read_text()
+    example = json.loads(
+        re.search(r"POST localhost:8000/subscriptions .*?-d '(\{.*?\})'", guide, re.S)[1]
+    )
+    subscribe(alice, receiver, **{**example, "url": receiver.url()})
+    tags = [{"name": "forecast", "tags": [example["filter"]["tag"]]}]
+    agent_id = register(alice, native_payload(capabilities=tags))
+    assert alice.delete(f"/agents/{agent_id}").status_code == 204
+    types = [r["event"]["type"].removeprefix(envelope.TYPE_PREFIX) for r in receiver.received]
+    assert types == ["agent.created", "agent.retired"]
+
+
+def test_the_events_reference_lists_every_event_type():
+    table = (DOCS / "reference" / "events.md").read_text().split("## Types")[1].split("##")[0]
+    listed = re.findall(
+        r"`([a-z]+\.[a-z_]+)`",
+        "\n".join(line.split("|")[1] for line in table.splitlines() if line.startswith("| `")),
+    )
+    assert sorted(listed) == sorted(envelope.EVENT_TYPES)
+
+
 @pytest.mark.django_db
 def test_bad_events_and_filters_name_the_field(alice, settings):
     settings.FETCH_ALLOWED_HOSTS = ["localhost"]
@@ -135,6 +168,7 @@ def test_bad_events_and_filters_name_the_field(alice, settings):
     answer = alice.post("/subscriptions", {"url": url, "events": ["agent.nope"]}, format="json")
     assert answer.status_code == 400
     assert answer.json()["errors"][0]["path"] == "events[0]"
+    assert all(name in answer.json()["detail"] for name in envelope.EVENT_TYPES)
     answer = alice.post("/subscriptions", {"url": url, "filter": {"colour": "x"}}, format="json")
     assert answer.json()["errors"][0]["path"] == "filter.colour"
     answer = alice.post("/subscriptions", {"url": url, "filter": {"protocol": "x"}}, format="json")

@@ -27,13 +27,19 @@ def registry_url(live_server, settings) -> str:
     return live_server.url
 
 
-def converse(base: str, binding: str, parts, *, key: str | None = None, metadata=None):
+def converse(base: str, binding: str, parts, *, key: str | None = None, metadata=None, sent=None):
     """Send one message; return the answer (a Message or a Task), the task read back by
-    GetTask when it is one, and ListTasks's tasks for the key."""
+    GetTask when it is one, and ListTasks's tasks for the key. ``sent`` (a list) gets the
+    body of each request the client sent."""
+
+    async def record(request: httpx.Request) -> None:
+        if sent is not None and request.method == "POST":
+            sent.append(request.content)
 
     async def run():
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        hooks = {"request": [record]}
+        async with httpx.AsyncClient(headers=headers, timeout=30, event_hooks=hooks) as http:
             config = ClientConfig(
                 httpx_client=http, supported_protocol_bindings=[binding], streaming=False
             )
