@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 
 from registry.fastpath.lean import LeanApplication
+from registry.signals import writes_batched
 from tests.conftest import BASE_CARD
 from tests.registry.fastpath.test_lean import Recorder, call
 
@@ -20,6 +21,13 @@ def agents(alice, native_payload):
         ("Invoice", "extracts invoices", ["finance"]),
         ("Weather Invoice", "bills for forecasts", ["finance", "climate"]),
     ]
+    # One agents_written at the end for the twelve (as a bulk write sends it): the same rows,
+    # in half the time of a write each.
+    with writes_batched():
+        _agents_post(alice, native_payload, kinds)
+
+
+def _agents_post(alice, native_payload, kinds) -> None:
     for index in range(12):
         name, words, tags = kinds[index % len(kinds)]
         payload = native_payload(
