@@ -203,8 +203,11 @@ def _semantic_kept(
             [*conditions, hybrid.NEAREST_AMONG + 1],
         )
         count, among = cursor.fetchone()
-    if count > hybrid.NEAREST_AMONG:
-        return ranked
+    if count > hybrid.NEAREST_AMONG:  # the nearest of all, as many as the keys need
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            return hybrid.nearest_kept(
+                text, kept_of, hybrid.semantic_wanted(True), generation, ids_as_text=True
+            )
     return client.nearest(
         text, hybrid.DEPTH, bytes(among), hybrid.MIN_COSINE, generation, ids_as_text=True
     )

@@ -28,10 +28,12 @@ DEFAULT_MODE = "hybrid"
 # Candidates from each order, and the reciprocal rank fusion constant (Cormack et al.).
 DEPTH = 100
 RRF_K = 60
-# Semantic candidates: the nearest of all agents, then those the filters keep; when the
-# filters keep too few of them, the nearest among every filtered agent (up to this many).
+# Semantic candidates of a query with filters: the nearest among the agents the filters keep
+# (up to NEAREST_AMONG of them); of more, the nearest NEAREST_ALL of all, then WIDER times as
+# many while the filters keep fewer than DEPTH of them.
 NEAREST_ALL = 1000
 NEAREST_AMONG = 50_000
+WIDER = 8
 # Below this cosine an agent is not near the query at all.
 MIN_COSINE = 0.15
 
@@ -41,16 +43,29 @@ def semantic_wanted(filtered: bool) -> int:
     return NEAREST_ALL if filtered else 2 * DEPTH
 
 
+def nearest_kept(
+    text: str, kept_of: Callable[[list], set], wanted: int, generation: int, **kwargs
+) -> list[tuple]:
+    """The first DEPTH of the nearest agents to ``text`` that ``kept_of`` keeps (it answers
+    the ids it keeps of the hits it is given), asked for ``wanted`` at a time and more
+    until DEPTH are kept or no agent is left above the floor: a filter never empties a
+    page that has agents near the query, however many are nearer without it."""
+    while True:
+        hits = client.nearest(text, wanted, None, MIN_COSINE, generation, **kwargs)
+        kept = kept_of(hits)
+        ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
+        if len(ranked) >= DEPTH or len(hits) < wanted:
+            return ranked
+        wanted *= WIDER
+
+
 def semantic_ranked(
     queryset: QuerySet, text: str, *, filtered: bool, generation: int
 ) -> list[tuple]:
     """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``, searched
-    among the vectors of data generation ``generation``."""
-    wanted = semantic_wanted(filtered)
-    hits = client.nearest(text, wanted, floor=MIN_COSINE, generation=generation)
-    kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
-    ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
-    if filtered and len(ranked) < DEPTH and len(hits) == wanted:
+    among the vectors of data generation ``generation``: with filters, among the filtered
+    agents (up to NEAREST_AMONG of them; more, among the nearest of all that they keep)."""
+    if filtered:
         among = list(
             queryset.select_related(None)
             .prefetch_related(None)
@@ -58,8 +73,17 @@ def semantic_ranked(
             .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
         )
         if len(among) <= NEAREST_AMONG:
-            ranked = client.nearest(text, DEPTH, among, MIN_COSINE, generation)
-    return ranked
+            return client.nearest(text, DEPTH, among, MIN_COSINE, generation) if among else []
+
+    def kept_of(hits: list) -> set:
+        ids = [pk for pk, _ in hits]
+        kept = set()
+        for start in range(0, len(ids), NEAREST_ALL):  # (SQLite's bound parameters)
+            chunk = ids[start : start + NEAREST_ALL]
+            kept.update(queryset.filter(pk__in=chunk).values_list("pk", flat=True))
+        return kept
+
+    return nearest_kept(text, kept_of, semantic_wanted(filtered), generation)
 
 
 def fused(
