@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import logging
+import re
 from collections.abc import Callable
 
 from django.db.models import QuerySet
@@ -34,8 +35,22 @@ RRF_K = 60
 NEAREST_ALL = 1000
 NEAREST_AMONG = 50_000
 WIDER = 8
-# Below this cosine an agent is not near the query at all.
+# Below this cosine an agent is not near the query at all; nor, for a query of one word,
+# below ONE_WORD_COSINE: a word the model does not know is the mean of its pieces, near many
+# agents by chance (0.2 to 0.27 on bench/semantic_set.json's made-up words, where every
+# one-word query's answer was at 0.53 or more; a higher floor for more words cost the
+# paraphrases their answers: bench/RESULTS.md, "Search by meaning").
 MIN_COSINE = 0.15
+ONE_WORD_COSINE = 0.4
+WORD = re.compile(r"\w+")
+# From this cosine on, an agent found by meaning alone ranks among those whose text has
+# the query's words; below it, after them.
+STRONG_COSINE = 0.5
+
+
+def min_cosine(text: str) -> float:
+    """The floor of the cosines of the agents near ``text``."""
+    return ONE_WORD_COSINE if len(WORD.findall(text)) <= 1 else MIN_COSINE
 
 
 def semantic_wanted(filtered: bool) -> int:
@@ -51,7 +66,7 @@ def nearest_kept(
     until DEPTH are kept or no agent is left above the floor: a filter never empties a
     page that has agents near the query, however many are nearer without it."""
     while True:
-        hits = client.nearest(text, wanted, None, MIN_COSINE, generation, **kwargs)
+        hits = client.nearest(text, wanted, None, min_cosine(text), generation, **kwargs)
         kept = kept_of(hits)
         ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
         if len(ranked) >= DEPTH or len(hits) < wanted:
@@ -73,7 +88,7 @@ def semantic_ranked(
             .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
         )
         if len(among) <= NEAREST_AMONG:
-            return client.nearest(text, DEPTH, among, MIN_COSINE, generation) if among else []
+            return client.nearest(text, DEPTH, among, min_cosine(text), generation) if among else []
 
     def kept_of(hits: list) -> set:
         ids = [pk for pk, _ in hits]
@@ -121,16 +136,23 @@ def semantic_unavailable(mode: str, exc: Exception) -> list:
 
 def fuse(keyword: list, semantic: list[tuple]) -> list[tuple]:
     """The keyword order's ids and the semantic order's (id, cosine) by reciprocal rank:
-    (agent id, score 0-100), best first."""
+    (agent id, score 0-100), best first. The agents found by meaning alone, unless nearer
+    than STRONG_COSINE, come after those whose text has the query's words, scored no more
+    than the last of those."""
     scores: dict = {}
     places: dict = {}
     for order, ranked in enumerate((keyword, [pk for pk, _ in semantic])):
         for rank, pk in enumerate(ranked, start=1):
             scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank)
             places.setdefault(pk, [DEPTH + 1, DEPTH + 1])[order] = rank
+    first = set(keyword) | {pk for pk, cosine in semantic if cosine >= STRONG_COSINE}
     best = 2.0 / (RRF_K + 1)
-    order = sorted(scores, key=lambda pk: (-scores[pk], places[pk], str(pk)))
-    return [(pk, round(scores[pk] / best * 100, 2)) for pk in order]
+    order = sorted(scores, key=lambda pk: (pk not in first, -scores[pk], places[pk], str(pk)))
+    fused, ceiling = [], 100.0
+    for pk in order:
+        ceiling = min(ceiling, round(scores[pk] / best * 100, 2))
+        fused.append((pk, ceiling))
+    return fused
 
 
 def _cursor(mode: str, offset: int) -> str:
