@@ -29,9 +29,10 @@ DEFAULT_MODE = "hybrid"
 # Candidates from each order, and the reciprocal rank fusion constant (Cormack et al.).
 DEPTH = 100
 RRF_K = 60
-# Semantic candidates of a query with filters: the nearest among the agents the filters keep
-# (up to NEAREST_AMONG of them); of more, the nearest NEAREST_ALL of all, then WIDER times as
-# many while the filters keep fewer than DEPTH of them.
+# Semantic candidates of a query with filters: the nearest NEAREST_ALL of all, then those
+# the filters keep; when fewer than DEPTH, the nearest among the filtered agents (up to
+# NEAREST_AMONG of them), or of more, the nearest of all again, WIDER times as many at a
+# time, until DEPTH are kept or none is left above the floor.
 NEAREST_ALL = 1000
 NEAREST_AMONG = 50_000
 WIDER = 8
@@ -74,21 +75,27 @@ def nearest_kept(
         wanted *= WIDER
 
 
+def _filtered_ids(queryset: QuerySet, most: int) -> list | None:
+    """The ids of ``queryset``'s agents, or None when there are more than ``most``."""
+    ids = list(
+        queryset.select_related(None)
+        .prefetch_related(None)
+        .order_by()
+        .values_list("pk", flat=True)[: most + 1]
+    )
+    return ids if len(ids) <= most else None
+
+
 def semantic_ranked(
     queryset: QuerySet, text: str, *, filtered: bool, generation: int
 ) -> list[tuple]:
     """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``, searched
-    among the vectors of data generation ``generation``: with filters, among the filtered
-    agents (up to NEAREST_AMONG of them; more, among the nearest of all that they keep)."""
-    if filtered:
-        among = list(
-            queryset.select_related(None)
-            .prefetch_related(None)
-            .order_by()
-            .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
-        )
-        if len(among) <= NEAREST_AMONG:
-            return client.nearest(text, DEPTH, among, min_cosine(text), generation) if among else []
+    among the vectors of data generation ``generation``. With filters: the
+    agents nearest of all that the filters keep, and when fewer than DEPTH of those (and
+    agents are left), the nearest among the filtered agents, or of more than NEAREST_AMONG,
+    the nearest of all again, more of them (``nearest_kept``): either way the DEPTH nearest
+    of the filtered agents."""
+    floor = min_cosine(text)
 
     def kept_of(hits: list) -> set:
         ids = [pk for pk, _ in hits]
@@ -98,7 +105,16 @@ def semantic_ranked(
             kept.update(queryset.filter(pk__in=chunk).values_list("pk", flat=True))
         return kept
 
-    return nearest_kept(text, kept_of, semantic_wanted(filtered), generation)
+    wanted = semantic_wanted(filtered)
+    hits = client.nearest(text, wanted, None, floor, generation)
+    kept = kept_of(hits)
+    ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
+    if not filtered or len(ranked) >= DEPTH or len(hits) < wanted:
+        return ranked
+    among = _filtered_ids(queryset, NEAREST_AMONG)
+    if among is not None:
+        return client.nearest(text, DEPTH, among, floor, generation)
+    return nearest_kept(text, kept_of, wanted * WIDER, generation)
 
 
 def fused(

@@ -1,7 +1,7 @@
-"""Search by meaning with filters: the filters choose the candidates before the nearest are
-taken, in every mode and on every path (the view's, the lean lane's), so a filter never
-empties a page that has agents near the query, however many agents nearer than them it
-leaves out. The registry's scale is stood in for by smaller numbers of candidates."""
+"""Search by meaning with filters: the nearest agents among those the filters keep, in every
+mode and on every path (the view's, the lean lane's), so a filter never empties a page that
+has agents near the query, however many agents nearer than them it leaves out. The
+registry's scale is stood in for by smaller numbers of candidates."""
 
 import json
 
@@ -28,11 +28,13 @@ def bistros(add_agent, population):
     }
 
 
-@pytest.fixture
-def at_scale(monkeypatch):
-    """More agents nearer the query than the filters' candidates can be looked at."""
+@pytest.fixture(params=[1, 10], ids=["more-than-among", "among"])
+def at_scale(monkeypatch, request):
+    """More agents nearer the query than the first candidates asked for, and more filtered
+    agents than are searched among; with ``among``, few enough to be searched among once
+    the nearest of all fall short."""
     monkeypatch.setattr(hybrid, "NEAREST_ALL", 1)
-    monkeypatch.setattr(hybrid, "NEAREST_AMONG", 1)
+    monkeypatch.setattr(hybrid, "NEAREST_AMONG", request.param)
     monkeypatch.setattr(first, "KEYED_AMONG", 1)
 
 
