@@ -119,14 +119,17 @@ def set_load(distractors: int, seed: int) -> tuple[dict, dict]:
 def ask(text: str, mode: str) -> list:
     from registry.agents import selectors
     from registry.discovery import discover as discovery
+    from registry.discovery.query import query_parse
 
-    params = {"q": text, "mode": mode, "limit": str(K)}
-    agents = discovery.agents_filter(params, selectors.agent_discoverable_queryset())
-    page, _, _ = discovery.discover(agents, params, full_rows=None)
+    query = query_parse({"q": text, "mode": mode, "limit": str(K)})
+    agents = discovery.query_agents(query, selectors.agent_discoverable_queryset())
+    page, _, _ = discovery.discover(agents, query, full_rows=None)
     return page.rows
 
 
 def scores(found: list, relevant: set) -> tuple[float, float]:
+    if not relevant:  # a made-up word: right when nothing is found
+        return (0.0, 0.0) if found else (1.0, 1.0)
     hits = [1 if pk in relevant else 0 for pk in found[:K]]
     recall = sum(hits) / len(relevant)
     dcg = sum(h / math.log2(i + 2) for i, h in enumerate(hits))
@@ -153,7 +156,8 @@ def evaluate(keys: dict) -> dict:
             seconds[mode].append(time.perf_counter() - began)
             row[mode] = scores(found, relevant)
         rows.append(row)
-    well = [r for r in rows if r["keyword"][0] >= 0.999]
+    well = [r for r in rows if r["keyword"][0] >= 0.999 and r["kind"] != "made-up word"]
+    kinds = sorted({r["kind"] for r in rows})
 
     def mean(subset, mode, at):
         return round(statistics.fmean(r[mode][at] for r in subset), 3) if subset else None
@@ -163,6 +167,7 @@ def evaluate(keys: dict) -> dict:
         ("all", rows),
         ("no shared word", [r for r in rows if not r["sharesWord"]]),
         ("keyword answers well", well),
+        *((f"kind: {kind}", [r for r in rows if r["kind"] == kind]) for kind in kinds),
     ):
         summary[name] = {
             "queries": len(subset),

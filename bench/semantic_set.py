@@ -2,7 +2,9 @@
 entities described as their makers would, and queries as a person asking for a task would
 write them, each with the keys of the agents that answer it. Most queries share no word
 with their answers ("paraphrase"); the "keyword" ones name their answer's own words, to
-check that fusing the orders costs keyword search nothing where it already does well. The
+check that fusing the orders costs keyword search nothing where it already does well; the
+"case" ones are such words in capitals; the "made-up word" ones have no answer (scored 1
+when nothing is found, else 0). The
 population is completed by the benchmark's generated cards (bench/generate.py).
 
 The set is bench/semantic_set.json: ``agents`` (key: [name, description, [[skill name,

@@ -139,7 +139,7 @@ def _keyed_kept(
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if len(ranked) < hybrid.DEPTH and len(hits) == KEYED_ROOM * hybrid.DEPTH < count:
             hits = client.nearest(
-                text, count, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+                text, count, among, hybrid.min_cosine(text), generation, ids_as_text=True
             )
             kept = _kept_of(cursor, hits)
             ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
@@ -190,7 +190,7 @@ def _semantic_kept(
         if count <= hybrid.NEAREST_AMONG:
             wanted = KEYED_ROOM * hybrid.DEPTH
             nearest = client.nearest(
-                text, wanted, among, hybrid.MIN_COSINE, generation, ids_as_text=True
+                text, wanted, among, hybrid.min_cosine(text), generation, ids_as_text=True
             )
             return _keyed_kept(nearest, text, among, count, generation, exact)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
@@ -203,10 +203,13 @@ def _semantic_kept(
             [*conditions, hybrid.NEAREST_AMONG + 1],
         )
         count, among = cursor.fetchone()
-    if count > hybrid.NEAREST_AMONG:
-        return ranked
+    if count > hybrid.NEAREST_AMONG:  # the nearest of all, as many as the keys need
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            return hybrid.nearest_kept(
+                text, kept_of, hybrid.semantic_wanted(True), generation, ids_as_text=True
+            )
     return client.nearest(
-        text, hybrid.DEPTH, bytes(among), hybrid.MIN_COSINE, generation, ids_as_text=True
+        text, hybrid.DEPTH, bytes(among), hybrid.min_cosine(text), generation, ids_as_text=True
     )
 
 
@@ -232,7 +235,7 @@ def hybrid_first_page(
     wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
     asked = None
     if count or among is None:  # (the keys name no agent: none is near)
-        asked = client.nearest_begin(text, wanted, among, floor=hybrid.MIN_COSINE, look=False)
+        asked = client.nearest_begin(text, wanted, among, floor=hybrid.min_cosine(text), look=False)
     live_at = timezone.now() if query.live else None
     keys, generation = first_keys(
         FirstQuery(query.text, query.keys, hybrid.DEPTH),
@@ -243,7 +246,7 @@ def hybrid_first_page(
     try:
         hits, held = asked.result(ids_as_text=True) if asked else ([], generation)
         if held != generation:
-            again = client.nearest_begin(text, wanted, among, hybrid.MIN_COSINE, generation)
+            again = client.nearest_begin(text, wanted, among, hybrid.min_cosine(text), generation)
             hits, held = again.result(ids_as_text=True)
         # The service's matrix holds every write of the page's generation, retirements and
         # deletions too: its hits need no look-up of which agents discovery finds.

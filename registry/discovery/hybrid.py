@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import logging
+import re
 from collections.abc import Callable
 
 from django.db.models import QuerySet
@@ -28,12 +29,29 @@ DEFAULT_MODE = "hybrid"
 # Candidates from each order, and the reciprocal rank fusion constant (Cormack et al.).
 DEPTH = 100
 RRF_K = 60
-# Semantic candidates: the nearest of all agents, then those the filters keep; when the
-# filters keep too few of them, the nearest among every filtered agent (up to this many).
+# Semantic candidates of a query with filters: the nearest NEAREST_ALL of all, then those
+# the filters keep; when fewer than DEPTH, the nearest among the filtered agents (up to
+# NEAREST_AMONG of them), or of more, the nearest of all again, WIDER times as many at a
+# time, until DEPTH are kept or none is left above the floor.
 NEAREST_ALL = 1000
 NEAREST_AMONG = 50_000
-# Below this cosine an agent is not near the query at all.
+WIDER = 8
+# Below this cosine an agent is not near the query at all; nor, for a query of one word,
+# below ONE_WORD_COSINE: a word the model does not know is the mean of its pieces, near many
+# agents by chance (0.2 to 0.27 on bench/semantic_set.json's made-up words, where every
+# one-word query's answer was at 0.53 or more; a higher floor for more words cost the
+# paraphrases their answers: bench/RESULTS.md, "Search by meaning").
 MIN_COSINE = 0.15
+ONE_WORD_COSINE = 0.4
+WORD = re.compile(r"\w+")
+# From this cosine on, an agent found by meaning alone ranks among those whose text has
+# the query's words; below it, after them.
+STRONG_COSINE = 0.5
+
+
+def min_cosine(text: str) -> float:
+    """The floor of the cosines of the agents near ``text``."""
+    return ONE_WORD_COSINE if len(WORD.findall(text)) <= 1 else MIN_COSINE
 
 
 def semantic_wanted(filtered: bool) -> int:
@@ -41,25 +59,62 @@ def semantic_wanted(filtered: bool) -> int:
     return NEAREST_ALL if filtered else 2 * DEPTH
 
 
+def nearest_kept(
+    text: str, kept_of: Callable[[list], set], wanted: int, generation: int, **kwargs
+) -> list[tuple]:
+    """The first DEPTH of the nearest agents to ``text`` that ``kept_of`` keeps (it answers
+    the ids it keeps of the hits it is given), asked for ``wanted`` at a time and more
+    until DEPTH are kept or no agent is left above the floor: a filter never empties a
+    page that has agents near the query, however many are nearer without it."""
+    while True:
+        hits = client.nearest(text, wanted, None, min_cosine(text), generation, **kwargs)
+        kept = kept_of(hits)
+        ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
+        if len(ranked) >= DEPTH or len(hits) < wanted:
+            return ranked
+        wanted *= WIDER
+
+
+def _filtered_ids(queryset: QuerySet, most: int) -> list | None:
+    """The ids of ``queryset``'s agents, or None when there are more than ``most``."""
+    ids = list(
+        queryset.select_related(None)
+        .prefetch_related(None)
+        .order_by()
+        .values_list("pk", flat=True)[: most + 1]
+    )
+    return ids if len(ids) <= most else None
+
+
 def semantic_ranked(
     queryset: QuerySet, text: str, *, filtered: bool, generation: int
 ) -> list[tuple]:
     """Up to DEPTH (agent id, cosine) of ``queryset``'s agents nearest ``text``, searched
-    among the vectors of data generation ``generation``."""
+    among the vectors of data generation ``generation``. With filters: the
+    agents nearest of all that the filters keep, and when fewer than DEPTH of those (and
+    agents are left), the nearest among the filtered agents, or of more than NEAREST_AMONG,
+    the nearest of all again, more of them (``nearest_kept``): either way the DEPTH nearest
+    of the filtered agents."""
+    floor = min_cosine(text)
+
+    def kept_of(hits: list) -> set:
+        ids = [pk for pk, _ in hits]
+        kept = set()
+        for start in range(0, len(ids), NEAREST_ALL):  # (SQLite's bound parameters)
+            chunk = ids[start : start + NEAREST_ALL]
+            kept.update(queryset.filter(pk__in=chunk).values_list("pk", flat=True))
+        return kept
+
     wanted = semantic_wanted(filtered)
-    hits = client.nearest(text, wanted, floor=MIN_COSINE, generation=generation)
-    kept = set(queryset.filter(pk__in=[pk for pk, _ in hits]).values_list("pk", flat=True))
+    hits = client.nearest(text, wanted, None, floor, generation)
+    kept = kept_of(hits)
     ranked = [hit for hit in hits if hit[0] in kept][:DEPTH]
-    if filtered and len(ranked) < DEPTH and len(hits) == wanted:
-        among = list(
-            queryset.select_related(None)
-            .prefetch_related(None)
-            .order_by()
-            .values_list("pk", flat=True)[: NEAREST_AMONG + 1]
-        )
-        if len(among) <= NEAREST_AMONG:
-            ranked = client.nearest(text, DEPTH, among, MIN_COSINE, generation)
-    return ranked
+    if not filtered or len(ranked) >= DEPTH or len(hits) < wanted:
+        return ranked
+    among = _filtered_ids(queryset, NEAREST_AMONG)
+    if among is not None:
+        return client.nearest(text, DEPTH, among, floor, generation)
+    return nearest_kept(text, kept_of, wanted * WIDER, generation)
 
 
 def fused(
@@ -97,16 +152,23 @@ def semantic_unavailable(mode: str, exc: Exception) -> list:
 
 def fuse(keyword: list, semantic: list[tuple]) -> list[tuple]:
     """The keyword order's ids and the semantic order's (id, cosine) by reciprocal rank:
-    (agent id, score 0-100), best first."""
+    (agent id, score 0-100), best first. The agents found by meaning alone, unless nearer
+    than STRONG_COSINE, come after those whose text has the query's words, scored no more
+    than the last of those."""
     scores: dict = {}
     places: dict = {}
     for order, ranked in enumerate((keyword, [pk for pk, _ in semantic])):
         for rank, pk in enumerate(ranked, start=1):
             scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank)
             places.setdefault(pk, [DEPTH + 1, DEPTH + 1])[order] = rank
+    first = set(keyword) | {pk for pk, cosine in semantic if cosine >= STRONG_COSINE}
     best = 2.0 / (RRF_K + 1)
-    order = sorted(scores, key=lambda pk: (-scores[pk], places[pk], str(pk)))
-    return [(pk, round(scores[pk] / best * 100, 2)) for pk in order]
+    order = sorted(scores, key=lambda pk: (pk not in first, -scores[pk], places[pk], str(pk)))
+    fused, ceiling = [], 100.0
+    for pk in order:
+        ceiling = min(ceiling, round(scores[pk] / best * 100, 2))
+        fused.append((pk, ceiling))
+    return fused
 
 
 def _cursor(mode: str, offset: int) -> str:

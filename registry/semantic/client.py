@@ -152,13 +152,13 @@ def warm() -> None:
 
 
 def embed(texts: list[str]) -> list[bytes]:
-    """Each text's quantized vector (registry/semantic/embedder.py)."""
+    """Each agent text's quantized vector, as stored (registry/semantic/embedder.py)."""
     if not texts:
         return []
     if not settings.SEMANTIC_SOCKET:
-        from registry.semantic.embedder import embed_quantized
+        from registry.semantic.embedder import embed_stored
 
-        return embed_quantized(texts)
+        return embed_stored(texts)
     answer = _ask({"op": "embed", "texts": texts})
     return [base64.b64decode(v) for v in answer["vectors"]]
 

@@ -18,7 +18,7 @@ import uuid
 from django.db import connections
 
 from registry.semantic.client import MAX_LINE
-from registry.semantic.embedder import embed_quantized, model
+from registry.semantic.embedder import embed_stored, model
 from registry.semantic.index import WATCH_SECONDS, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def answer(index: VectorIndex, request: dict) -> dict:
         texts = request.get("texts")
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return {"error": "texts must be a list of strings"}
-        return {"vectors": [base64.b64encode(v).decode() for v in embed_quantized(texts)]}
+        return {"vectors": [base64.b64encode(v).decode() for v in embed_stored(texts)]}
     if op == "nearest":
         text, k, among = request.get("text"), request.get("k"), request.get("among")
         floor = request.get("floor", -1.0)

@@ -1,5 +1,8 @@
 """The text of an agent that semantic search embeds: what it says it does, and what the apps
-add about it (``registry.extensions.register_meaning_text``)."""
+add about it (``registry.extensions.register_meaning_text``); and how much its vector
+weighs (``meaning_weight``)."""
+
+import re
 
 from registry import extensions
 from registry.agents.models import Agent, Capability
@@ -8,6 +11,11 @@ from registry.signals import dispatch_shared
 
 # A static model averages its words: the name and description count once, each skill once.
 MAX_CHARS = 4000
+# A text of fewer words than this (a name alone) weighs its share of them: the mean of two
+# words is near many queries by chance, and a named agent that says nothing of what it
+# does should not come before one that does (bench/RESULTS.md, "Search by meaning").
+FULL_WORDS = 8
+WORD = re.compile(r"\w+")
 
 
 def _skill_parts(name: str, description: str, tags) -> list[str]:
@@ -48,3 +56,9 @@ def meaning_texts(agent_ids: list) -> dict:
             if agent_id in texts and text:
                 texts[agent_id].append(text)
     return {pk: ". ".join(p for p in parts if p)[:MAX_CHARS] for pk, parts in texts.items()}
+
+
+def meaning_weight(text: str) -> float:
+    """The weight of an agent's vector (registry.semantic.embedder.vector_weighed): 1 for a
+    text of FULL_WORDS words or more, less for fewer."""
+    return min(1.0, len(WORD.findall(text)) / FULL_WORDS)

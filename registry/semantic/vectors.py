@@ -10,7 +10,7 @@ from django.utils import timezone
 from registry.fastpath.copy import objects_insert
 from registry.semantic import client
 from registry.semantic.models import AgentVector
-from registry.semantic.text import meaning_texts
+from registry.semantic.text import meaning_texts, meaning_weight
 from registry.signals import vectors_rebuilt
 
 log = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ def vectors_write(agent_ids) -> int:
     """Embed the agents of ``agent_ids`` that exist and store their vectors; the number
     written. When the embedding service does not answer, the write goes on without them
     (search by meaning misses these agents until ``embeddings_rebuild --missing``)."""
-    from registry.semantic.embedder import model_name
+    from registry.semantic.embedder import model_name, vector_weighed
 
     agent_ids = list(agent_ids)
     written = 0
@@ -31,6 +31,10 @@ def vectors_write(agent_ids) -> int:
             continue
         try:
             vectors = client.embed(list(texts.values()))
+            vectors = [
+                vector_weighed(vector, meaning_weight(text))
+                for vector, text in zip(vectors, texts.values(), strict=True)
+            ]
         except client.SemanticUnavailable as exc:
             log.warning(
                 "embedding service unavailable, %d agents not embedded: %s", len(texts), exc

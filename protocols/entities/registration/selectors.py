@@ -202,7 +202,7 @@ def _in_box(queryset: QuerySet, lat: float, lng: float, radius_m: float, prefix:
     return found
 
 
-def _open_only(ranked: list[tuple]) -> list[tuple]:
+def entities_open_only(ranked: list[tuple]) -> list[tuple]:
     """The (rank, entity id) pairs of the entities open now, in their order: only entities
     with hours are read, their opening computed in each one's time zone."""
     ids = [pk for _, pk in ranked]
@@ -242,7 +242,7 @@ def entities_nearby(
                 candidates.append((distance, str(pk)))
     candidates.sort()
     if open_now:
-        candidates = _open_only(candidates)
+        candidates = entities_open_only(candidates)
     chosen = candidates[:limit]
     entities = entity_queryset().in_bulk([pk for _, pk in chosen])
     by_text = {str(pk): entity for pk, entity in entities.items()}
@@ -255,8 +255,9 @@ class Resolved:
     confidence: float
 
 
-def _location_filter(queryset: QuerySet, location: str) -> list[QuerySet]:
-    """``location``: "lat,lng" (within 25 km) or a city name."""
+def _location_filter(queryset: QuerySet, location: str, prefix: str = "entity__") -> list:
+    """``location``: "lat,lng" (within 25 km) or a city name; ``prefix``: the path from the
+    queryset's rows to the entity's fields."""
     parts = location.split(",")
     if len(parts) == 2:
         try:
@@ -264,8 +265,23 @@ def _location_filter(queryset: QuerySet, location: str) -> list[QuerySet]:
         except ValueError:
             pass
         else:
-            return _in_box(queryset, lat, lng, 25_000, prefix="entity__")
-    return [queryset.filter(entity__city_key=fold(location.strip())[:100])]
+            return _in_box(queryset, lat, lng, 25_000, prefix=prefix)
+    return [queryset.filter(**{f"{prefix}city_key": fold(location.strip())[:100]})]
+
+
+def entities_filtered(
+    *, location: str = "", capabilities: list[str] | None = None, min_verification: int = 0
+) -> QuerySet[Entity]:
+    """The entities that ``/v1/resolve``'s filters keep, whatever the words."""
+    entities = Entity.objects.filter(verification_level__gte=min_verification)
+    entities = _with_capabilities(entities, capabilities or [], "pk")
+    if not location.strip():
+        return entities
+    parts = _location_filter(entities, location, prefix="")
+    found = parts[0]
+    for part in parts[1:]:  # (two longitude ranges across the antimeridian)
+        found = found | part
+    return found
 
 
 def entities_resolve(
@@ -306,7 +322,9 @@ def entities_resolve(
         scores[str(entity_id)] += weight
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     if open_now:
-        best = [(pk, score) for score, pk in _open_only([(score, pk) for pk, score in best])]
+        best = [
+            (pk, score) for score, pk in entities_open_only([(score, pk) for pk, score in best])
+        ]
     best = best[:limit]
     entities = {str(pk): e for pk, e in entity_queryset().in_bulk([pk for pk, _ in best]).items()}
     full = NAME_WEIGHT * len(words)

@@ -1,8 +1,6 @@
 """The entities API: register a domain's card, validate a card, register an EDP provider, and
 the EDP resolution API (``/v1/resolve``, ``/v1/resolve/domain/<domain>``, ``/v1/nearby``)."""
 
-import math
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
@@ -23,6 +21,13 @@ from protocols.entities.providers.jobs import (
 from protocols.entities.providers.services import provider_register
 from protocols.entities.registration import selectors
 from protocols.entities.registration.selectors import entity_document, result_items
+from protocols.entities.resolution.params import (
+    capabilities_param,
+    flag_param,
+    int_param,
+    invalid,
+    number_param,
+)
 from protocols.entities.resolution.schema import (
     DOMAIN_REQUEST,
     DOMAIN_RESPONSE,
@@ -34,8 +39,11 @@ from protocols.entities.resolution.schema import (
     VALIDATE_REQUEST,
     provider_registration_schema,
 )
+from protocols.entities.resolution.search import entities_search
 from registry.access.idempotency import idempotent
 from registry.access.throttles import fetch_rate_check
+from registry.discovery.hybrid import DEFAULT_MODE, MODES
+from registry.discovery.query import mode_parse
 from registry.http.inputs import members_check
 from registry.http.jsonutil import Problem
 from registry.http.params import parse_uuid, text_param
@@ -45,54 +53,6 @@ from registry.outbound.hosts import InvalidHost, domain_parse
 RADIUS_DEFAULT_M = 1000
 RADIUS_MAX_M = 100_000
 LIMIT_DEFAULT, LIMIT_MAX = 20, 100
-
-
-def _invalid(name: str, message: str) -> ProblemError:
-    return ProblemError(400, "validation-error", f"{name} {message}.", [Problem(name, message)])
-
-
-def _number(params, name: str, low: float, high: float, default: float | None = None) -> float:
-    raw = params.get(name)
-    if raw is None or raw == "":
-        if default is None:
-            raise _invalid(name, "is required")
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _invalid(name, "must be a number") from None
-    if not math.isfinite(value) or not low <= value <= high:
-        raise _invalid(name, f"must be between {low:g} and {high:g}")
-    return value
-
-
-def _int(params, name: str, low: int, high: int, default: int) -> int:
-    raw = params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise _invalid(name, "must be an integer") from None
-    if not low <= value <= high:
-        raise _invalid(name, f"must be between {low} and {high}")
-    return value
-
-
-def _flag(params, name: str) -> bool:
-    raw = params.get(name, "").strip().lower()
-    if raw in ("", "false", "0", "no"):
-        return False
-    if raw in ("true", "1", "yes"):
-        return True
-    raise _invalid(name, "must be true or false")
-
-
-def _capabilities(params) -> list[str]:
-    names = [c.strip() for c in text_param(params, "capabilities").split(",") if c.strip()]
-    if len(names) > 20:
-        raise _invalid("capabilities", "may list 20 capabilities at the most")
-    return names
 
 
 def _card_path(path: str) -> str:
@@ -125,7 +85,7 @@ class EntityListView(APIView):
     def post(self, request: Request) -> Response:
         body = _object(request.data, "domain", DOMAIN_REQUEST)
         if not isinstance(body["domain"], str):
-            raise _invalid("domain", "must be a string")
+            raise invalid("domain", "must be a string")
         fetch_rate_check(request)
         stored = domain_register(owner=request.user.owner, domain=body["domain"])
         return Response(
@@ -155,7 +115,7 @@ class EntityDetailView(APIView):
         entity = selectors.entity_queryset().filter(pk=pk).first()
         if entity is None:
             raise ProblemError(404, "not-found", f"There is no entity {entity_id}.")
-        sources = _flag(request.query_params, "sources")
+        sources = flag_param(request.query_params, "sources")
         return Response(entity_document(entity, sources=sources))
 
 
@@ -178,7 +138,7 @@ class ValidateView(APIView):
             try:
                 host = domain_parse(body["domain"]).host
             except InvalidHost as exc:
-                raise _invalid("domain", str(exc)) from None
+                raise invalid("domain", str(exc)) from None
         report = card_validate(body["card"], host=host)
         if not report.ok:
             raise ProblemError(
@@ -274,7 +234,16 @@ class ResolveView(APIView):
                 # Not white space alone.
                 {"type": "string", "pattern": r"\S"},
                 required=True,
-                description="Name or keywords.",
+                description="Name or keywords, or what the business is wanted for.",
+            ),
+            OpenApiParameter(
+                "mode",
+                {"type": "string", "enum": list(MODES), "default": DEFAULT_MODE},
+                description="How the query finds entities, as in discovery: hybrid (the "
+                "default: the word index and the order by meaning, fused), semantic (by "
+                "meaning alone) or keyword (the word index alone); another value is a 400 "
+                "naming mode. confidence: the weight of the query's words the entity has "
+                "(1.0: all in its name) or its cosine with the query, the higher.",
             ),
             OpenApiParameter("location", str, description='A city, or "lat,lng" (25 km).'),
             *RESULT_FILTERS,
@@ -285,19 +254,20 @@ class ResolveView(APIView):
         params = request.query_params
         query = text_param(params, "query").strip()
         if not query:
-            raise _invalid("query", "is required: a name or keywords")
-        found = selectors.entities_resolve(
+            raise invalid("query", "is required: a name or keywords")
+        found = entities_search(
+            mode=mode_parse(text_param(params, "mode")),
             query=query,
             location=text_param(params, "location"),
-            capabilities=_capabilities(params),
-            min_verification=_int(params, "min_verification", 0, 2, 0),
-            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
-            open_now=_flag(params, "open_now"),
+            capabilities=capabilities_param(params),
+            min_verification=int_param(params, "min_verification", 0, 2, 0),
+            limit=int_param(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=flag_param(params, "open_now"),
         )
         results = result_items(
             [r.entity for r in found],
             [{"confidence": r.confidence} for r in found],
-            sources=_flag(params, "sources"),
+            sources=flag_param(params, "sources"),
         )
         return Response({"results": results})
 
@@ -321,13 +291,13 @@ class ResolveDomainView(APIView):
         try:
             host = domain_parse(domain).host
         except InvalidHost as exc:
-            raise _invalid("domain", str(exc)) from None
+            raise invalid("domain", str(exc)) from None
         path = text_param(request.query_params, "path", None)
         entities = selectors.domain_entities(host, path)
         if not entities:
             where = f"{host} at path {path}" if path is not None else host
             raise ProblemError(404, "not-found", f"The registry knows no entity of {where}.")
-        sources = _flag(request.query_params, "sources")
+        sources = flag_param(request.query_params, "sources")
         return Response(
             {"domain": host, "entities": [entity_document(e, sources=sources) for e in entities]}
         )
@@ -354,17 +324,17 @@ class NearbyView(APIView):
     def get(self, request: Request) -> Response:
         params = request.query_params
         found = selectors.entities_nearby(
-            lat=_number(params, "lat", -90, 90),
-            lng=_number(params, "lng", -180, 180),
-            radius_m=_number(params, "radius", 1, RADIUS_MAX_M, RADIUS_DEFAULT_M),
-            capabilities=_capabilities(params),
-            min_verification=_int(params, "min_verification", 0, 2, 0),
-            limit=_int(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
-            open_now=_flag(params, "open_now"),
+            lat=number_param(params, "lat", -90, 90),
+            lng=number_param(params, "lng", -180, 180),
+            radius_m=number_param(params, "radius", 1, RADIUS_MAX_M, RADIUS_DEFAULT_M),
+            capabilities=capabilities_param(params),
+            min_verification=int_param(params, "min_verification", 0, 2, 0),
+            limit=int_param(params, "limit", 1, LIMIT_MAX, LIMIT_DEFAULT),
+            open_now=flag_param(params, "open_now"),
         )
         results = result_items(
             [n.entity for n in found],
             [{"distance_m": n.distance_m} for n in found],
-            sources=_flag(params, "sources"),
+            sources=flag_param(params, "sources"),
         )
         return Response({"results": results})

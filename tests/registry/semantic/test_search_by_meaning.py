@@ -107,7 +107,7 @@ def test_each_write_stores_the_agents_vector_with_its_model(alice, anon, populat
     assert population["weather"] not in ids(anon.get("/discover/agents", query))
     response = alice.patch(
         f"/agents/{population['weather']}",
-        {"description": "Restaurant reservations and dining."},
+        {"description": "Restaurant reservations for a dinner out with friends."},
         format="json",
     )
     assert response.status_code == 200, response.content
