@@ -1,5 +1,6 @@
 """Request and response shapes of the native API (camelCase, as agents send them)."""
 
+import functools
 from datetime import datetime
 
 from django.conf import settings
@@ -29,8 +30,18 @@ def whole_required(attrs: dict, names: tuple[str, ...]) -> None:
         raise serializers.ValidationError(missing)
 
 
+@functools.cache
+def output_members(serializer_class) -> frozenset[str]:
+    """The members of a resource as it is read (its serializer's fields, the apps' members
+    among them): a write body may carry them back, and they are ignored."""
+    return frozenset(serializer_class().fields)
+
+
 @extend_schema_serializer(component_name="Capability")  # CapabilityRequest in the schema
 class CapabilityInputSerializer(InputSerializer):
+    def output_members(self):
+        return output_members(CapabilitySerializer)
+
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
@@ -58,6 +69,9 @@ class CapabilityInputSerializer(InputSerializer):
 
 @extend_schema_serializer(component_name="Endpoint")  # EndpointRequest in the schema
 class EndpointInputSerializer(InputSerializer):
+    def output_members(self):
+        return output_members(EndpointSerializer)
+
     name = serializers.CharField(max_length=200)
     transport = ChoiceField(choices=Endpoint.Transport.choices)
     protocol = ChoiceField(choices=Endpoint.Protocol.values)
@@ -129,6 +143,9 @@ def capability_input(attrs: dict) -> CapabilityInput:
 @extend_schema_serializer(component_name="Agent")  # AgentRequest in the schema
 class AgentInputSerializer(InputSerializer):
     """A native registration. With ``partial=True`` (PATCH) every member is optional."""
+
+    def output_members(self):
+        return output_members(AgentSerializer)
 
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(

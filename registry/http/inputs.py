@@ -51,12 +51,22 @@ class ChoiceField(serializers.ChoiceField):
 # The base of every request body's serializer: unknown members are refused, each named
 # with its path, beside the other problems of the body. (No docstring: the OpenAPI
 # document would show it as every request body's description.)
+# The members of the resource as it is read (``output_members``: ``id``, ``createdAt`` …) are
+# not unknown: they are ignored, so a body read with GET can be sent back with changes.
 class InputSerializer(serializers.Serializer):
+    def output_members(self) -> Iterable[str]:
+        return ()
+
     def to_internal_value(self, data):
         known = [name for name, field in self.fields.items() if not field.read_only]
         unknown = {}
         if isinstance(data, Mapping):
-            unknown = {name: [unknown_message(known)] for name in data if name not in known}
+            shown = set(self.output_members())
+            unknown = {
+                name: [unknown_message(known)]
+                for name in data
+                if name not in known and name not in shown
+            }
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:

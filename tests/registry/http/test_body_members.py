@@ -28,6 +28,18 @@ def test_a_misspelt_member_of_a_patch_is_400_naming_it_and_changes_nothing(alice
     assert Agent.objects.get(pk=agent).description == ""
 
 
+def test_an_agent_read_with_get_can_be_sent_back_its_read_only_members_ignored(alice, agent):
+    read = alice.get(f"/agents/{agent}").json()
+    read["description"] = "Changed"
+    read["id"] = "00000000-0000-0000-0000-000000000000"  # shown, not written
+    read["endpoints"][0]["lastAliveAt"] = "2000-01-01T00:00:00Z"
+    put = alice.put(f"/agents/{agent}", read, format="json")
+    assert put.status_code == 200, put.content[:500]
+    assert put.json()["id"] == agent and put.json()["description"] == "Changed"
+    patch = alice.patch(f"/agents/{agent}", {"createdAt": "2000-01-01", "name": "N"}, format="json")
+    assert patch.status_code == 200 and patch.json()["createdAt"] != "2000-01-01"
+
+
 def test_unknown_members_are_named_beside_the_other_problems_with_their_paths(
     alice, native_payload
 ):
