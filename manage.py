@@ -14,7 +14,10 @@ SECRETLESS_COMMANDS = {"help", "--help", "-h", "version", "--version", "check", 
 
 
 def secretless(argv: list[str]) -> bool:
-    """Whether this call may run with a throwaway key: no command, or one that signs nothing."""
+    """Whether this call may run with a throwaway key: no command, or one that signs nothing.
+    Never `check --deploy`: it judges the deployment's own key."""
+    if "--deploy" in argv:
+        return False
     return len(argv) < 2 or argv[1] in SECRETLESS_COMMANDS
 
 

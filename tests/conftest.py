@@ -113,6 +113,18 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=f"needs the apps {sorted(missing)}"))
 
 
+@pytest.fixture
+def migrations_restored():
+    """A migration test moves the schema back and forth: after it, every migration is
+    applied again, for the tests this process runs next (a table a later migration made
+    would otherwise be missing for them)."""
+    yield
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings):
     # Production storage needs collectstatic's manifest; tests render admin pages without it.

@@ -33,11 +33,14 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_without_a_secret_key_outside_debug_the_registry_does_not_start():
+# Commands that sign nothing (help, check) run without a key; these serve, change data or
+# judge the deployment's own key.
+@pytest.mark.parametrize("command", [["migrate"], ["check", "--deploy"]])
+def test_without_a_secret_key_outside_debug_the_registry_does_not_start(command):
     settings = {**PRODUCTION}
     del settings["SECRET_KEY"]
 
-    run = manage("check", **settings)
+    run = manage(*command, **settings)
 
     assert run.returncode != 0
     # One line naming the setting and the fix, no traceback.

@@ -13,6 +13,7 @@ AFTER = [("a2a", "0007_card_versions")]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("migrations_restored")
 def test_0006_makes_each_stored_card_version_one():
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)

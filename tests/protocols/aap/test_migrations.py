@@ -11,6 +11,7 @@ AFTER = [("aap", "0003_aap_compliant_fact")]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("migrations_restored")
 def test_0003_rewrites_the_stored_aap_facts():
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
