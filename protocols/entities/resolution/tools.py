@@ -127,10 +127,10 @@ def resolve_entity(
     """The businesses that answer the arguments, with their MCP servers."""
     point = _point(lat, lng)
     text = (query or "").strip()
-    if not text and point is None:
-        raise invalid("query", "is required (a name or words), or lat and lng")
     if city is not None and not text:
         raise invalid("city", "narrows a query: give query too")
+    if not text and point is None:
+        raise invalid("query", "is required (a name or words), or lat and lng")
     filters = {
         "capabilities": [c.strip() for c in capabilities or [] if c.strip()],
         "min_verification": int(_in_range("minVerification", minVerification, 0, 2, 0)),
