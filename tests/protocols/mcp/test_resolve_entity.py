@@ -5,6 +5,8 @@ its MCP servers' URLs and transports; bad arguments refused by name."""
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 from mcp import Client
 
 from protocols.entities.demo import DEMO_CARDS
@@ -16,8 +18,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def call(arguments: dict):
     async def run():
-        async with Client(mcp_server()) as client:
-            return await client.call_tool("resolve_entity", arguments)
+        try:
+            async with Client(mcp_server()) as client:
+                return await client.call_tool("resolve_entity", arguments)
+        finally:
+            # The tools' database connection, opened in asgiref's thread: closed there.
+            await sync_to_async(connections.close_all)()
 
     return asyncio.run(run())
 

@@ -6,6 +6,8 @@ and each tool says what it is for with an example."""
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 from mcp import Client
 
 from protocols.mcp.tools import mcp_server
@@ -13,8 +15,12 @@ from protocols.mcp.tools import mcp_server
 
 def session(work):
     async def run():
-        async with Client(mcp_server()) as client:
-            return await work(client)
+        try:
+            async with Client(mcp_server()) as client:
+                return await work(client)
+        finally:
+            # The tools' database connection, opened in asgiref's thread: closed there.
+            await sync_to_async(connections.close_all)()
 
     return asyncio.run(run())
 
