@@ -24,6 +24,8 @@ running registry serves cannot change under it.
   each may link the app's own page about it (an entity's business page);
 - lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
   before Django's request machinery (``registry.fastpath.lean``);
+- tools: what an app answers model clients (the MCP face lists each beside its own tools,
+  ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker.
@@ -160,6 +162,22 @@ class AsgiRoute:
             raise ImproperlyConfigured(f"ASGI route {self.prefix!r}: a path from / to /.")
 
 
+@dataclass(frozen=True)
+class Tool:
+    """A tool for model clients. ``answer`` is a plain (sync) function: its keyword
+    parameters, typed and described (``Annotated[T, pydantic.Field(description=…)]``), are
+    the tool's arguments; it returns ``(text, data)``, the answer in a sentence and as JSON
+    (whose shape ``output``, a pydantic model, declares), or raises
+    ``registry.http.problems.ProblemError`` (a refusal naming the argument). ``description``
+    is written for a model choosing among tools, with an example call."""
+
+    name: str
+    answer: Callable[..., tuple[str, dict[str, Any]]]
+    description: str
+    output: Any
+    read_only: bool = True
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -206,6 +224,7 @@ badges = _Store("badge")
 lean_routes = _Store("lean route")
 asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
+tools = _Store("tool")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -277,3 +296,7 @@ def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
     what they do (skill examples, an entity's category), added to the text that semantic
     search embeds (registry/semantic/text.py)."""
     meaning_texts.add(name, texts)
+
+
+def register_tool(tool: Tool) -> None:
+    tools.add(tool.name, tool)

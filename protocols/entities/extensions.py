@@ -5,6 +5,7 @@ from django.conf import settings
 from protocols.entities.demo import entities_demo_load
 from protocols.entities.registration.services import CARD_SOURCE, CLAIM_SOURCE
 from protocols.entities.resolution.pages import entity_badge, entity_page_path, entity_panel
+from protocols.entities.resolution.tools import RESOLVE_ENTITY
 from protocols.entities.servers.probes import mcp_probe
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
@@ -99,6 +100,7 @@ def register() -> None:
     extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("protocols.entities.urls")
+    extensions.register_tool(RESOLVE_ENTITY)
     extensions.register_schedule(
         "entities-crawl", "entities.tasks.entities_crawl", settings.ENTITY_CRAWL_TICK_SECONDS
     )

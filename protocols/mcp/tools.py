@@ -9,6 +9,7 @@ an unknown agent) is a tool error whose structured content is ``{"problem": {...
 HTTP API's problem document, every error with its path.
 """
 
+import inspect
 import json
 import logging
 import uuid
@@ -17,21 +18,26 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from protocols.a2a.cards.selectors import card_read
 from protocols.a2a.face import skills
+from registry import extensions
 from registry.access.auth import bearer_key
 from registry.agents.models import Agent
-from registry.http.problems import problem_body
+from registry.http.jsonutil import Problem
+from registry.http.problems import exception_problem, problem_body
 
 logger = logging.getLogger(__name__)
 INSTRUCTIONS = (
-    "An A2A agent registry. discover_agents finds agents by text and filters; "
+    "An A2A agent registry. discover_agents finds agents by text (q) and filters; "
     "get_agent_card returns an agent's A2A card as published; register_agent registers an "
     "agent by its card, domain or card URL and needs the registry API key as "
-    "'Authorization: Bearer <key>'."
+    "'Authorization: Bearer <key>'. Where the registry lists businesses, resolve_entity "
+    "finds a business by name, words or place and answers the MCP servers that act for it."
 )
 
 
@@ -73,6 +79,17 @@ class Registered(_Open):
     warnings: list[dict[str, Any]]
 
 
+def _invalid_all(problems: list[Problem]) -> dict[str, Any]:
+    """The problem of bad arguments, each at its path, as the HTTP API's 400."""
+    detail = "; ".join(f"{p.path} {p.message}" for p in problems[:3])
+    more = " …" if len(problems) > 3 else ""
+    return problem_body(400, "validation-error", f"{detail}{more}.", problems)
+
+
+def _invalid(path: str, message: str) -> dict[str, Any]:
+    return _invalid_all([Problem(path, message)])
+
+
 def _refusal(problem: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=problem["detail"])],
@@ -102,9 +119,24 @@ def _result(answer: skills.Answer) -> CallToolResult:
     )
 
 
+DISCOVER_DESCRIPTION = """Find A2A agents (and other registered agents) by what they do, as \
+GET /discover/agents does: free text in q, narrowed by filters that combine with it. Returns \
+the agents (id, name, description, cardUrl: null for an agent without an A2A card, skills) \
+and nextCursor for the next page. To read an agent's card, pass its id to get_agent_card; \
+to find a business (a restaurant, a shop) and its MCP servers, use resolve_entity where the \
+registry offers it.
+For an ARD search (AI Catalog entries, federation), give ardQuery instead of q and the \
+filters: an object {"text": …, "filter": {…}, "mode": …}, never text alone.
+Example: {"q": "weather forecast", "tag": "weather", "limit": 5}"""
+
+
 async def discover_agents(
     q: Annotated[
-        str | None, Field(description="Free text: words in names, descriptions, skills and tags.")
+        str | None,
+        Field(
+            description="What the agents should do, in words: 'weather forecast for Paris'. "
+            "Matches names, descriptions, skills and tags."
+        ),
     ] = None,
     capability: Annotated[str | None, Field(description="Skill (capability) name.")] = None,
     tag: Annotated[str | None, Field(description="Skill tag.")] = None,
@@ -124,24 +156,41 @@ async def discover_agents(
     ] = None,
     limit: Annotated[int | None, Field(description="Agents per page, 1 to 100.")] = None,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous page.")] = None,
-    query: Annotated[
-        dict | None,
+    ardQuery: Annotated[
+        dict[str, Any] | None,
         Field(
-            description="An ARD search query, {text, filter, mode}, instead of the parameters "
-            "above: answered with ARD entries (results, score, source), as POST /ard/search."
+            description="An ARD search query object, instead of q and the filters: "
+            '{"text": "weather", "filter": {...}, "mode": "semantic"}; answered with ARD '
+            "entries (results, score, source), as POST /ard/search. Text alone goes in q."
         ),
     ] = None,
-    federation: Annotated[str | None, Field(description="ARD: auto, referrals or none.")] = None,
-    pageSize: Annotated[int | None, Field(description="ARD: entries per page, 1 to 100.")] = None,
-    pageToken: Annotated[str | None, Field(description="ARD: the previous answer's.")] = None,
+    federation: Annotated[
+        str | None, Field(description="With ardQuery: auto, referrals or none.")
+    ] = None,
+    pageSize: Annotated[
+        int | None, Field(description="With ardQuery: entries per page, 1 to 100.")
+    ] = None,
+    pageToken: Annotated[
+        str | None, Field(description="With ardQuery: the previous answer's pageToken.")
+    ] = None,
+    # ardQuery's old name, accepted and not listed: an object is an ARD query, text is q.
+    query: Annotated[SkipJsonSchema[dict[str, Any] | str | None], Field()] = None,
 ) -> Annotated[CallToolResult, AgentsFound]:
-    """Find agents in the registry, as GET /discover/agents does: free text (q) and filters
-    combine. Returns the agents (id, name, description, cardUrl: null for an agent without
-    an A2A card, skills) and nextCursor.
-    With an ARD query, answers as the registry's ARD search does, where it offers one."""
-    given = {k: v for k, v in locals().items() if v is not None}
+    if isinstance(query, str):
+        if q is not None and q != query:
+            return _refusal(_invalid("query", "is text: give it as q alone (q is given)"))
+        q, query = query, None
     if query is not None:
-        return _result(await sync_to_async(skills.discover_data)(given))
+        if ardQuery is not None:
+            return _refusal(_invalid("query", "is ardQuery's old name: give ardQuery alone"))
+        ardQuery = query
+    given = {k: v for k, v in locals().items() if v is not None and k not in ("query", "ardQuery")}
+    if ardQuery is not None:
+        data = {"query": ardQuery, **given}
+        return _result(await _answer(skills.discover_data, data))
+    ard_only = sorted({"federation", "pageSize", "pageToken"} & set(given))
+    if ard_only:
+        return _refusal(_invalid(ard_only[0], "applies to an ardQuery: give ardQuery too"))
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]
@@ -169,7 +218,10 @@ async def get_agent_card(
         str, Field(description="The agent's id (a UUID), as discover_agents lists it.")
     ],
 ) -> Annotated[CallToolResult, dict[str, Any]]:
-    """The agent's A2A card, exactly as the registry serves it at /a2a/agents/<id>."""
+    """Read one agent's A2A card, exactly as the registry serves it at /a2a/agents/<id>:
+    its skills, interfaces (the URLs to call it at) and security schemes. Take the id from
+    discover_agents' answer; an agent whose cardUrl is null has no A2A card.
+    Example: {"agent_id": "7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63"}"""
     card, problem = await sync_to_async(_card)(agent_id)
     if card is None:
         return _refusal(problem)
@@ -186,22 +238,123 @@ async def register_agent(
     domain: Annotated[str | None, Field(description="Fetch the card from this domain.")] = None,
     url: Annotated[str | None, Field(description="Fetch the card from this https URL.")] = None,
 ) -> Annotated[CallToolResult, Registered]:
-    """Register an agent by its card, or by a domain or URL the registry fetches the card
-    from, as POST /a2a/agents does. Needs the registry API key as a bearer token. Returns
-    the agent id and card URL, or every problem of the card with its path."""
+    """Register (or update) an A2A agent in the registry, as POST /a2a/agents does: give
+    exactly one of card (the agent card object), domain (the registry fetches
+    https://<domain>/.well-known/agent-card.json) or url (an https URL of the card). Needs
+    the registry API key as 'Authorization: Bearer <key>'. Returns the agent id and card
+    URL, or every problem of the card with its path. Not for finding agents: use
+    discover_agents.
+    Example: {"domain": "weather.example.com"}"""
     body = {k: v for k, v in (("card", card), ("domain", domain), ("url", url)) if v is not None}
     key = bearer_key((ctx.headers or {}).get("authorization", ""))
     return _result(await _answer(skills.register, body, key))
 
 
+# Each type error in a registry sentence (pydantic's own text for any other error).
+TYPE_MESSAGES = {
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "missing": "is required",
+}
+# The argument that takes text, where a tool has a structured one a model may fill with it.
+TEXT_ARGUMENT = {"discover_agents": "q", "resolve_entity": "query"}
+
+
+def _path(location: tuple) -> str:
+    path = str(location[0]) if location else ""
+    for part in location[1:]:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def arguments_problems(tool: str, error: ValidationError) -> list[Problem]:
+    problems = []
+    for found in error.errors():
+        message = TYPE_MESSAGES.get(found["type"], found["msg"][:1].lower() + found["msg"][1:])
+        text = TEXT_ARGUMENT.get(tool)
+        if found["type"] == "dict_type" and isinstance(found["input"], str) and text:
+            message += f", not text: text goes in {text}"
+        problems.append(Problem(_path(found["loc"]), message))
+    return problems
+
+
+class RegistryMCPServer(MCPServer):
+    """The SDK's server, whose tools refuse bad arguments as every other refusal: a tool
+    error with the problem document, each error at its path (an argument the tool does not
+    take too, which the SDK would ignore), never pydantic's text."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        listed = {tool.name: tool for tool in await self.list_tools()}
+        if name in listed:
+            known = listed[name].input_schema.get("properties", {})
+            # Accepted though not listed: an old name (discover_agents' query).
+            accepted = set(known) | {"query"} if name == "discover_agents" else set(known)
+            unknown = sorted(set(arguments) - accepted)
+            if unknown:
+                takes = ", ".join(known)
+                return _refusal(
+                    _invalid_all(
+                        [
+                            Problem(u, f"is not an argument of {name} (it takes {takes})")
+                            for u in unknown
+                        ]
+                    )
+                )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _refusal(_invalid_all(arguments_problems(name, exc.__cause__)))
+
+
+def app_tool(tool: extensions.Tool):
+    """An app's tool (``registry.extensions.Tool``) as an SDK tool: its function's
+    arguments, run in a thread with the database; its refusals as problem documents."""
+
+    async def run(**arguments) -> CallToolResult:
+        given = {k: v for k, v in arguments.items() if v is not None}
+        try:
+            text, data = await sync_to_async(tool.answer)(**given)
+        except Exception as exc:
+            problem = exception_problem(exc)
+            if problem is None:
+                logger.exception("The MCP tool %s failed", tool.name)
+                detail = "The registry failed to answer; see its log."
+                problem = problem_body(500, "server-error", detail)
+            return _refusal(problem)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=data
+        )
+
+    signature = inspect.signature(tool.answer)
+    run.__signature__ = signature.replace(return_annotation=Annotated[CallToolResult, tool.output])
+    run.__name__ = tool.name
+    return run
+
+
 def mcp_server() -> MCPServer:
-    server = MCPServer(
+    server = RegistryMCPServer(
         name=settings.REGISTRY_NAME, instructions=INSTRUCTIONS, version=settings.REGISTRY_VERSION
     )
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-    server.add_tool(discover_agents, annotations=read_only)
+    server.add_tool(discover_agents, description=DISCOVER_DESCRIPTION, annotations=read_only)
     server.add_tool(get_agent_card, annotations=read_only)
     server.add_tool(
         register_agent, annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False)
     )
+    for tool in extensions.tools.read():
+        annotations = read_only if tool.read_only else ToolAnnotations(readOnlyHint=False)
+        server.add_tool(
+            app_tool(tool), name=tool.name, description=tool.description, annotations=annotations
+        )
     return server

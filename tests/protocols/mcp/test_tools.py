@@ -44,10 +44,11 @@ def weather(alice, make_card, registry_url) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_three_tools_are_listed_with_their_inputs(registry_url):
+def test_the_tools_are_listed_with_their_inputs(registry_url):
     listed = session(registry_url, None, lambda client: client.list_tools())
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(tools) == {"discover_agents", "get_agent_card", "register_agent"}
+    # resolve_entity is the entities app's (registry.extensions.Tool).
+    assert set(tools) == {"discover_agents", "get_agent_card", "register_agent", "resolve_entity"}
     assert {"q", "tag", "capability", "protocol", "skill", "liveOnly", "limit"} <= set(
         tools["discover_agents"].input_schema["properties"]
     )
