@@ -24,6 +24,7 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
+        from registry.observability.jobs import jobs_observe
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
@@ -46,6 +47,8 @@ class RegistryConfig(AppConfig):
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )
 
+        # Jobs carry the request id that queued them and are counted (registry/observability).
+        jobs_observe()
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables
         # exist (the listing shows the apps' members): after migrate, not in a migration.

@@ -69,9 +69,10 @@ def test_healthz_is_registered_by_the_core():
 
 def test_healthz_on_the_lane_equals_djangos_answer(lane, client):
     app, django = lane
-    status, headers, body = call(app, "GET", "/healthz")
+    # The same request id for both: each answer echoes it.
+    status, headers, body = call(app, "GET", "/healthz", HTTP_X_REQUEST_ID="same-id")
     assert django.paths == []  # answered on the lane
-    expected = client.get("/healthz")
+    expected = client.get("/healthz", HTTP_X_REQUEST_ID="same-id")
     assert (status, body) == (expected.status_code, expected.content)
     assert headers == {**dict(expected.headers.items()), "Content-Length": str(len(body))}
 
