@@ -6,7 +6,7 @@ from pathlib import Path
 
 from registry.settings.env import env_networks
 
-__all__ = ["METRICS_TOKEN", "METRICS_ALLOWED_ADDRESSES"]
+__all__ = ["METRICS_ALLOWED_ADDRESSES", "METRICS_TOKEN"]
 
 
 def metrics_dir(var_dir: Path) -> Path:

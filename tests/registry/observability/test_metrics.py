@@ -8,8 +8,6 @@ import sys
 import uuid
 from pathlib import Path
 
-from django.conf import settings as django_settings
-
 from registry.fastpath.lean import LeanApplication
 from registry.fastpath.spool import Spool
 from tests.registry.fastpath.test_lean import Recorder, call
@@ -37,9 +35,7 @@ def test_metrics_are_a_404_problem_to_a_client_neither_allowed_nor_bearing_the_t
 def test_metrics_are_served_to_an_allowed_address_only(db, client, settings):
     assert client.get("/metrics").status_code == 200  # 127.0.0.1, allowed by default
     assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 404
-    settings.METRICS_ALLOWED_ADDRESSES = django_settings.METRICS_ALLOWED_ADDRESSES + [
-        ipaddress.ip_network("203.0.113.0/24")
-    ]
+    settings.METRICS_ALLOWED_ADDRESSES = [ipaddress.ip_network("203.0.113.0/24")]
     assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 200
 
 
@@ -55,19 +51,24 @@ def test_requests_are_counted_by_route_template_method_status_and_lane(
     assert call(lane, "GET", f"/a2a/agents/{agent_id}")[0] == 200
     after = scrape()
     route = {"route": "/agents/<str:agent_id>", "method": "GET", "lane": "django"}
-    assert value(after, REQUESTS, status="200", **route) - value(
-        before, REQUESTS, status="200", **route
-    ) == 3
-    assert value(after, REQUESTS, status="404", **route) - value(
-        before, REQUESTS, status="404", **route
-    ) == 1
+    assert (
+        value(after, REQUESTS, status="200", **route)
+        - value(before, REQUESTS, status="200", **route)
+        == 3
+    )
+    assert (
+        value(after, REQUESTS, status="404", **route)
+        - value(before, REQUESTS, status="404", **route)
+        == 1
+    )
     lean = {"route": "/a2a/agents/", "method": "GET", "status": "200", "lane": "lean"}
     assert value(after, REQUESTS, **lean) - value(before, REQUESTS, **lean) == 1
     latency = "registry_http_request_duration_seconds_count"
     del route["method"]
-    assert value(after, latency, method="GET", **route) - value(
-        before, latency, method="GET", **route
-    ) == 4
+    assert (
+        value(after, latency, method="GET", **route) - value(before, latency, method="GET", **route)
+        == 4
+    )
 
 
 def test_no_label_carries_an_id_or_a_query_whatever_clients_send(client, scrape, alice):
@@ -128,9 +129,11 @@ def test_jobs_are_counted_by_task_and_outcome_with_their_duration(db, scrape):
     job.delay()  # eager in the tests: the same signals as a worker's
     after = scrape()
     labels = {"task": job.name, "outcome": "success"}
-    assert value(after, "registry_jobs_total", **labels) - value(
-        before, "registry_jobs_total", **labels
-    ) == 1
+    assert (
+        value(after, "registry_jobs_total", **labels)
+        - value(before, "registry_jobs_total", **labels)
+        == 1
+    )
     count = "registry_job_duration_seconds_count"
     assert value(after, count, task=job.name) - value(before, count, task=job.name) == 1
 
@@ -153,7 +156,7 @@ metrics.jobs.labels("tests.other-process", "success").inc(5)
 """
 
 
-def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape):
+def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape, settings):
     from registry.http import metrics
 
     before = scrape()
@@ -161,7 +164,7 @@ def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape):
     subprocess.run(
         [sys.executable, "-c", SCRIPT],
         cwd=ROOT,
-        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(django_settings.PROMETHEUS_MULTIPROC_DIR)},
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(settings.PROMETHEUS_MULTIPROC_DIR)},
         check=True,
         timeout=60,
     )
