@@ -11,8 +11,8 @@ UNMATCHED = "(unmatched)"
 
 
 class RequestObservedMiddleware:
-    """The outermost middleware: the request's id in the context while it is answered and
-    in the answer's ``X-Request-Id``; then the request counted."""
+    """The outermost middleware: the request's id in the context while it is answered (and
+    logged) and in the answer's ``X-Request-Id``; then the request counted."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -21,11 +21,10 @@ class RequestObservedMiddleware:
         started = time.perf_counter()
         rid = request_id_of(request.META)
         request.META[ENVIRON_KEY] = rid
-        token = request_id.set(rid)
-        try:
-            response = self.get_response(request)
-        finally:
-            request_id.reset(token)
+        # Kept until request_finished (request_id_clear): Django logs an error answer
+        # ("Not Found: …") after the middleware returned it.
+        request_id.set(rid)
+        response = self.get_response(request)
         response[HEADER] = rid
         match = request.resolver_match
         metrics.http_observe(
@@ -36,3 +35,8 @@ class RequestObservedMiddleware:
             time.perf_counter() - started,
         )
         return response
+
+
+def request_id_clear(**kwargs) -> None:
+    """Django's request_finished: the thread works for no request any more."""
+    request_id.set("")
