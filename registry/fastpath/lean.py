@@ -35,7 +35,6 @@ import logging
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -48,7 +47,13 @@ from registry import extensions
 from registry.access.throttles import READ_COUNTED, read_wait
 from registry.extensions import LeanRoute
 from registry.http import metrics
-from registry.http.request_ids import ENVIRON_KEY, META_KEY, WELL_FORMED, request_id
+from registry.http.request_ids import (
+    ENVIRON_KEY,
+    META_KEY,
+    WELL_FORMED,
+    request_id,
+    request_id_new,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -191,7 +196,7 @@ class LeanApplication:
                     # Django if the lane declines.
                     rid = environ.get(META_KEY)
                     if not rid or not WELL_FORMED.fullmatch(rid):
-                        rid = uuid.uuid4().hex
+                        rid = request_id_new()
                     environ[ENVIRON_KEY] = rid
                     token = request_id.set(rid)
                     try:
