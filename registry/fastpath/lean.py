@@ -23,7 +23,10 @@ What the lane keeps of the middleware, so that its answers equal Django's
   (nosniff, referrer and opener policies, frame denial, HSTS on HTTPS);
 - conditional GET (``If-None-Match``, else ``If-Modified-Since``) as
   ``ConditionalGetMiddleware`` answers it: a 304 with the validators (a GET's only);
-- HEAD: the headers of the GET without its body.
+- HEAD: the headers of the GET without its body;
+- the request id (``registry.http.request_ids``: ``X-Request-Id``, echoed, or a new one, left
+  in the environ for Django when the lane declines) and the request's count in the metrics,
+  ``lane="lean"``, by the route's prefix.
 
 The database connection is Django's own (per thread): closed at once after a database
 error, and when obsolete (``CONN_MAX_AGE``) as Django closes it at the end of a request,
