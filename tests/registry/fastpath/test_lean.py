@@ -36,7 +36,12 @@ class Recorder:
 
 def call(app, method: str, path: str, **meta) -> tuple[int, dict[str, str], bytes]:
     """``app``'s answer to the request: its status, headers and body (``meta``: the
-    request's environ, and ``data`` and ``content_type`` of a body)."""
+    request's environ, and ``data`` and ``content_type`` of a body). The request has an
+    ``X-Request-Id`` unless ``meta`` gives another (None: none), so that two answers to
+    compare carry the same."""
+    meta.setdefault("HTTP_X_REQUEST_ID", "lane-test")
+    if meta["HTTP_X_REQUEST_ID"] is None:
+        del meta["HTTP_X_REQUEST_ID"]
     environ = RequestFactory().generic(method, path, **meta).environ
     answer = {}
 

@@ -37,8 +37,7 @@ def test_a_view_gives_a_new_id_to_a_request_without_a_well_formed_one(db, client
 @pytest.mark.parametrize("sent", [None, "lb-0001", *MALFORMED])
 def test_the_lean_lane_echoes_or_replaces_the_request_id(sent):
     recorder = Recorder()
-    headers = {} if sent is None else {"HTTP_X_REQUEST_ID": sent}
-    status, answer, _ = call(LeanApplication(recorder), "GET", "/healthz", **headers)
+    status, answer, _ = call(LeanApplication(recorder), "GET", "/healthz", HTTP_X_REQUEST_ID=sent)
     assert (status, recorder.paths) == (200, [])  # answered on the lane
     if sent == "lb-0001":
         assert answer["X-Request-Id"] == sent
@@ -48,7 +47,8 @@ def test_the_lean_lane_echoes_or_replaces_the_request_id(sent):
 
 def test_a_request_the_lane_passes_on_keeps_the_id_it_was_given(db):
     recorder = Recorder()
-    status, answer, body = call(LeanApplication(recorder), "GET", f"/a2a/agents/{uuid.uuid4()}")
+    path = f"/a2a/agents/{uuid.uuid4()}"
+    status, answer, body = call(LeanApplication(recorder), "GET", path, HTTP_X_REQUEST_ID=None)
     assert recorder.paths != [] and status == 404  # Django answered
     assert json.loads(body)["requestId"] == answer["X-Request-Id"]
 
