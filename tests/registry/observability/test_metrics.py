@@ -40,15 +40,15 @@ def test_metrics_are_served_to_an_allowed_address_only(db, client, settings):
 
 
 def test_requests_are_counted_by_route_template_method_status_and_lane(
-    client, scrape, alice, make_card
+    client, scrape, alice, native_payload
 ):
-    agent_id = alice.post("/a2a/agents", {"card": make_card()}, format="json").json()["id"]
+    agent_id = alice.post("/agents", native_payload(), format="json").json()["id"]
     before = scrape()
     for _ in range(3):
         assert client.get(f"/agents/{agent_id}").status_code == 200
     assert client.get("/agents/not-an-id").status_code == 404
     lane = LeanApplication(Recorder())
-    assert call(lane, "GET", f"/a2a/agents/{agent_id}")[0] == 200
+    assert call(lane, "GET", "/healthz")[0] == 200
     after = scrape()
     route = {"route": "/agents/<str:agent_id>", "method": "GET", "lane": "django"}
     assert (
@@ -61,7 +61,7 @@ def test_requests_are_counted_by_route_template_method_status_and_lane(
         - value(before, REQUESTS, status="404", **route)
         == 1
     )
-    lean = {"route": "/a2a/agents/", "method": "GET", "status": "200", "lane": "lean"}
+    lean = {"route": "/healthz", "method": "GET", "status": "200", "lane": "lean"}
     assert value(after, REQUESTS, **lean) - value(before, REQUESTS, **lean) == 1
     latency = "registry_http_request_duration_seconds_count"
     del route["method"]
@@ -88,10 +88,10 @@ def test_no_label_carries_an_id_or_a_query_whatever_clients_send(client, scrape,
     assert "/no/such" not in text and "warm" not in text
 
 
-def test_discovery_page_cache_hits_and_misses_are_counted(client, scrape, alice, make_card):
-    alice.post("/a2a/agents", {"card": make_card()}, format="json")
+def test_discovery_page_cache_hits_and_misses_are_counted(client, scrape, alice, native_payload):
+    alice.post("/agents", native_payload(), format="json")
     before = scrape()
-    path = "/discover/agents?q=weather&limit=7"
+    path = "/discover/agents?q=summarizer&limit=7"
     client.get(path)
     client.get(path)
     after = scrape()
@@ -138,9 +138,9 @@ def test_jobs_are_counted_by_task_and_outcome_with_their_duration(db, scrape):
     assert value(after, count, task=job.name) - value(before, count, task=job.name) == 1
 
 
-def test_the_gauges_count_agents_by_status_when_scraped(scrape, alice, make_card):
+def test_the_gauges_count_agents_by_status_when_scraped(scrape, alice, native_payload):
     before = scrape()
-    alice.post("/a2a/agents", {"card": make_card()}, format="json")
+    alice.post("/agents", native_payload(), format="json")
     after = scrape()
     assert value(after, "registry_agents", status="active") == (
         value(before, "registry_agents", status="active") + 1
