@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.conf import settings
+from django.core.signals import request_finished
 from django.db.models.signals import post_migrate
 
 
@@ -24,6 +25,8 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
+        from registry.observability.jobs import jobs_observe
+        from registry.observability.requests import request_id_clear
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
@@ -46,6 +49,9 @@ class RegistryConfig(AppConfig):
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )
 
+        # Jobs carry the request id that queued them and are counted (registry/observability).
+        jobs_observe()
+        request_finished.connect(request_id_clear, dispatch_uid="request-id-clear")
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables
         # exist (the listing shows the apps' members): after migrate, not in a migration.

@@ -58,6 +58,10 @@ class ProblemSerializer(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = ProblemFieldErrorSerializer(many=True, required=False)
+    requestId = serializers.CharField(
+        required=False,
+        help_text="The request's id, as in the answer's X-Request-Id: its log lines carry it.",
+    )
 
 
 class RegistryAutoSchema(AutoSchema):

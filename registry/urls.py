@@ -12,6 +12,7 @@ from registry.events import api as events_api
 from registry.events.stream import events_view
 from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
+from registry.observability import scrape
 
 
 def app_routes(*, first: bool) -> list:
@@ -22,6 +23,7 @@ def app_routes(*, first: bool) -> list:
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", scrape.metrics_view, name="metrics"),
     *app_routes(first=True),
     path("agents", discovery_api.AgentListView.as_view(), name="agents"),
     path("agents/<str:agent_id>", agents_api.AgentDetailView.as_view(), name="agent"),

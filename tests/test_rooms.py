@@ -44,6 +44,17 @@ ROOMS = {
         "semantic",
         "discovery",
     },
+    "observability": {
+        "http",
+        "outbound",
+        "access",
+        "fastpath",
+        "agents",
+        "liveness",
+        "semantic",
+        "discovery",
+        "events",
+    },
 }
 CONTRACT = {"registry.extensions", "registry.signals"}
 # What each protocol app builds on (AAP extends A2A, never the reverse).

@@ -14,6 +14,7 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework.throttling import SimpleRateThrottle
 
 from registry.access.shared_cache import CacheUnavailable, SharedRedisCache
+from registry.http.metrics import rate_limited
 
 _parse_rate = SimpleRateThrottle.parse_rate
 
@@ -88,6 +89,7 @@ def window_allows(scope: str, ident: str, rate: str, amount: int = 1) -> float |
             count = amount if added else cache.incr(key, amount)
     if count <= limit:
         return None
+    rate_limited.labels(scope).inc()
     return max(1.0, (window + 1) * duration - now)
 
 

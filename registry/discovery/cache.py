@@ -34,6 +34,7 @@ from registry.discovery.facets import facet_counts
 from registry.discovery.listings import Listings
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.query import DiscoveryQuery
+from registry.http.metrics import discovery_page_cache
 from registry.http.problems import ProblemError
 
 UNCACHED_PARAMS = {"liveOnly", "conformant", "updated_since"}
@@ -79,13 +80,16 @@ def page_cached(
     key = _key("page", scope, params, {"facets"})
     entry = cache.get(key)
     if entry is None:
+        discovery_page_cache.labels("miss").inc()
         page, sort = find()
         listings = read(page.rows)
     else:
         generation, cached, sort = entry
         listings = read(cached.rows)
         if listings.generation == generation:
+            discovery_page_cache.labels("hit").inc()
             return cached, sort, listings
+        discovery_page_cache.labels("miss").inc()
         page, sort = find()  # written since: found again
         if page.rows != cached.rows:
             listings = read(page.rows)
@@ -104,10 +108,13 @@ def page_peek(
         return None
     entry = cache.get(_key("page", scope, params, {"facets"}))
     if entry is None:
-        return None
+        return None  # not counted: the view that answers instead counts its miss
     generation, page, sort = entry
     listings = read(page.rows)
-    return (page, sort, listings) if listings.generation == generation else None
+    if listings.generation != generation:
+        return None
+    discovery_page_cache.labels("hit").inc()
+    return page, sort, listings
 
 
 def facet_counts_peek(

@@ -33,6 +33,7 @@ from registry.events.outbox import events_after
 from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.http.jsonutil import Problem
+from registry.http.metrics import webhook_deliveries
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch
 
@@ -182,6 +183,8 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
             delivery.next_attempt_at = retry_at
             if retry_at - now <= RETRY_QUEUE_AHEAD:
                 _queue_dispatch(countdown=(retry_at - now).total_seconds())
+    outcome = {Delivery.Status.DELIVERED: "delivered", Delivery.Status.FAILED: "failed"}
+    webhook_deliveries.labels(outcome.get(delivery.status, "retry")).inc()
     delivery.save()
     return ok
 

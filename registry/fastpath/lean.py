@@ -23,7 +23,10 @@ What the lane keeps of the middleware, so that its answers equal Django's
   (nosniff, referrer and opener policies, frame denial, HSTS on HTTPS);
 - conditional GET (``If-None-Match``, else ``If-Modified-Since``) as
   ``ConditionalGetMiddleware`` answers it: a 304 with the validators (a GET's only);
-- HEAD: the headers of the GET without its body.
+- HEAD: the headers of the GET without its body;
+- the request id (``registry.http.request_ids``: ``X-Request-Id``, echoed, or a new one, left
+  in the environ for Django when the lane declines) and the request's count in the metrics,
+  ``lane="lean"``, by the route's prefix.
 
 The database connection is Django's own (per thread): closed at once after a database
 error, and when obsolete (``CONN_MAX_AGE``) as Django closes it at the end of a request,
@@ -46,6 +49,14 @@ from django.utils.http import parse_etags, parse_http_date_safe
 from registry import extensions
 from registry.access.throttles import READ_COUNTED, read_wait
 from registry.extensions import LeanRoute
+from registry.http import metrics
+from registry.http.request_ids import (
+    ENVIRON_KEY,
+    META_KEY,
+    WELL_FORMED,
+    request_id,
+    request_id_new,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -183,13 +194,31 @@ class LeanApplication:
                     rest = path[len(route.prefix) :]
                     if route.exact and rest:
                         break
+                    started = time.perf_counter()
+                    # The request's id (registry.http.request_ids), kept in the environ for
+                    # Django if the lane declines.
+                    rid = environ.get(META_KEY)
+                    if not rid or not WELL_FORMED.fullmatch(rid):
+                        rid = request_id_new()
+                    environ[ENVIRON_KEY] = rid
+                    token = request_id.set(rid)
                     try:
                         answer = self.answer(environ, route, path, rest)
                     except Exception:  # never the server's HTML 500: Django answers instead
                         logger.exception("The lean lane failed on %s; Django answers it.", path)
                         answer = None
+                    finally:
+                        request_id.reset(token)
                     if answer is not None:
-                        return self.send(environ, start_response, answer)
+                        sent = self.send(environ, start_response, answer, rid)
+                        metrics.http_observe(
+                            route.prefix,
+                            environ["REQUEST_METHOD"],
+                            200 if sent[0] else 304,
+                            "lean",
+                            time.perf_counter() - started,
+                        )
+                        return sent[1]
                     break
         return self.django_application(environ, start_response)
 
@@ -248,12 +277,16 @@ class LeanApplication:
                 self.hosts_seen[host] = allowed
         return allowed
 
-    def send(self, environ, start_response, answer: LeanAnswer) -> Iterable[bytes]:
+    def send(
+        self, environ, start_response, answer: LeanAnswer, rid: str
+    ) -> tuple[bool, Iterable[bytes]]:
+        """Whether the answer is a 200 (else a 304), and its body."""
         secure = self.secure(environ)
+        rid_header = ("X-Request-Id", rid)
         if environ["REQUEST_METHOD"] == "POST":  # no validators, nothing conditional
             length = ("Content-Length", str(len(answer.body)))
-            start_response("200 OK", [*answer.headers, *self.headers[secure], length])
-            return [answer.body]
+            start_response("200 OK", [*answer.headers, *self.headers[secure], length, rid_header])
+            return True, [answer.body]
         validators = []
         if answer.etag is not None:
             validators.append(("ETag", answer.etag))
@@ -261,8 +294,12 @@ class LeanApplication:
             validators.append(("Last-Modified", answer.last_modified))
         if not_modified(environ, answer):
             kept = [(k, v) for k, v in answer.headers if k in _NOT_MODIFIED_KEEP]
-            start_response("304 Not Modified", [*kept, *validators, *self.headers_304[secure]])
-            return [b""]
+            start_response(
+                "304 Not Modified", [*kept, *validators, *self.headers_304[secure], rid_header]
+            )
+            return False, [b""]
         length = ("Content-Length", str(len(answer.body)))
-        start_response("200 OK", [*answer.headers, *validators, *self.headers[secure], length])
-        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else answer.body]
+        start_response(
+            "200 OK", [*answer.headers, *validators, *self.headers[secure], length, rid_header]
+        )
+        return True, [b"" if environ["REQUEST_METHOD"] == "HEAD" else answer.body]

@@ -31,6 +31,8 @@ import tempfile
 import threading
 from array import array
 
+from registry.http.metrics import card_spool
+
 logger = logging.getLogger(__name__)
 
 _OFFSET_BITS = 31  # 2 GiB per segment at most
@@ -171,12 +173,14 @@ class Spool:
             i = self._slot(h)
             place = self.places[i]
             if not place:
+                card_spool.labels("miss").inc()
                 return None
             segment, offset, length = _unplace(place)
             try:
                 record = os.pread(self.files[segment], length, offset)
                 head = _head(key)
                 if len(record) != length or not record.startswith(head):
+                    card_spool.labels("miss").inc()
                     return None  # another key of the same hash
                 value = record[len(head) :]
                 if segment != self.active:  # used: copied where it stays longest
@@ -187,6 +191,7 @@ class Spool:
             except OSError as exc:
                 self._fail(exc)
                 return None
+            card_spool.labels("hit").inc()
             return value
 
     def put(self, key: str, value: bytes) -> None:

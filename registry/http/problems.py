@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from registry import extensions
 from registry.http.jsonutil import Problem
+from registry.http.request_ids import request_id
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +135,9 @@ def problem_body(
     if errors:
         body["errors"] = [p.as_dict() for p in errors]
     body.update(extra)
+    rid = request_id.get()
+    if rid:  # the request's (or job's) id, to find its log lines
+        body["requestId"] = rid
     return body
 
 

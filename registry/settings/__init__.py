@@ -12,6 +12,7 @@ from registry.devenv import env_load
 from registry.logs import logging_config
 from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
 from registry.settings.env import env_bool, env_float, env_int, env_list
+from registry.settings.metrics import metrics_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env_load()  # the checkout's .env (make run writes it), beneath the environment
@@ -78,6 +79,7 @@ INSTALLED_APPS += [
 ]
 
 MIDDLEWARE = [
+    "registry.observability.requests.RequestObservedMiddleware",  # outermost: id, metrics
     "django.middleware.security.SecurityMiddleware",
     "registry.http.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -315,6 +317,7 @@ if A2A_ORIGIN_POLICY not in {"flag", "reject"}:
 # (make run). CELERY_BROKER_URL=redis://127.0.0.1:6379/0 or amqp://guest:guest@127.0.0.1//
 # switches to Redis or RabbitMQ, for workers on several machines.
 VAR_DIR = Path(os.environ.get("REGISTRY_VAR_DIR") or BASE_DIR / "var")
+PROMETHEUS_MULTIPROC_DIR = metrics_dir(VAR_DIR)  # GET /metrics: registry/settings/metrics.py
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "filesystem://localhost//"  # a host name, or kombu warns (unused)
@@ -390,5 +393,6 @@ TRANSFER_EXPIRY_SECONDS = env_int("TRANSFER_EXPIRY_SECONDS", 7 * 86400)
 DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 
 # The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
+from registry.settings.metrics import *  # noqa: E402, F403
 from registry.settings.protocols import *  # noqa: E402, F403
 from registry.settings.webhooks import *  # noqa: E402, F403

@@ -1,6 +1,7 @@
 """Reading a setting from the environment: typed, and refused with the setting's name when
 its value is not of its type."""
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -39,3 +40,16 @@ def env_float(name: str, default: float) -> float:
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_networks(name: str, default: str = "") -> list:
+    """A list of IP addresses or networks (``10.0.0.0/8``), each as a network."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must list IP addresses or networks, got {item!r}"
+            ) from None
+    return networks

@@ -58,9 +58,10 @@ def test_the_route_is_registered_by_the_core_for_anonymous_requests():
 @pytest.mark.parametrize("path", QUERIES)
 def test_a_repeated_query_is_answered_on_the_lane_as_the_view_answers_it(lane, agents, path):
     app, django = lane
-    first = call(app, "GET", path)  # found by the view, its keys cached
+    rid = {"HTTP_X_REQUEST_ID": "same-id"}  # each answer echoes it
+    first = call(app, "GET", path, **rid)  # found by the view, its keys cached
     assert django.paths == ["/discover/agents"] and first[0] == 200
-    again = call(app, "GET", path)
+    again = call(app, "GET", path, **rid)
     assert django.paths == ["/discover/agents"]  # the lane answered
     assert again == first
     assert again[1]["ETag"].startswith('"') and "Last-Modified" in again[1]
@@ -70,7 +71,7 @@ def test_next_links_keep_the_scheme_and_host_of_the_request(agents, settings):
     settings.ALLOWED_HOSTS = ["registry.example"]
     django = Recorder()
     app = LeanApplication(django)  # (after the setting: the lane reads it once)
-    meta = {"HTTP_HOST": "registry.example", "wsgi.url_scheme": "https"}
+    meta = {"HTTP_HOST": "registry.example", "wsgi.url_scheme": "https", "HTTP_X_REQUEST_ID": "r"}
     path = "/discover/agents?q=weather&limit=2"
     first = call(app, "GET", path, **meta)
     again = call(app, "GET", path, **meta)

@@ -12,8 +12,10 @@ from registry.events import envelope
 from registry.events.delivery import webhooks_deliver
 from registry.events.models import Delivery, Subscription
 from tests.registry.events.conftest import register, subscribe
+from tests.registry.observability.conftest import samples_of, value
 
 pytest_plugins = ["tests.https_server"]
+DELIVERIES = "registry_webhook_deliveries_total"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -219,3 +221,19 @@ def test_after_a_rotation_deliveries_are_signed_with_the_new_secret(
     webhooks_deliver()
     assert receiver.bad_signatures == 1
     assert [r["event"]["type"] for r in receiver.received] == ["org.a2a-registry.agent.created"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_delivery_attempts_are_counted_by_outcome(receiver, alice, native_payload, client):
+    def counts() -> dict:
+        samples = samples_of(client.get("/metrics").content.decode())
+        return {o: value(samples, DELIVERIES, outcome=o) for o in ("delivered", "retry", "failed")}
+
+    subscribe(alice, receiver)
+    before = counts()
+    receiver.statuses = [500, 410]
+    register(alice, native_payload())  # a 500: to be retried
+    Delivery.objects.update(next_attempt_at=timezone.now())
+    webhooks_deliver()  # a 410: given up
+    after = counts()
+    assert {o: after[o] - before[o] for o in after} == {"delivered": 0, "retry": 1, "failed": 1}

@@ -36,7 +36,12 @@ class Recorder:
 
 def call(app, method: str, path: str, **meta) -> tuple[int, dict[str, str], bytes]:
     """``app``'s answer to the request: its status, headers and body (``meta``: the
-    request's environ, and ``data`` and ``content_type`` of a body)."""
+    request's environ, and ``data`` and ``content_type`` of a body). The request has an
+    ``X-Request-Id`` unless ``meta`` gives another (None: none), so that two answers to
+    compare carry the same."""
+    meta.setdefault("HTTP_X_REQUEST_ID", "lane-test")
+    if meta["HTTP_X_REQUEST_ID"] is None:
+        del meta["HTTP_X_REQUEST_ID"]
     environ = RequestFactory().generic(method, path, **meta).environ
     answer = {}
 
@@ -69,9 +74,10 @@ def test_healthz_is_registered_by_the_core():
 
 def test_healthz_on_the_lane_equals_djangos_answer(lane, client):
     app, django = lane
-    status, headers, body = call(app, "GET", "/healthz")
+    # The same request id for both: each answer echoes it.
+    status, headers, body = call(app, "GET", "/healthz", HTTP_X_REQUEST_ID="same-id")
     assert django.paths == []  # answered on the lane
-    expected = client.get("/healthz")
+    expected = client.get("/healthz", HTTP_X_REQUEST_ID="same-id")
     assert (status, body) == (expected.status_code, expected.content)
     assert headers == {**dict(expected.headers.items()), "Content-Length": str(len(body))}
 

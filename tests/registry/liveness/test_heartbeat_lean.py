@@ -80,9 +80,10 @@ def test_a_heartbeat_on_the_lane_equals_the_views_answer(
     moment = timezone.now()
     monkeypatch.setattr(timezone, "now", lambda: moment)  # both answers show the same times
 
-    status, headers, body = call(app, "POST", path, secure=secure, **bearer(alice))
+    rid = {"HTTP_X_REQUEST_ID": "same-id"}  # echoed by both
+    status, headers, body = call(app, "POST", path, secure=secure, **bearer(alice), **rid)
     assert django.paths == ([] if on_lane() else [path])
-    expected = view.post(path, secure=secure)
+    expected = view.post(path, secure=secure, **rid)
     assert (status, body) == (expected.status_code, expected.content)
     assert headers == dict(expected.headers.items())
     assert headers["Content-Type"] == "application/json"

@@ -186,5 +186,7 @@ def test_a_refused_searchs_problem_is_the_http_apis_document_over_raw_json_rpc(r
     problem = error["data"][0]["metadata"]["problem"]
     with httpx.Client() as http:
         over_http = http.get(f"{registry_url}/discover/agents?limit=1000").json()
+    # Each names its own request.
+    assert problem.pop("requestId") != over_http.pop("requestId")
     assert problem == over_http
     assert isinstance(problem["status"], int)

@@ -107,9 +107,9 @@ def test_a_discovery_question_is_answered_on_the_lane_as_the_sdk_answers_it(
     lane, agents, request_body
 ):
     app, django = lane
-    by_sdk = post(django, request_body, **A2A)
+    by_sdk = post(django, request_body, HTTP_X_REQUEST_ID="same-id", **A2A)
     assert django.paths == ["/a2a/jsonrpc"]
-    on_lane = post(app, request_body, **A2A)
+    on_lane = post(app, request_body, HTTP_X_REQUEST_ID="same-id", **A2A)
     assert django.paths == ["/a2a/jsonrpc"]  # not asked again: the lane answered
     assert on_lane[0] == by_sdk[0] == 200
     assert on_lane[1] == {**by_sdk[1], "Content-Length": str(len(on_lane[2]))}

@@ -24,9 +24,9 @@ def card_path(alice, make_card) -> str:
 
 def test_the_card_on_the_lane_equals_the_views_answer(lane, card_path, anon):
     app, django = lane
-    status, headers, body = call(app, "GET", card_path)
+    status, headers, body = call(app, "GET", card_path, HTTP_X_REQUEST_ID="same-id")
     assert django.paths == []
-    expected = anon.get(card_path)
+    expected = anon.get(card_path, HTTP_X_REQUEST_ID="same-id")  # echoed by both
     assert (status, body) == (expected.status_code, expected.content)
     assert headers == dict(expected.headers.items())
     assert headers["ETag"].startswith('"') and headers["Cache-Control"] == "public, max-age=60"
@@ -77,8 +77,8 @@ def test_every_spelling_of_a_pinned_version_gets_the_views_answer(
 ):
     app, _ = lane
     path = f"{card_path}?{query}"
-    got, headers, body = call(app, "GET", path)
-    expected = anon.get(path)
+    got, headers, body = call(app, "GET", path, HTTP_X_REQUEST_ID="same-id")
+    expected = anon.get(path, HTTP_X_REQUEST_ID="same-id")  # a problem names it
     assert (got, body) == (expected.status_code, expected.content)
     assert got == status
     if status == 200:
@@ -90,6 +90,7 @@ def test_conditional_gets_answer_304_as_the_view_does(lane, card_path, anon):
     expected = anon.get(card_path)
     etag, modified = expected["ETag"], expected["Last-Modified"]
     for meta in ({"HTTP_IF_NONE_MATCH": etag}, {"HTTP_IF_MODIFIED_SINCE": modified}):
+        meta["HTTP_X_REQUEST_ID"] = "same-id"
         status, headers, body = call(app, "GET", card_path, **meta)
         view = anon.get(card_path, **meta)
         assert (status, body) == (view.status_code, view.content) == (304, b"")

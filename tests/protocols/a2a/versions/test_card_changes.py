@@ -259,11 +259,13 @@ def test_a_deprecated_agents_card_carries_deprecation_sunset_and_successor(alice
     assert alice.post(f"/agents/{old}/deprecate", body, format="json").status_code == 200
 
     path = f"/a2a/agents/{old}"
-    view = anon.get(path)
+    view = anon.get(path, HTTP_X_REQUEST_ID="same-id")
     assert view["Deprecation"].startswith("@") and int(view["Deprecation"][1:]) > 0
     assert view["Sunset"] == "Thu, 31 Jan 2030 00:00:00 GMT"
     assert view["Link"] == f'<http://testserver/a2a/agents/{new}>; rel="successor-version"'
-    status, headers, lean_body = call(LeanApplication(Recorder()), "GET", path)
+    status, headers, lean_body = call(
+        LeanApplication(Recorder()), "GET", path, HTTP_X_REQUEST_ID="same-id"
+    )
     assert (status, lean_body) == (200, view.content)
     assert headers == dict(view.headers.items())
 

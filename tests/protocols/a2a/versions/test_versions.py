@@ -74,8 +74,8 @@ def test_the_lean_lane_serves_a_pinned_version_as_the_view_does(alice, anon, mak
     put(alice, agent_id, make_card(version="2", name="Two"))
     app, django = LeanApplication(Recorder()), None
     path = f"/a2a/agents/{agent_id}?version=1"
-    status, headers, body = call(app, "GET", path)
-    expected = anon.get(path)
+    status, headers, body = call(app, "GET", path, HTTP_X_REQUEST_ID="same-id")
+    expected = anon.get(path, HTTP_X_REQUEST_ID="same-id")
     assert (status, body) == (200, expected.content)
     assert headers == dict(expected.headers.items())
     status, _, body = call(app, "GET", path, HTTP_IF_NONE_MATCH=expected["ETag"])

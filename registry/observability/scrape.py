@@ -1,0 +1,70 @@
+"""``GET /metrics``: the Prometheus text of every process's counts (prometheus-client's
+multiprocess mode: the files in ``PROMETHEUS_MULTIPROC_DIR``), with the registry's gauges
+read when scraped. Served to a client at ``METRICS_ALLOWED_ADDRESSES`` or bearing
+``METRICS_TOKEN``; anyone else gets the 404 of a path that does not exist."""
+
+import hmac
+import ipaddress
+
+from django.conf import settings
+from django.db.models import Count
+from django.http import HttpResponse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from registry.access.counters import client_ip_of
+from registry.agents.models import Agent, Endpoint
+from registry.http.metrics import PREFIX
+from registry.http.problems import problem_response
+
+
+def metrics_allowed(meta) -> bool:
+    """A bearer of the token, or a client at an allowed address (as the rate limits see
+    it: behind TRUSTED_PROXY_COUNT proxies, the address they forward)."""
+    token = settings.METRICS_TOKEN
+    if token:
+        sent = meta.get("HTTP_AUTHORIZATION", "")
+        scheme, _, value = sent.partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip(), token):
+            return True
+    try:
+        address = ipaddress.ip_address(client_ip_of(meta))
+    except ValueError:
+        return False
+    return any(address in network for network in settings.METRICS_ALLOWED_ADDRESSES)
+
+
+class RegistryGauges:
+    """What the registry holds, counted when scraped (two grouped counts): agents by
+    status, endpoints live."""
+
+    def collect(self):
+        agents = GaugeMetricFamily(
+            PREFIX + "agents", "Agents in the registry, by status.", labels=["status"]
+        )
+        rows = Agent.objects.order_by().values("status").annotate(n=Count("id"))
+        counted = {row["status"]: row["n"] for row in rows}
+        for status in Agent.Status.values:
+            agents.add_metric([status], counted.get(status, 0))
+        yield agents
+        live = Endpoint.objects.filter(alive_until__gt=timezone.now()).count()
+        yield GaugeMetricFamily(
+            PREFIX + "endpoints_live",
+            "Endpoints live now: a heartbeat, renewal or probe within its grace.",
+            value=live,
+        )
+
+
+@require_safe
+def metrics_view(request) -> HttpResponse:
+    if not metrics_allowed(request.META):
+        return problem_response(404, "not-found", f"There is nothing at {request.path}.")
+    scraped = CollectorRegistry()
+    MultiProcessCollector(scraped, path=str(settings.PROMETHEUS_MULTIPROC_DIR))
+    scraped.register(RegistryGauges())
+    response = HttpResponse(generate_latest(scraped), content_type=CONTENT_TYPE_LATEST)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,25 @@
+"""The metrics' settings (``GET /metrics``: registry/observability/;
+docs/operations/monitoring.md), a module of their own so the main one stays short."""
+
+import os
+from pathlib import Path
+
+from registry.settings.env import env_networks
+
+__all__ = ["METRICS_ALLOWED_ADDRESSES", "METRICS_TOKEN"]
+
+
+def metrics_dir(var_dir: Path) -> Path:
+    """Where every process (web and job workers) writes its counts, for a scrape to add up:
+    ``PROMETHEUS_MULTIPROC_DIR``, by default ``metrics/`` in the var dir. Put in the
+    environment here, before prometheus-client is imported (it reads it at import)."""
+    path = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or var_dir / "metrics")
+    path.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    return path
+
+
+# A bearer of METRICS_TOKEN, or a client at one of METRICS_ALLOWED_ADDRESSES (the client
+# address as the rate limits see it: TRUSTED_PROXY_COUNT), may read /metrics; others get 404.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_ADDRESSES = env_networks("METRICS_ALLOWED_ADDRESSES", "127.0.0.1,::1")
