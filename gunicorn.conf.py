@@ -38,3 +38,10 @@ def child_exit(server, worker) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def worker_exit(server, worker) -> None:
+    """The requests a worker counted since its last flush (registry.http.metrics)."""
+    from registry.http import metrics
+
+    metrics.http_flush()

@@ -34,6 +34,7 @@ from registry.discovery.facets import facet_counts
 from registry.discovery.listings import Listings
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.query import DiscoveryQuery
+from registry.http import metrics
 from registry.http.metrics import discovery_page_cache
 from registry.http.problems import ProblemError
 
@@ -80,16 +81,16 @@ def page_cached(
     key = _key("page", scope, params, {"facets"})
     entry = cache.get(key)
     if entry is None:
-        discovery_page_cache.labels("miss").inc()
+        metrics.tally(discovery_page_cache, "miss")
         page, sort = find()
         listings = read(page.rows)
     else:
         generation, cached, sort = entry
         listings = read(cached.rows)
         if listings.generation == generation:
-            discovery_page_cache.labels("hit").inc()
+            metrics.tally(discovery_page_cache, "hit")
             return cached, sort, listings
-        discovery_page_cache.labels("miss").inc()
+        metrics.tally(discovery_page_cache, "miss")
         page, sort = find()  # written since: found again
         if page.rows != cached.rows:
             listings = read(page.rows)
@@ -113,7 +114,7 @@ def page_peek(
     listings = read(page.rows)
     if listings.generation != generation:
         return None
-    discovery_page_cache.labels("hit").inc()
+    metrics.tally(discovery_page_cache, "hit")
     return page, sort, listings
 
 

@@ -31,6 +31,7 @@ import tempfile
 import threading
 from array import array
 
+from registry.http import metrics
 from registry.http.metrics import card_spool
 
 logger = logging.getLogger(__name__)
@@ -173,14 +174,14 @@ class Spool:
             i = self._slot(h)
             place = self.places[i]
             if not place:
-                card_spool.labels("miss").inc()
+                metrics.tally(card_spool, "miss")
                 return None
             segment, offset, length = _unplace(place)
             try:
                 record = os.pread(self.files[segment], length, offset)
                 head = _head(key)
                 if len(record) != length or not record.startswith(head):
-                    card_spool.labels("miss").inc()
+                    metrics.tally(card_spool, "miss")
                     return None  # another key of the same hash
                 value = record[len(head) :]
                 if segment != self.active:  # used: copied where it stays longest
@@ -191,7 +192,7 @@ class Spool:
             except OSError as exc:
                 self._fail(exc)
                 return None
-            card_spool.labels("hit").inc()
+            metrics.tally(card_spool, "hit")
             return value
 
     def put(self, key: str, value: bytes) -> None:

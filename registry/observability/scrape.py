@@ -17,6 +17,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from registry.access.counters import client_ip_of
 from registry.agents.models import Agent, Endpoint
+from registry.http import metrics
 from registry.http.metrics import PREFIX
 from registry.http.problems import problem_response
 
@@ -62,6 +63,7 @@ class RegistryGauges:
 def metrics_view(request) -> HttpResponse:
     if not metrics_allowed(request.META):
         return problem_response(404, "not-found", f"There is nothing at {request.path}.")
+    metrics.http_flush()  # this process's requests so far (the others' as of their last second)
     scraped = CollectorRegistry()
     MultiProcessCollector(scraped, path=str(settings.PROMETHEUS_MULTIPROC_DIR))
     scraped.register(RegistryGauges())
