@@ -211,6 +211,7 @@ def test_the_schema_documents_problem_responses_with_the_problem_schema(anon):
         "status",
         "detail",
         "errors",
+        "requestId",
     }
     patch = schema["paths"]["/agents/{agent_id}"]["patch"]["responses"]
     assert {"400", "401", "403", "404", "409", "413", "429"} <= set(patch)
