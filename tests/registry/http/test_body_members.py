@@ -64,8 +64,15 @@ def test_unknown_members_are_named_beside_the_other_problems_with_their_paths(
         ("post", "/agents/{agent}/deprecate", {"reason": "old", "sunset": "2030-01-01"}),
         ("post", "/api-keys", {"owner": "alice", "scope": "agent", "expires": 3}),
         ("post", "/subscriptions", {"url": "https://localhost:9/h", "event": ["agent.created"]}),
-        ("post", "/a2a/agents", {"card": {}, "force": True}),
-        ("post", "/entities", {"domain": "zinc.example", "verify": True}),
+        pytest.param(
+            "post", "/a2a/agents", {"card": {}, "force": True}, marks=pytest.mark.apps("a2a")
+        ),
+        pytest.param(
+            "post",
+            "/entities",
+            {"domain": "zinc.example", "verify": True},
+            marks=pytest.mark.apps("entities"),
+        ),
     ],
 )
 def test_every_write_endpoint_refuses_unknown_members(
@@ -80,6 +87,7 @@ def test_every_write_endpoint_refuses_unknown_members(
     assert not Subscription.objects.exists()
 
 
+@pytest.mark.apps("a2a")
 def test_a_card_keeps_its_unknown_members_and_its_body_does_not(alice, make_card):
     card = make_card(x_extension={"kept": True})
     answer = alice.post("/a2a/agents", {"card": card}, format="json")
