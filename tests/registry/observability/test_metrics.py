@@ -164,10 +164,10 @@ metrics.jobs.labels("tests.other-process", "success").inc(5)
 """
 
 
-def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape, settings):
+def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape_all, settings):
     from registry.http import metrics
 
-    before = scrape()
+    before = scrape_all()
     metrics.jobs.labels("tests.other-process", "success").inc(2)
     subprocess.run(
         [sys.executable, "-c", SCRIPT],
@@ -176,7 +176,7 @@ def test_a_scrape_adds_up_the_counts_of_every_process(db, scrape, settings):
         check=True,
         timeout=60,
     )
-    after = scrape()
+    after = scrape_all()
     labels = {"task": "tests.other-process", "outcome": "success"}
     name = "registry_jobs_total"
     assert value(after, name, **labels) - value(before, name, **labels) == 7
