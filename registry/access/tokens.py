@@ -84,6 +84,8 @@ def issuer_config(issuer: str) -> dict | None:
 class _Keys:
     fetched_at: float
     keys: dict[str, jwt.PyJWK]
+    # Fetched again for an unknown kid (not again for another until a while has passed).
+    refetched: bool = False
 
 
 _keys: dict[str, _Keys] = {}
@@ -125,26 +127,31 @@ def _keys_fetch(config: dict) -> dict[str, jwt.PyJWK]:
 
 def _issuer_key(config: dict, kid: str) -> jwt.PyJWK | None:
     """The issuer's key ``kid``, from the kept keys, fetched when none are kept or they
-    are old, and fetched again once for an unknown kid (not more than once a while)."""
+    are old, and fetched again once for an unknown kid (at most once every
+    OIDC_KEYS_REFETCH_SECONDS: a stream of made-up kids costs the issuer nothing)."""
     issuer = config["issuer"]
     now = time.monotonic()
     kept = _keys.get(issuer)
     if kept is not None and now - kept.fetched_at < settings.OIDC_KEYS_CACHE_SECONDS:
         if kid in kept.keys:
             return kept.keys[kid]
-        if now - kept.fetched_at < settings.OIDC_KEYS_REFETCH_SECONDS:
+        if kept.refetched and now - kept.fetched_at < settings.OIDC_KEYS_REFETCH_SECONDS:
             return None
     with _keys_lock:
         current = _keys.get(issuer)
-        if current is not None and current is not kept and kid in current.keys:
-            return current.keys[kid]  # another thread fetched them meanwhile
+        if current is not None and current is not kept:
+            return current.keys.get(kid)  # another thread fetched them meanwhile
         failed = _failed_at.get(issuer)
         if failed is not None and now - failed < settings.OIDC_KEYS_REFETCH_SECONDS:
             if current is None:
                 raise IssuerUnavailable()
             return current.keys.get(kid)
         try:
-            fetched = _Keys(time.monotonic(), _keys_fetch(config))
+            fetched = _Keys(
+                time.monotonic(),
+                _keys_fetch(config),
+                refetched=kept is not None and kid not in kept.keys,
+            )
         except IssuerUnavailable:
             _failed_at[issuer] = time.monotonic()
             if current is None:
