@@ -126,6 +126,7 @@ class LocalIssuer:
             "groups": None,
             "adminGroups": (),
             "algorithms": ("RS256",),
+            "claims": {},
         }
         issuer.update(members)
         settings.OIDC_ISSUERS = (issuer,)

@@ -83,6 +83,7 @@ def issuer_config(issuer: str) -> dict | None:
 @dataclass
 class _Keys:
     fetched_at: float
+    discovery: dict
     keys: dict[str, jwt.PyJWK]
     # Fetched again for an unknown kid (not again for another until a while has passed).
     refetched: bool = False
@@ -104,8 +105,7 @@ def _document(url: str) -> dict:
     return document
 
 
-def _keys_fetch(config: dict) -> dict[str, jwt.PyJWK]:
-    issuer = config["issuer"]
+def _keys_fetch(issuer: str) -> tuple[dict, dict[str, jwt.PyJWK]]:
     discovery = _document(issuer.rstrip("/") + "/.well-known/openid-configuration")
     jwks_uri = discovery.get("jwks_uri")
     # OpenID Connect Discovery: the document names the issuer it was fetched for.
@@ -122,44 +122,46 @@ def _keys_fetch(config: dict) -> dict[str, jwt.PyJWK]:
             keys[item["kid"]] = jwt.PyJWK(item)
         except jwt.PyJWTError:
             continue  # a key of a type or curve this registry cannot use
-    return keys
+    return discovery, keys
 
 
-def _issuer_key(config: dict, kid: str) -> jwt.PyJWK | None:
-    """The issuer's key ``kid``, from the kept keys, fetched when none are kept or they
-    are old, and fetched again once for an unknown kid (at most once every
+def _kept(issuer: str, kid: str | None = None) -> _Keys:
+    """The issuer's kept discovery document and keys: fetched when none are kept or they
+    are old, and fetched again once for an unknown ``kid`` (at most once every
     OIDC_KEYS_REFETCH_SECONDS: a stream of made-up kids costs the issuer nothing)."""
-    issuer = config["issuer"]
     now = time.monotonic()
     kept = _keys.get(issuer)
     if kept is not None and now - kept.fetched_at < settings.OIDC_KEYS_CACHE_SECONDS:
-        if kid in kept.keys:
-            return kept.keys[kid]
+        if kid is None or kid in kept.keys:
+            return kept
         if kept.refetched and now - kept.fetched_at < settings.OIDC_KEYS_REFETCH_SECONDS:
-            return None
+            return kept
     with _keys_lock:
         current = _keys.get(issuer)
         if current is not None and current is not kept:
-            return current.keys.get(kid)  # another thread fetched them meanwhile
+            return current  # another thread fetched them meanwhile
         failed = _failed_at.get(issuer)
         if failed is not None and now - failed < settings.OIDC_KEYS_REFETCH_SECONDS:
             if current is None:
                 raise IssuerUnavailable()
-            return current.keys.get(kid)
+            return current
         try:
-            fetched = _Keys(
-                time.monotonic(),
-                _keys_fetch(config),
-                refetched=kept is not None and kid not in kept.keys,
-            )
+            discovery, keys = _keys_fetch(issuer)
         except IssuerUnavailable:
             _failed_at[issuer] = time.monotonic()
             if current is None:
                 raise
-            return current.keys.get(kid)  # the kept keys serve until the issuer answers
+            return current  # the kept keys serve until the issuer answers
+        refetched = kept is not None and kid is not None and kid not in kept.keys
+        fetched = _Keys(time.monotonic(), discovery, keys, refetched=refetched)
         _failed_at.pop(issuer, None)
         _keys[issuer] = fetched
-    return fetched.keys.get(kid)
+    return fetched
+
+
+def issuer_discovery(issuer: str) -> dict:
+    """The issuer's discovery document (kept as its keys are)."""
+    return _kept(issuer).discovery
 
 
 def keys_forget() -> None:
@@ -168,7 +170,7 @@ def keys_forget() -> None:
     _failed_at.clear()
 
 
-def _unverified(raw: str) -> tuple[dict, dict]:
+def token_unverified(raw: str) -> tuple[dict, dict]:
     try:
         header = jwt.get_unverified_header(raw)
         claims = jwt.decode(raw, options={"verify_signature": False})
@@ -214,16 +216,36 @@ def token_verify(raw: str) -> TokenIdentity:
     IssuerUnavailable (503) when its issuer's keys cannot be read."""
     if len(raw) > TOKEN_MAX_CHARS:
         raise TokenRefused("The token is longer than a token may be.")
-    header, unverified = _unverified(raw)
+    header, unverified = token_unverified(raw)
     issuer = unverified.get("iss")
     config = issuer_config(issuer) if isinstance(issuer, str) else None
     if config is None:
         raise TokenRefused("The token's issuer is not accepted here.")
+    claims = claims_verify(raw, header, config)
+    for name, accepted in config.get("claims", {}).items():
+        if claims.get(name) not in accepted:
+            raise TokenRefused(f"The token's claim '{name}' is not one this registry accepts.")
+    groups = _groups(config, claims)
+    return TokenIdentity(
+        issuer=config["issuer"],
+        subject=str(claims["sub"])[:200],
+        owner=_owner(config, claims),
+        admin=bool(set(groups) & set(config["adminGroups"])),
+        groups=groups,
+        expires_at=int(claims["exp"]),
+        token_hash=hashlib.sha256(raw.encode()).hexdigest(),
+    )
+
+
+def claims_verify(raw: str, header: dict, config: dict) -> dict:
+    """A token's claims, its signature checked with its issuer's key (of the issuer's
+    algorithms only) and its ``iss``, ``aud``, ``exp``, ``nbf`` and ``iat`` with a small
+    leeway; TokenRefused saying why."""
     algorithm = header.get("alg")
     if algorithm not in config["algorithms"]:
         raise TokenRefused(REFUSED)
     kid = header.get("kid")
-    key = _issuer_key(config, kid) if isinstance(kid, str) else None
+    key = _kept(config["issuer"], kid).keys.get(kid) if isinstance(kid, str) else None
     if key is None:
         raise TokenRefused("The token is signed with a key its issuer does not publish.")
     try:
@@ -246,13 +268,4 @@ def token_verify(raw: str) -> TokenIdentity:
         raise TokenRefused(f"The token has no claim '{exc.claim}'.") from None
     except jwt.PyJWTError:
         raise TokenRefused(REFUSED) from None
-    groups = _groups(config, claims)
-    return TokenIdentity(
-        issuer=config["issuer"],
-        subject=str(claims["sub"])[:200],
-        owner=_owner(config, claims),
-        admin=bool(set(groups) & set(config["adminGroups"])),
-        groups=groups,
-        expires_at=int(claims["exp"]),
-        token_hash=hashlib.sha256(raw.encode()).hexdigest(),
-    )
+    return claims

@@ -2,12 +2,13 @@
 docs/guides/identity-providers.md): the issuers whose tokens act as keys, checked here so a
 bad value stops the registry at start-up with its place named."""
 
+import os
 import string
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from registry.settings.env import env_int, env_json
+from registry.settings.env import env_bool, env_int, env_json, env_list
 
 # The signature algorithms a token may use: asymmetric ones only, so no key of an issuer
 # can ever be taken for an HMAC secret, and never "none".
@@ -23,7 +24,7 @@ ASYMMETRIC_ALGORITHMS = (
     "ES512",
     "EdDSA",
 )
-ISSUER_MEMBERS = {"issuer", "audience", "owner", "groups", "adminGroups", "algorithms"}
+ISSUER_MEMBERS = {"issuer", "audience", "owner", "groups", "adminGroups", "algorithms", "claims"}
 
 
 def _fail(index: int, member: str, message: str) -> ImproperlyConfigured:
@@ -48,7 +49,8 @@ def owner_template_fields(template: str) -> list[str]:
 def issuers_read(value: object) -> tuple[dict, ...]:
     """OIDC_ISSUERS checked: a list of objects, each with ``issuer`` (an https URL),
     ``audience``, ``owner`` (a claims template), optionally ``groups`` (a claim name),
-    ``adminGroups`` (a list) and ``algorithms`` (asymmetric ones)."""
+    ``adminGroups`` (a list), ``algorithms`` (asymmetric ones) and ``claims`` (claim names
+    each with the values a token must have one of: ``{"repository_owner": ["my-org"]}``)."""
     if not isinstance(value, list):
         raise ImproperlyConfigured("OIDC_ISSUERS must be a JSON list of objects")
     issuers = []
@@ -87,6 +89,12 @@ def issuers_read(value: object) -> tuple[dict, ...]:
             raise _fail(
                 index, "algorithms", f"must list some of {', '.join(ASYMMETRIC_ALGORITHMS)}"
             )
+        claims = item.get("claims", {})
+        if not isinstance(claims, dict) or not all(
+            isinstance(values, list) and values and all(isinstance(v, str) for v in values)
+            for values in claims.values()
+        ):
+            raise _fail(index, "claims", "must map claim names to lists of accepted values")
         issuers.append(
             {
                 "issuer": item["issuer"],
@@ -95,6 +103,7 @@ def issuers_read(value: object) -> tuple[dict, ...]:
                 "groups": groups,
                 "adminGroups": tuple(admin_groups),
                 "algorithms": tuple(algorithms),
+                "claims": {name: tuple(values) for name, values in claims.items()},
             }
         )
     if len({item["issuer"] for item in issuers}) != len(issuers):
@@ -109,3 +118,48 @@ OIDC_LEEWAY_SECONDS = env_int("OIDC_LEEWAY_SECONDS", 30)
 # again for a token whose kid they lack at most once every OIDC_KEYS_REFETCH_SECONDS.
 OIDC_KEYS_CACHE_SECONDS = env_int("OIDC_KEYS_CACHE_SECONDS", 3600)
 OIDC_KEYS_REFETCH_SECONDS = env_int("OIDC_KEYS_REFETCH_SECONDS", 60)
+
+# Staff sign-in to the admin through an identity provider (registry/access/staff.py; the
+# authorization code flow with PKCE, by mozilla-django-oidc): the issuer (its discovery
+# document gives the endpoints and keys), this registry's client there, the claim of the ID
+# token holding the caller's groups and which groups make staff and superusers. Off while
+# ADMIN_OIDC_ISSUER is empty. ADMIN_PASSWORD_LOGIN=0 turns the admin's passwords off.
+ADMIN_OIDC_ISSUER = os.environ.get("ADMIN_OIDC_ISSUER", "").rstrip("/")
+ADMIN_OIDC_CLIENT_ID = os.environ.get("ADMIN_OIDC_CLIENT_ID", "")
+ADMIN_OIDC_CLIENT_SECRET = os.environ.get("ADMIN_OIDC_CLIENT_SECRET", "")
+ADMIN_OIDC_SCOPES = os.environ.get("ADMIN_OIDC_SCOPES", "") or "openid email profile"
+ADMIN_OIDC_GROUPS_CLAIM = os.environ.get("ADMIN_OIDC_GROUPS_CLAIM", "") or "groups"
+ADMIN_OIDC_STAFF_GROUPS = env_list("ADMIN_OIDC_STAFF_GROUPS")
+ADMIN_OIDC_SUPERUSER_GROUPS = env_list("ADMIN_OIDC_SUPERUSER_GROUPS")
+ADMIN_PASSWORD_LOGIN = env_bool("ADMIN_PASSWORD_LOGIN", True)
+if ADMIN_OIDC_ISSUER:
+    if urlsplit(ADMIN_OIDC_ISSUER).scheme != "https":
+        raise ImproperlyConfigured("ADMIN_OIDC_ISSUER must be an https URL")
+    if not ADMIN_OIDC_CLIENT_ID:
+        raise ImproperlyConfigured("ADMIN_OIDC_CLIENT_ID is required with ADMIN_OIDC_ISSUER")
+    if not ADMIN_OIDC_STAFF_GROUPS and not ADMIN_OIDC_SUPERUSER_GROUPS:
+        raise ImproperlyConfigured(
+            "ADMIN_OIDC_STAFF_GROUPS or ADMIN_OIDC_SUPERUSER_GROUPS is required with "
+            "ADMIN_OIDC_ISSUER: nobody could sign in"
+        )
+if not ADMIN_PASSWORD_LOGIN and not ADMIN_OIDC_ISSUER:
+    raise ImproperlyConfigured(
+        "ADMIN_PASSWORD_LOGIN=0 needs ADMIN_OIDC_ISSUER: nobody could sign in to the admin"
+    )
+# mozilla-django-oidc's own settings, from the ones above.
+OIDC_RP_CLIENT_ID = ADMIN_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = ADMIN_OIDC_CLIENT_SECRET
+OIDC_RP_SCOPES = ADMIN_OIDC_SCOPES
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_AUTHENTICATE_CLASS = "registry.access.staff.StaffSignInView"
+OIDC_CALLBACK_CLASS = "registry.access.staff.StaffCallbackView"
+LOGIN_REDIRECT_URL = "/admin/"
+LOGIN_REDIRECT_URL_FAILURE = "/admin/login/?signin=failed"
+# The password form's backend only while passwords are on; the identity provider's always
+# (it signs nobody in while ADMIN_OIDC_ISSUER is empty).
+AUTHENTICATION_BACKENDS = [
+    *(["django.contrib.auth.backends.ModelBackend"] if ADMIN_PASSWORD_LOGIN else []),
+    "registry.access.staff.StaffSignInBackend",
+]
