@@ -92,6 +92,11 @@ class HeartbeatThrottle(BaseThrottle):
     in the same window)."""
 
     def allow_request(self, request, view) -> bool:
+        user = request.user
+        if isinstance(user, Principal) and user.token is not None:
+            # a token's identity, not the token: each new token counts in the same window
+            self._wait = heartbeat_wait(request.META, user.token.scope_hash)
+            return self._wait is None
         try:
             key_hash = api_key_hash(raw_api_key(request))
         except ValueError:

@@ -190,3 +190,11 @@ def test_a_token_with_an_idempotency_key_is_told_to_use_an_api_key(oidc_issuer, 
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "Idempotency-Key"
     assert not Agent.objects.exists()
+
+
+def test_a_token_sends_its_owners_heartbeats_not_anothers(oidc_issuer, native_payload):
+    owner = bearer(oidc_issuer.mint(sub="carol"))
+    agent = owner.post("/agents", native_payload(), format="json").json()
+    assert owner.post(f"/agents/{agent['id']}/heartbeat").status_code == 200
+    other = bearer(oidc_issuer.mint(sub="dave"))
+    assert other.post(f"/agents/{agent['id']}/heartbeat").status_code == 403
