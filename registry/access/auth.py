@@ -68,8 +68,8 @@ class Principal:
 
     @property
     def groups(self) -> tuple[str, ...]:
-        """The caller's groups (a token's group claim; keys carry none)."""
-        return self.token.groups if self.token is not None else ()
+        """The caller's groups: a token's group claim, or those an admin gave the key."""
+        return self.token.groups if self.token is not None else tuple(self.key.groups or ())
 
     @property
     def ident(self) -> str:
@@ -103,7 +103,7 @@ def principal_for_key(raw: str) -> Principal | None:
         return principal_for_token(raw)
     key = (
         ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-        .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at")
+        .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at", "groups")
         .first()
     )
     if key is None:

@@ -198,3 +198,16 @@ def test_a_token_sends_its_owners_heartbeats_not_anothers(oidc_issuer, native_pa
     assert owner.post(f"/agents/{agent['id']}/heartbeat").status_code == 200
     other = bearer(oidc_issuer.mint(sub="dave"))
     assert other.post(f"/agents/{agent['id']}/heartbeat").status_code == 403
+
+
+def test_a_tokens_groups_travel_with_its_identity(oidc_issuer, settings):
+    from registry.access.auth import principal_for_key
+
+    oidc_issuer.configure(settings, groups="groups")
+    principal = principal_for_key(oidc_issuer.mint(sub="ann", groups=["sales", "ops"]))
+    assert (principal.owner, principal.groups, principal.is_admin) == (
+        "idp:ann",
+        ("ops", "sales"),
+        False,
+    )
+    assert principal_for_key(oidc_issuer.mint(sub="ann", groups="sales")).groups == ("sales",)
