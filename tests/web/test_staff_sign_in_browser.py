@@ -36,6 +36,16 @@ def test_staff_sign_in_through_the_issuer_in_a_browser(staff_issuer, issuer_trus
 
     staff_issuer.next_claims = {"sub": "root", "groups": ["registry-root"], "name": "Root"}
     page = issuer_trusting_context.new_page()
+    errors: list[str] = []  # script errors and policy violations (CSP reports on the console)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     page.goto("/admin/")
     expect(page.locator("input[name=password]")).to_have_count(0)
     page.click("#staff-sign-in a")
@@ -44,3 +54,4 @@ def test_staff_sign_in_through_the_issuer_in_a_browser(staff_issuer, issuer_trus
     expect(page.locator("#user-tools")).to_contain_text("oidc:root")
     user = get_user_model().objects.get(username="oidc:root")
     assert user.is_superuser and user.is_staff
+    assert errors == []
