@@ -222,6 +222,10 @@ def token_verify(raw: str) -> TokenIdentity:
     if config is None:
         raise TokenRefused("The token's issuer is not accepted here.")
     claims = claims_verify(raw, header, config)
+    longest = settings.OIDC_TOKEN_MAX_LIFETIME_SECONDS
+    # int(): PyJWT has read both as int() does (a numeric string passes too).
+    if longest and int(claims["exp"]) - int(claims["iat"]) > longest:
+        raise TokenRefused("The token lives longer than this registry accepts.")
     for name, accepted in config.get("claims", {}).items():
         if claims.get(name) not in accepted:
             raise TokenRefused(f"The token's claim '{name}' is not one this registry accepts.")

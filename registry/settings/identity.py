@@ -114,6 +114,8 @@ def issuers_read(value: object) -> tuple[dict, ...]:
 OIDC_ISSUERS = issuers_read(env_json("OIDC_ISSUERS", []))
 # Clock skew allowed on exp, nbf and iat, in seconds.
 OIDC_LEEWAY_SECONDS = env_int("OIDC_LEEWAY_SECONDS", 30)
+# A token may live (exp - iat) this long at most, in seconds; 0: any lifetime.
+OIDC_TOKEN_MAX_LIFETIME_SECONDS = env_int("OIDC_TOKEN_MAX_LIFETIME_SECONDS", 86400)
 # An issuer's discovery document and keys are kept this long in each process, and fetched
 # again for a token whose kid they lack at most once every OIDC_KEYS_REFETCH_SECONDS.
 OIDC_KEYS_CACHE_SECONDS = env_int("OIDC_KEYS_CACHE_SECONDS", 3600)

@@ -57,8 +57,10 @@ def test_api_keys_keep_working_beside_tokens(oidc_issuer, alice, native_payload)
         ({"iss": "https://issuer.example"}, "The token's issuer is not accepted here."),
         ({"nbf": 4_000_000_000}, "The token is not valid yet."),
         ({"sub": None}, "The token has no claim 'sub'."),
+        ({"exp": None}, "The token has no claim 'exp'."),
+        ({"exp": 4_000_000_000}, "The token lives longer than this registry accepts."),
     ],
-    ids=["expired", "audience", "issuer", "not-yet", "no-subject"],
+    ids=["expired", "audience", "issuer", "not-yet", "no-subject", "no-expiry", "long-lived"],
 )
 def test_a_token_refused_says_why(oidc_issuer, native_payload, claims, detail):
     response = bearer(oidc_issuer.mint(**claims)).post("/agents", native_payload(), format="json")
@@ -211,3 +213,11 @@ def test_a_tokens_groups_travel_with_its_identity(oidc_issuer, settings):
         False,
     )
     assert principal_for_key(oidc_issuer.mint(sub="ann", groups="sales")).groups == ("sales",)
+
+
+def test_times_written_as_strings_are_read_as_numbers_not_a_500(oidc_issuer, native_payload):
+    import time
+
+    now = int(time.time())
+    token = oidc_issuer.mint(iat=str(now), exp=str(now + 60))
+    assert bearer(token).post("/agents", native_payload(), format="json").status_code == 201
