@@ -221,3 +221,16 @@ def test_times_written_as_strings_are_read_as_numbers_not_a_500(oidc_issuer, nat
     now = int(time.time())
     token = oidc_issuer.mint(iat=str(now), exp=str(now + 60))
     assert bearer(token).post("/agents", native_payload(), format="json").status_code == 201
+
+
+def test_event_streams_count_a_tokens_identity_not_each_token(oidc_issuer):
+    from registry.events.stream import stream_client
+
+    def client(token: str) -> str:
+        return stream_client({"HTTP_AUTHORIZATION": f"Bearer {token}", "REMOTE_ADDR": "10.0.0.9"})
+
+    first = client(oidc_issuer.mint(sub="ann"))
+    assert first.startswith("token:")
+    assert client(oidc_issuer.mint(sub="ann", jti="2")) == first
+    assert client(oidc_issuer.mint(sub="bob")) != first
+    assert client(oidc_issuer.mint(sub="ann", exp=1_000_000, iat=999_000)) == "address:10.0.0.9"
