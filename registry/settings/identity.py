@@ -134,20 +134,36 @@ ADMIN_OIDC_GROUPS_CLAIM = os.environ.get("ADMIN_OIDC_GROUPS_CLAIM", "") or "grou
 ADMIN_OIDC_STAFF_GROUPS = env_list("ADMIN_OIDC_STAFF_GROUPS")
 ADMIN_OIDC_SUPERUSER_GROUPS = env_list("ADMIN_OIDC_SUPERUSER_GROUPS")
 ADMIN_PASSWORD_LOGIN = env_bool("ADMIN_PASSWORD_LOGIN", True)
-if ADMIN_OIDC_ISSUER:
-    if urlsplit(ADMIN_OIDC_ISSUER).scheme != "https":
-        raise ImproperlyConfigured("ADMIN_OIDC_ISSUER must be an https URL")
-    if not ADMIN_OIDC_CLIENT_ID:
-        raise ImproperlyConfigured("ADMIN_OIDC_CLIENT_ID is required with ADMIN_OIDC_ISSUER")
-    if not ADMIN_OIDC_STAFF_GROUPS and not ADMIN_OIDC_SUPERUSER_GROUPS:
+
+
+def admin_sign_in_check(
+    issuer: str, client_id: str, staff: list[str], superusers: list[str], passwords: bool
+) -> None:
+    """The staff sign-in's settings together: refused when nobody could sign in."""
+    if issuer:
+        parts = urlsplit(issuer)
+        if parts.scheme != "https" or not parts.hostname:
+            raise ImproperlyConfigured("ADMIN_OIDC_ISSUER must be an https URL")
+        if not client_id:
+            raise ImproperlyConfigured("ADMIN_OIDC_CLIENT_ID is required with ADMIN_OIDC_ISSUER")
+        if not staff and not superusers:
+            raise ImproperlyConfigured(
+                "ADMIN_OIDC_STAFF_GROUPS or ADMIN_OIDC_SUPERUSER_GROUPS is required with "
+                "ADMIN_OIDC_ISSUER: nobody could sign in"
+            )
+    elif not passwords:
         raise ImproperlyConfigured(
-            "ADMIN_OIDC_STAFF_GROUPS or ADMIN_OIDC_SUPERUSER_GROUPS is required with "
-            "ADMIN_OIDC_ISSUER: nobody could sign in"
+            "ADMIN_PASSWORD_LOGIN=0 needs ADMIN_OIDC_ISSUER: nobody could sign in to the admin"
         )
-if not ADMIN_PASSWORD_LOGIN and not ADMIN_OIDC_ISSUER:
-    raise ImproperlyConfigured(
-        "ADMIN_PASSWORD_LOGIN=0 needs ADMIN_OIDC_ISSUER: nobody could sign in to the admin"
-    )
+
+
+admin_sign_in_check(
+    ADMIN_OIDC_ISSUER,
+    ADMIN_OIDC_CLIENT_ID,
+    ADMIN_OIDC_STAFF_GROUPS,
+    ADMIN_OIDC_SUPERUSER_GROUPS,
+    ADMIN_PASSWORD_LOGIN,
+)
 # mozilla-django-oidc's own settings, from the ones above.
 OIDC_RP_CLIENT_ID = ADMIN_OIDC_CLIENT_ID
 OIDC_RP_CLIENT_SECRET = ADMIN_OIDC_CLIENT_SECRET

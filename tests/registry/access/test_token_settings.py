@@ -4,7 +4,7 @@ and member."""
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from registry.settings.identity import issuers_read
+from registry.settings.identity import admin_sign_in_check, issuers_read
 
 pytestmark = pytest.mark.database_independent
 
@@ -45,3 +45,22 @@ def test_the_same_issuer_twice_is_refused():
 def test_not_a_list_is_refused():
     with pytest.raises(ImproperlyConfigured, match="must be a JSON list"):
         issuers_read({"issuer": "https://idp.example"})
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (("http://idp.example", "c", ["staff"], [], True), "must be an https URL"),
+        (("https://idp.example", "", ["staff"], [], True), "ADMIN_OIDC_CLIENT_ID is required"),
+        (("https://idp.example", "c", [], [], True), "nobody could sign in"),
+        (("", "", [], [], False), "ADMIN_PASSWORD_LOGIN=0 needs ADMIN_OIDC_ISSUER"),
+    ],
+)
+def test_staff_sign_in_settings_that_would_lock_everyone_out_are_refused(values, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        admin_sign_in_check(*values)
+
+
+def test_staff_sign_in_settings_that_work_pass():
+    admin_sign_in_check("https://idp.example", "client", [], ["root"], False)
+    admin_sign_in_check("", "", [], [], True)
