@@ -126,7 +126,10 @@ class StaffSignInBackend(OIDCAuthenticationBackend):
             return None
 
     def get_token(self, payload: dict) -> dict:
-        """The authorization code exchanged at the token endpoint (a form POST)."""
+        """The authorization code exchanged at the token endpoint (a form POST; the client
+        secret in it, ``client_secret_post``, or none for a public client)."""
+        if not payload.get("client_secret"):
+            payload = {name: value for name, value in payload.items() if name != "client_secret"}
         result = fetch(
             _endpoint("token_endpoint"),
             json_body=urlencode(payload).encode(),

@@ -54,4 +54,6 @@ def test_staff_sign_in_through_the_issuer_in_a_browser(staff_issuer, issuer_trus
     expect(page.locator("#user-tools")).to_contain_text("oidc:root")
     user = get_user_model().objects.get(username="oidc:root")
     assert user.is_superuser and user.is_staff
+    token_request = next(r for r in staff_issuer.server.requests if r.path == "/token")
+    assert b"client_secret" not in token_request.body  # a public client: PKCE alone
     assert errors == []

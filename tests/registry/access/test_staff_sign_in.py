@@ -49,6 +49,7 @@ def test_a_member_of_the_staff_group_signs_in_as_staff(staff_issuer, ca_bundle):
     assert (user.is_staff, user.is_superuser, user.has_usable_password()) == (True, False, False)
     token_request = next(r for r in staff_issuer.server.requests if r.path == "/token")
     assert b"code_verifier=" in token_request.body
+    assert b"client_secret=client-secret" in token_request.body
     entry = AuditEntry.objects.get(action="staff.sign-in")
     assert entry.after["subject"] == "ann" and entry.after["staff"] is True
 
