@@ -125,6 +125,11 @@ def test_an_issuer_that_does_not_answer_is_a_503_not_a_refusal(oidc_issuer, nati
     assert response.json()["type"] == "/problems/issuer-unavailable"
     assert response["Retry-After"]
     assert not Agent.objects.exists()
+    # left alone a while: the next token does not make the registry ask again
+    again = bearer(oidc_issuer.mint()).post("/agents", native_payload(), format="json")
+    assert again.status_code == 503
+    asked = [r for r in oidc_issuer.server.requests if r.path.startswith("/.well-known/")]
+    assert len(asked) == 1
 
 
 def test_a_discovery_document_of_another_issuer_is_not_trusted(oidc_issuer, native_payload):
