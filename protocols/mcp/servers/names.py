@@ -13,6 +13,9 @@ from django.conf import settings
 from registry.agents.models import Agent, DomainClaim, Endpoint
 
 NAME_MAX = 200
+# Agents imported from an MCP Registry (protocols.mcp.imports): the only source whose
+# servers keep the names their registry gave them.
+IMPORT_SOURCE = "mcp-registry"
 _UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
 # The official pattern (server.schema.json): one slash between namespace and name.
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
@@ -63,9 +66,23 @@ def proved_domains(agents: list[Agent]) -> dict[uuid.UUID, str]:
     return found
 
 
+def imported_name(agent: Agent, endpoint: Endpoint) -> str | None:
+    """The name an MCP Registry gave a server the registry imported from it (whose
+    namespace that registry proved): kept, so that mirrors of both agree."""
+    if agent.source != IMPORT_SOURCE or not isinstance(endpoint.protocol_metadata, dict):
+        return None
+    listed = endpoint.protocol_metadata.get("mcpRegistry")
+    name = listed.get("name") if isinstance(listed, dict) else None
+    return name if isinstance(name, str) and NAME_PATTERN.match(name) else None
+
+
 def server_name(agent: Agent, endpoint: Endpoint, mcp_count: int, domain: str | None) -> str:
-    """The server's name: ``<reversed domain>/<agent>[-<endpoint>]`` in a proved domain,
-    else ``<registry namespace>/<agent>-<agent id's first 8 hex digits>[-<endpoint>]``."""
+    """The server's name: the one its MCP Registry gave an imported server; else
+    ``<reversed domain>/<agent>[-<endpoint>]`` in a proved domain, else
+    ``<registry namespace>/<agent>-<agent id's first 8 hex digits>[-<endpoint>]``."""
+    imported = imported_name(agent, endpoint)
+    if imported is not None:
+        return imported if mcp_count == 1 else f"{imported}-{slug(endpoint.name, 40)}"[:NAME_MAX]
     base = slug(agent.name)
     if domain is None:
         base = f"{base}-{agent.pk.hex[:8]}"

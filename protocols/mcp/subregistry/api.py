@@ -22,6 +22,12 @@ DEFAULT_LIMIT = 30
 MAX_LIMIT = 100
 LIST_PARAMS = {"search", "updated_since", "version", "include_deleted", "cursor", "limit"}
 TAGS = ["MCP Registry"]
+SERVER_NAME = OpenApiParameter(
+    "serverName",
+    str,
+    OpenApiParameter.PATH,
+    description="The server's name, URL-encoded: com.example%2Fweather.",
+)
 
 
 def _json(body: bytes) -> HttpResponse:
@@ -107,7 +113,7 @@ class ServerVersionsView(MCPRegistryView):
     @extend_schema(
         tags=TAGS,
         operation_id="mcp_registry_server_versions",
-        parameters=[OpenApiParameter("include_deleted", bool)],
+        parameters=[SERVER_NAME, OpenApiParameter("include_deleted", bool)],
         responses={200: OpenApiTypes.OBJECT},
         description="Every version of one server (ServerList); serverName URL-encoded.",
     )
@@ -132,7 +138,11 @@ class ServerVersionView(MCPRegistryView):
     @extend_schema(
         tags=TAGS,
         operation_id="mcp_registry_server_version",
-        parameters=[OpenApiParameter("include_deleted", bool)],
+        parameters=[
+            SERVER_NAME,
+            OpenApiParameter("version", str, OpenApiParameter.PATH, description="Or latest."),
+            OpenApiParameter("include_deleted", bool),
+        ],
         responses={200: OpenApiTypes.OBJECT},
         description="One version of a server (ServerResponse); version 'latest' is the latest.",
     )
