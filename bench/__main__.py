@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, entities, loadgen, modes, pages, report, targets
+from bench import discover, entities, loadgen, mcp_registry, modes, pages, report, targets
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.loadgen import generator_choice
@@ -54,6 +54,12 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--small-entities", type=int, default=1000, help="entities at the first point"
+    )
+    parser.add_argument(
+        "--mcp-servers",
+        type=int,
+        default=10_000,
+        help="servers of the MCP Registry import row (0: no import row)",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
@@ -322,6 +328,13 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             say(f"building the AI Catalog at N={args.agents}")
             catalog = discover.catalog_build_measure()
             entity_figures = entities_phases(args, port) if args.entities else None
+            # Every MCP endpoint is a server (the entities' above): /v0.1/servers pages.
+            say(f"/v0.1/servers pages at N={args.agents}: {args.requests} requests each")
+            servers_pages = mcp_registry.servers_pages_measure(port, args.requests)
+            mcp_import = None
+            if args.mcp_servers:
+                say(f"importing {args.mcp_servers} MCP servers, then reading them again")
+                mcp_import = mcp_registry.import_measure(args.mcp_servers, args.seed)
             rss, semantic_rss = server.workers_rss_mib(), server.semantic_rss_mib()
             say(f"resident memory after the run: workers {rss}, service {semantic_rss} MiB")
         except BaseException:
@@ -359,6 +372,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                 "requests": args.requests,
                 "entities": args.entities,
                 "small_entities": args.small_entities,
+                "mcp_servers": args.mcp_servers,
                 "seed": args.seed,
                 "redis": bool(args.redis_url),
             },
@@ -379,6 +393,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     }
     if entity_figures is not None:
         results["entities"] = entity_figures
+    results["mcp_registry"] = {"agents": args.agents, "pages": servers_pages, "import": mcp_import}
     results["targets"] = targets.targets_evaluate(results)
     return results
 

@@ -227,7 +227,7 @@ def _bulk_add(source, fresh, listed, report, now) -> None:
     )
 
 
-def _report() -> dict:
+def import_report() -> dict:
     return {
         "pages": 0,
         "seen": 0,
@@ -244,7 +244,7 @@ def _report() -> dict:
 def source_import(source: RegistrySource) -> dict:
     """One run: the source's pages from where the last run stopped (its cursor), or from
     the start with ``updated_since`` the newest change seen so far; its report."""
-    report = _report()
+    report = import_report()
     deadline = deadline_start()
     since, newest = source.synced_until, _when(source.synced_until)
     first: Page | None = None

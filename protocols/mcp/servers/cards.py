@@ -115,10 +115,12 @@ def origin_cards(addresses: list[str]) -> dict[str, bytes]:
 
 def servers_named(agents: list[Agent]) -> dict[uuid.UUID, tuple[Agent, Endpoint, str]]:
     """Every MCP endpoint of these agents with its agent and server name."""
-    domains = proved_domains(agents)
+    serving = {agent.pk: mcp_endpoints(agent) for agent in agents}
+    serving = {pk: endpoints for pk, endpoints in serving.items() if endpoints}
+    domains = proved_domains([a for a in agents if a.pk in serving])
     named = {}
     for agent in agents:
-        endpoints = mcp_endpoints(agent)
+        endpoints = serving.get(agent.pk, [])
         for endpoint in endpoints:
             name = server_name(agent, endpoint, len(endpoints), domains.get(agent.pk))
             named[endpoint.pk] = (agent, endpoint, name)

@@ -46,7 +46,7 @@ def proved_domains(agents: list[Agent]) -> dict[uuid.UUID, str]:
             found[agent.pk] = provenance.verified_domain.lower().split(":")[0]
     rest = [a for a in agents if a.pk not in found]
     if not rest:
-        return found
+        return found  # no query
     claims: dict[str, list[str]] = {}
     rows = DomainClaim.objects.filter(
         owner__in={a.owner for a in rest}, state=DomainClaim.State.VERIFIED
