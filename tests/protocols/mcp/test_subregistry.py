@@ -146,3 +146,16 @@ def test_an_unknown_server_or_version_is_a_404_problem(anon, alice, native_paylo
         response = anon.get(path)
         assert response.status_code == 404
         assert response["Content-Type"] == "application/problem+json"
+
+
+def test_the_sync_command_writes_the_servers_of_agents_written_before(anon, alice, native_payload):
+    from django.core.management import call_command
+
+    from protocols.mcp.models import ServerVersion
+
+    mcp_agent(alice, native_payload, "Older", version="1.0.0")
+    ServerVersion.objects.all().delete()  # as before the upgrade
+    assert valid_list(anon.get("/v0.1/servers"))["servers"] == []
+    call_command("mcp_servers_sync")
+    [item] = valid_list(anon.get("/v0.1/servers"))["servers"]
+    assert item["server"]["version"] == "1.0.0"

@@ -255,3 +255,17 @@ def test_a_large_stale_catalog_is_served_as_stored_while_a_job_assembles_it(
     assert ard_catalog_build_task() is True
     assert len(agent_entries(catalog(anon))) == 3
     assert ard_catalog_build_task() is False  # current: nothing to do
+
+
+def test_the_rebuild_command_writes_entries_built_before_an_upgrade_again(
+    anon, alice, native_payload
+):
+    from django.core.management import call_command
+
+    payload = native_payload()
+    payload["endpoints"][0].update(protocol="MCP", name="orders")
+    alice.post("/agents", payload, format="json")
+    CatalogEntry.objects.update(type="application/ai-catalog+json", body=b'{"stale":true}')
+    call_command("ard_entries_rebuild")
+    [entry] = agent_entries(catalog(anon))
+    assert entry["type"] == "application/mcp-server-card+json"
