@@ -119,9 +119,7 @@ def _listed(items: list, report: dict) -> dict[str, tuple[dict, dict]]:
         problems = server_problems(server)
         if problems:
             name = server.get("name") if isinstance(server, dict) else None
-            refusal = {"name": str(name)[:200] if name else None, "reason": "; ".join(problems)}
-            if len(report["refused"]) < REPORT_MOST:
-                report["refused"].append(refusal)
+            _refuse(report, str(name)[:200] if name else None, "; ".join(problems))
             continue
         official = _official(item, server)
         if official.get("isLatest") is False:
@@ -144,6 +142,25 @@ def _status_apply(agent: Agent, status: str, official: dict, source: RegistrySou
         lifecycle.agent_undeprecate(agent=agent)
         return "updated"
     return ""
+
+
+def _refuse(report: dict, name: str | None, reason: str) -> None:
+    if len(report["refused"]) < REPORT_MOST:
+        report["refused"].append({"name": name, "reason": reason[:1000]})
+
+
+def _server_update(source, row, agent, server: dict, official: dict, status: str) -> str:
+    if row.fingerprint != _fingerprint(server) and agent.status != Agent.Status.RETIRED:
+        data = agent_input(server)
+        agent = core.agent_update(
+            agent=agent,
+            name=data.name,
+            description=data.description,
+            version=data.version,
+            endpoints=data.endpoints,
+            writer=WRITER,
+        )
+    return _status_apply(agent, status, official, source)
 
 
 def servers_apply(source: RegistrySource, items: list, report: dict) -> datetime | None:
@@ -175,17 +192,12 @@ def servers_apply(source: RegistrySource, items: list, report: dict) -> datetime
             if row.fingerprint == fingerprint and row.status == status:
                 report["unchanged"] += 1
                 continue
-            if row.fingerprint != fingerprint and agent.status != Agent.Status.RETIRED:
-                data = agent_input(server)
-                agent = core.agent_update(
-                    agent=agent,
-                    name=data.name,
-                    description=data.description,
-                    version=data.version,
-                    endpoints=data.endpoints,
-                    writer=WRITER,
-                )
-            done = _status_apply(agent, status, official, source)
+            try:
+                with transaction.atomic():  # one server refused leaves the page's others
+                    done = _server_update(source, row, agent, server, official, status)
+            except ProblemError as exc:
+                _refuse(report, name, exc.problem_detail)
+                continue
             report[done or "updated"] += 1
             row.version, row.status, row.document = server["version"], status, server
             row.fingerprint, row.seen_at = fingerprint, now
