@@ -6,6 +6,7 @@ then read again unchanged (a run that converged). The import writes in this proc
 no network: its rate is the registry's side of an import."""
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -117,3 +118,19 @@ def import_measure(count: int, seed: int) -> dict[str, Any]:
             "unchanged": report["unchanged"],
         }
     return {"servers": count, "page": IMPORT_PAGE, **rates}
+
+
+def mcp_rows(port: int, args) -> dict[str, Any]:
+    """The pages (every MCP endpoint is a server: the entities' here), then the import."""
+    agents, requests, servers, seed = args.agents, args.requests, args.mcp_servers, args.seed
+    say(f"/v0.1/servers pages at N={agents}: {requests} requests each")
+    pages = servers_pages_measure(port, requests)
+    imported = None
+    if servers:
+        say(f"importing {servers} MCP servers, then reading them again")
+        imported = import_measure(servers, seed)
+    return {"agents": agents, "pages": pages, "import": imported}
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
