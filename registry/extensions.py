@@ -35,7 +35,7 @@ time; the arrows point inward: a protocol app listens to the core, an extension 
 protocol (AAP) to that protocol's app (A2A).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -225,6 +225,7 @@ lean_routes = _Store("lean route")
 asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 tools = _Store("tool")
+scrape_gauges = _Store("scrape gauge")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -300,3 +301,10 @@ def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
 
 def register_tool(tool: Tool) -> None:
     tools.add(tool.name, tool)
+
+
+def register_scrape_gauges(name: str, collect: Callable[[], Iterable]) -> None:
+    """``collect()`` yields prometheus-client metric families (``GaugeMetricFamily``) read
+    when ``/metrics`` is scraped: what an app holds now (one cheap query). Their names are
+    made with ``registry.http.metrics.PREFIX`` and documented with the core's series."""
+    scrape_gauges.add(name, collect)

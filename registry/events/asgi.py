@@ -46,6 +46,7 @@ from registry import extensions  # noqa: E402
 from registry.events import liveness, stream  # noqa: E402
 from registry.events.outbox import CHANNEL, latest_cursor  # noqa: E402
 from registry.fastpath.notices import own_connection_params  # noqa: E402
+from registry.http.metrics import event_streams  # noqa: E402
 from registry.http.problems import ProblemError, problem_body  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -295,9 +296,11 @@ async def _stream(scope, receive, send, query: stream.StreamQuery) -> None:
         }
     )
     disconnected = asyncio.create_task(_disconnect(receive))
+    event_streams.inc()
     try:
         await _serve(hub, client, send, disconnected)
     finally:
+        event_streams.dec()
         hub.clients.discard(client)
         disconnected.cancel()
 

@@ -33,7 +33,7 @@ from registry.events.outbox import events_after
 from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.http.jsonutil import Problem
-from registry.http.metrics import webhook_deliveries
+from registry.http.metrics import webhook_deliveries, webhook_lag
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch
 
@@ -170,6 +170,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
     ok = not error
     if ok:
         delivery.status, delivery.next_attempt_at = Delivery.Status.DELIVERED, None
+        webhook_lag.observe(max(0.0, (timezone.now() - event.time).total_seconds()))
     elif status == 410:
         delivery.status = Delivery.Status.FAILED
         _disable(subscription, "The receiver answered 410 Gone.")

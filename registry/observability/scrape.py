@@ -15,7 +15,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from registry import extensions
 from registry.access.counters import client_ip_of
+from registry.observability.queues import jobs_queued
 from registry.agents.models import Agent, Endpoint
 from registry.http import metrics
 from registry.http.metrics import PREFIX
@@ -57,6 +59,9 @@ class RegistryGauges:
             "Endpoints live now: a heartbeat, renewal or probe within its grace.",
             value=live,
         )
+        yield from jobs_queued()
+        for collect in extensions.scrape_gauges.read():
+            yield from collect()
 
 
 @require_safe
