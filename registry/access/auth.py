@@ -12,6 +12,7 @@ from registry.access.counters import auth_failure_count, auth_failure_wait
 from registry.access.models import ApiKey
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
+from registry.http.request_ids import key_prefix
 
 KEY_PREFIX = "rk_"
 
@@ -92,6 +93,7 @@ def principal_for_key(raw: str) -> Principal | None:
     if key.expires_at is not None and key.expires_at <= now:
         raise KeyExpired(key.expires_at)
     audit_actor.set((key.owner, key.prefix))
+    key_prefix.set(key.prefix)
     # Recording use at most once a minute keeps reads from turning into writes.
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

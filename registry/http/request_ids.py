@@ -21,6 +21,8 @@ WELL_FORMED = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 # The id of the request (or the job) this context works for; "" outside any.
 request_id: ContextVar[str] = ContextVar("request_id", default="")
+# The prefix of the API key the request authenticated with (never the key): "" without.
+key_prefix: ContextVar[str] = ContextVar("key_prefix", default="")
 
 
 def request_id_of(meta) -> str:
@@ -42,9 +44,17 @@ def request_id_new() -> str:
 
 class RequestIdFilter(logging.Filter):
     """Gives each record the id of the request (or job) that wrote it, ``request_id`` (""
-    outside any): the JSON lines carry it, the plain lines show it (``registry.logs``)."""
+    outside any): the JSON lines carry it, the plain lines show it (``registry.logs``); and
+    the prefix of the API key it authenticated with, ``api_key_prefix``. Drops the request
+    object Django's loggers attach (its text is the path as sent, query included): the
+    route and the id say which request it was."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
             record.request_id = request_id.get()
+        prefix = key_prefix.get()
+        if prefix and not hasattr(record, "api_key_prefix"):
+            record.api_key_prefix = prefix
+        if hasattr(record, "request"):
+            del record.request
         return True
