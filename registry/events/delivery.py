@@ -34,8 +34,8 @@ from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.http.jsonutil import Problem
 from registry.http.metrics import webhook_deliveries, webhook_lag
-from registry.http.request_ids import HEADER as REQUEST_ID_HEADER
 from registry.http.problems import ProblemError
+from registry.http.request_ids import HEADER as REQUEST_ID_HEADER
 from registry.outbound.fetch import FetchError, fetch
 
 logger = logging.getLogger(__name__)

@@ -35,8 +35,8 @@ from registry.discovery.models import AgentListing
 from registry.events import envelope
 from registry.events.models import Event, Subscription
 from registry.fastpath.copy import objects_insert
-from registry.http.request_ids import request_id
 from registry.fastpath.notices import announce
+from registry.http.request_ids import request_id
 
 logger = logging.getLogger(__name__)
 

@@ -42,9 +42,7 @@ def histogram(
 def gauge(name: str, documentation: str, labels: tuple[str, ...] = ()) -> Gauge:
     """A gauge that a process raises and lowers (what it holds open now): a scrape adds up
     the processes still running (prometheus-client's ``livesum``)."""
-    made = series[name] = Gauge(
-        PREFIX + name, documentation, labels, multiprocess_mode="livesum"
-    )
+    made = series[name] = Gauge(PREFIX + name, documentation, labels, multiprocess_mode="livesum")
     return made
 
 

@@ -17,11 +17,11 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from registry import extensions
 from registry.access.counters import client_ip_of
-from registry.observability.queues import jobs_queued
 from registry.agents.models import Agent, Endpoint
 from registry.http import metrics
 from registry.http.metrics import PREFIX
 from registry.http.problems import problem_response
+from registry.observability.queues import jobs_queued
 
 
 def metrics_allowed(meta) -> bool:

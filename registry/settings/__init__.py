@@ -258,9 +258,6 @@ LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
 if LOG_FORMAT not in {"plain", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}")
 LOGGING = logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL", "INFO"))
-# A log line per request Django answers (registry.requests: route, status, duration, the API
-# key's prefix); the lean lane's answers are counted in the metrics, not logged.
-LOG_REQUESTS = env_bool("LOG_REQUESTS", False)
 
 # Served over HTTPS (REGISTRY_HTTPS=1, the production setting): plain-HTTP requests are
 # redirected, browsers are told to use HTTPS only (HSTS, SECURE_HSTS_SECONDS, a year by

@@ -1,12 +1,12 @@
-"""The metrics' settings (``GET /metrics``: registry/observability/;
+"""The metrics' and request logs' settings (``GET /metrics``: registry/observability/;
 docs/operations/monitoring.md), a module of their own so the main one stays short."""
 
 import os
 from pathlib import Path
 
-from registry.settings.env import env_networks
+from registry.settings.env import env_bool, env_networks
 
-__all__ = ["METRICS_ALLOWED_ADDRESSES", "METRICS_TOKEN"]
+__all__ = ["LOG_REQUESTS", "METRICS_ALLOWED_ADDRESSES", "METRICS_TOKEN"]
 
 
 def metrics_dir(var_dir: Path) -> Path:
@@ -23,3 +23,6 @@ def metrics_dir(var_dir: Path) -> Path:
 # address as the rate limits see it: TRUSTED_PROXY_COUNT), may read /metrics; others get 404.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 METRICS_ALLOWED_ADDRESSES = env_networks("METRICS_ALLOWED_ADDRESSES", "127.0.0.1,::1")
+# A log line per request Django answers (registry.requests: route, status, duration, the API
+# key's prefix); the lean lane's answers are counted in the metrics, not logged.
+LOG_REQUESTS = env_bool("LOG_REQUESTS", False)
