@@ -51,7 +51,7 @@ def jobs_queued():
     if depths is None:
         return
     queued = GaugeMetricFamily(
-        PREFIX + "jobs_queued", "Jobs waiting on a queue of the job broker.", labels=["queue"]
+        PREFIX + "job_queue_depth", "Jobs waiting on a queue of the job broker.", labels=["queue"]
     )
     for name, depth in depths.items():
         queued.add_metric([name], depth)
