@@ -19,6 +19,11 @@ ENVIRON_KEY = "registry.request_id"
 # What a client may send: short, and nothing a log line or a header could be split on.
 WELL_FORMED = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
+# A registry API key (registry.access.auth: "rk_" and its random part) where a message
+# would show one: a path or a value a client sent that held it.
+API_KEY_IN_TEXT = re.compile(r"rk_[A-Za-z0-9_-]{8,}")
+KEY_SHOWN = "rk_…"
+
 # The id of the request (or the job) this context works for; "" outside any.
 request_id: ContextVar[str] = ContextVar("request_id", default="")
 # The prefix of the API key the request authenticated with (never the key): "" without.
@@ -47,7 +52,8 @@ class RequestIdFilter(logging.Filter):
     outside any): the JSON lines carry it, the plain lines show it (``registry.logs``); and
     the prefix of the API key it authenticated with, ``api_key_prefix``. Drops the request
     object Django's loggers attach (its text is the path as sent, query included): the
-    route and the id say which request it was."""
+    route and the id say which request it was; and masks an API key a message would show
+    (Django's "Not Found: <path>" of a path a client put its key in)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
@@ -57,4 +63,7 @@ class RequestIdFilter(logging.Filter):
             record.api_key_prefix = prefix
         if hasattr(record, "request"):
             del record.request
+        message = record.getMessage()
+        if "rk_" in message:
+            record.msg, record.args = API_KEY_IN_TEXT.sub(KEY_SHOWN, message), ()
         return True
