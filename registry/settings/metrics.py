@@ -19,6 +19,14 @@ def metrics_dir(var_dir: Path) -> Path:
     return path
 
 
+def metrics_dirs(var_dir: Path) -> tuple[Path, Path]:
+    """``metrics_dir``, and the folder whose files (and its sub-folders') a scrape adds up:
+    METRICS_SCRAPE_DIR, by default the same. Containers each write to a folder of their own
+    below a shared one, which the web's scrape reads (deploy/compose.yaml)."""
+    path = metrics_dir(var_dir)
+    return path, Path(os.environ.get("METRICS_SCRAPE_DIR") or path)
+
+
 # A bearer of METRICS_TOKEN, or a client at one of METRICS_ALLOWED_ADDRESSES (the client
 # address as the rate limits see it: TRUSTED_PROXY_COUNT), may read /metrics; others get 404.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

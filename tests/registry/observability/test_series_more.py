@@ -2,7 +2,10 @@
 the job queues' depth, the embedding service's latency; and every series' labels, which
 take only names from a short list, so clients cannot grow their number."""
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from celery import current_app
 from registry.http import metrics
 from tests.registry.observability.conftest import own_counts, value
 
+ROOT = Path(__file__).resolve().parents[3]
 # Every label a series may have: each takes a handful of values (tests/…/test_metrics.py
 # checks that requests for many ids and queries make no new series).
 BOUNDED_LABELS = {
@@ -110,3 +114,26 @@ def test_the_embedding_services_latency_is_counted_by_operation_and_outcome(tmp_
     for outcome in ("ok", "unavailable"):
         labels = {"operation": "embed", "outcome": outcome}
         assert value(after, name, **labels) - value(before, name, **labels) == 1
+
+
+SCRIPT = """
+import django
+django.setup()
+from registry.http import metrics
+metrics.jobs.labels("tests.other-container", "success").inc(3)
+"""
+
+
+def test_a_scrape_adds_up_the_folders_below_the_scrape_folder(db, scrape_all, settings, tmp_path):
+    """Containers each count in a folder of their own below a shared one (compose.yaml)."""
+    settings.METRICS_SCRAPE_DIR = tmp_path
+    for service in ("worker", "relay"):
+        subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            cwd=ROOT,
+            env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / service)},
+            check=True,
+            timeout=60,
+        )
+    labels = {"task": "tests.other-container", "outcome": "success"}
+    assert value(scrape_all(), "registry_jobs_total", **labels) == 6
