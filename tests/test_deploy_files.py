@@ -5,12 +5,14 @@ migrates on start; the Dockerfile copies files that exist, and runs as a user th
 root."""
 
 import re
+import secrets
 import shlex
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.registry.test_security_settings import manage
 from tests.test_settings_reference import REFERENCE, documented
 
 pytestmark = pytest.mark.database_independent
@@ -107,3 +109,17 @@ def test_every_file_the_dockerfile_copies_exists_and_is_in_the_build_context():
 def test_the_image_runs_as_a_user_that_is_not_root():
     users = re.findall(r"^USER (\S+)$", DOCKERFILE, re.M)
     assert users and users[-1] not in ("root", "0")
+
+
+def test_check_deploy_is_clean_with_the_compose_files_environment(tmp_path):
+    """The web service's environment and the example env file, its secrets filled in (and
+    its folders in the test's)."""
+    example = (DEPLOY / "registry.env.example").read_text().splitlines()
+    env = dict(line.split("=", 1) for line in example if line and not line.startswith("#"))
+    env["SECRET_KEY"] = secrets.token_urlsafe(50)
+    env["METRICS_TOKEN"] = secrets.token_urlsafe(32)
+    web = dict(COMPOSE["services"]["web"]["environment"])
+    for folder in ("REGISTRY_VAR_DIR", "PROMETHEUS_MULTIPROC_DIR", "METRICS_SCRAPE_DIR"):
+        web[folder] = str(tmp_path / folder.lower())
+    run = manage("check", "--deploy", "--fail-level", "WARNING", **{**web, **env, "DEBUG": "0"})
+    assert run.returncode == 0, run.stdout + run.stderr
