@@ -1,11 +1,15 @@
 """A relayed request can be followed, on the local RabbitMQ: the agent gets the request's
 id (and, when tracing is on, its trace context) as message headers; a reply that echoes
-them is handled under that id in the relay consumer's logs; the relay's series count the
-requests, the replies, their round trip and the tasks in flight."""
+them is handled under that id in the relay consumer's logs, and in the request's trace; the
+relay's series count the requests, the replies, their round trip and the tasks in flight."""
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,8 @@ from django.conf import settings as django_settings
 from protocols.a2a.models import RelayTask
 from protocols.a2a.relay.tracing import reply_context
 from registry.http.request_ids import RequestIdFilter, request_id
-from tests.protocols.a2a.conftest import queue_take
+from tests.otlp_receiver import OtlpReceiver
+from tests.protocols.a2a.conftest import queue_declare, queue_take, queues_delete
 from tests.protocols.a2a.relay.test_queue_relay import bearer
 from tests.protocols.a2a.relay.test_relay_headers import send_at_once
 from tests.registry.observability.conftest import own_counts, samples_of, value
@@ -90,3 +95,67 @@ def test_a_reply_without_a_well_formed_id_is_handled_under_none():
         with reply_context(headers):
             assert request_id.get() == expected
     assert request_id.get() == ""
+
+
+# With tracing on: a request's span, the relay's message published in it, the message taken
+# off the queue as an agent would, and the reply's handling under the context it echoes.
+TRACED = """
+import json, sys
+import django
+django.setup()
+import kombu
+from protocols.a2a.relay.broker import request_publish
+from protocols.a2a.relay.tracing import echoed, reply_context
+from registry.http.tracing import span
+from registry.observability.tracing import tracing_flush
+
+url, queue = sys.argv[1], sys.argv[2]
+with span("a request", "server"):
+    request_publish(
+        queue, task_id="t-1", context_id="c-1", method="SendMessage", params={},
+        headers={}, reply_secret="s",
+    )
+with kombu.Connection(url) as conn:
+    message = conn.default_channel.basic_get(queue, no_ack=True)
+with reply_context(echoed(message.headers)):
+    pass
+tracing_flush()
+print(json.dumps(message.headers))
+"""
+
+
+@pytest.mark.database_independent
+def test_with_tracing_on_the_relays_message_and_its_reply_continue_the_requests_trace(
+    rabbitmq, tmp_path
+):
+    queue = f"test.ops-trace.{uuid.uuid4().hex[:12]}"
+    queue_declare(rabbitmq, queue)
+    collector = OtlpReceiver()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'unused.sqlite3'}",
+        "REGISTRY_VAR_DIR": str(tmp_path),
+        "QUEUE_RELAY_BROKER_URL": rabbitmq,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url,
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", TRACED, rabbitmq, queue],
+            cwd=Path(__file__).resolve().parents[4],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        collector.stop()
+        queues_delete(rabbitmq, [queue])
+    assert done.returncode == 0, done.stderr
+    headers = json.loads(done.stdout.splitlines()[-1])
+    spans = {span.name: span for span in collector.spans}
+    request, published, reply = spans["a request"], spans["relay publish"], spans["relay reply"]
+    assert published.trace_id == request.trace_id and published.parent_id == request.span_id
+    _version, trace_id, parent, _flags = headers["traceparent"].split("-")
+    assert (trace_id, parent) == (request.trace_id, published.span_id)
+    assert reply.trace_id == request.trace_id and reply.parent_id == published.span_id
