@@ -69,8 +69,13 @@ def logging_config(log_format: str, level: str) -> dict:
         "loggers": {
             **{
                 name: {"handlers": [], "propagate": True}
+                # (uvicorn's, the stream server's: its own set-up ran before the app's)
                 for name in ("django", "django.server", "django.request", "celery")
+                + ("uvicorn", "uvicorn.error")
             },
+            # The stream server runs with --no-access-log (the Procfiles): configuring
+            # "uvicorn" above would turn its access log back on.
+            "uvicorn.access": {"handlers": [], "propagate": False},
             "a2a.server.events": {"level": "WARNING"},
             "mcp.server.streamable_http_manager": {"level": "WARNING"},
         },
