@@ -46,7 +46,9 @@ class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
 def logging_config(log_format: str, level: str) -> dict:
     """Django's LOGGING: one handler, on the root logger, so every record is written once.
     Django's and Celery's own loggers (which, by default, also print in DEBUG) hand their
-    records to the root."""
+    records to the root. With JSON lines, Python's warnings are log records too (py.warnings),
+    not text of their own between the lines."""
+    logging.captureWarnings(log_format == "json")
     return {
         "version": 1,
         "disable_existing_loggers": False,

@@ -173,6 +173,8 @@ def served(transactional_db, tmp_path):
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
         "REGISTRY_BASE_URL": f"http://127.0.0.1:{web}",
         "RATE_LIMIT_READ": "100000/min",
+        "LOG_FORMAT": "json",
+        "LOG_REQUESTS": "1",
     }
     env.pop("REDIS_URL", None)
     processes = [
@@ -199,6 +201,13 @@ def served(transactional_db, tmp_path):
                 process.wait(10)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+    # Every line either process wrote, gunicorn's own and uvicorn's, is a JSON object.
+    for log in ("web.log", "events.log"):
+        lines = (tmp_path / log).read_text().splitlines()
+        assert lines, log
+        plain = [line for line in lines if not line.startswith("{")]
+        assert plain == [], log
+        assert all(json.loads(line)["level"] for line in lines)
 
 
 @pytest.fixture
