@@ -43,6 +43,11 @@ class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
         log_data.pop("color_message", None)  # uvicorn's copy of the message, with escapes
 
 
+# Loggers that print on their own by default, handed to the root; uvicorn's (the stream
+# server's) are added where they are named: its own set-up runs before the app's.
+PROPAGATED = ("django", "django.server", "django.request", "celery")
+
+
 def logging_config(log_format: str, level: str) -> dict:
     """Django's LOGGING: one handler, on the root logger, so every record is written once.
     Django's and Celery's own loggers (which, by default, also print in DEBUG) hand their
@@ -71,9 +76,7 @@ def logging_config(log_format: str, level: str) -> dict:
         "loggers": {
             **{
                 name: {"handlers": [], "propagate": True}
-                # (uvicorn's, the stream server's: its own set-up ran before the app's)
-                for name in ("django", "django.server", "django.request", "celery")
-                + ("uvicorn", "uvicorn.error")
+                for name in (*PROPAGATED, "uvicorn", "uvicorn.error")
             },
             # The stream server runs with --no-access-log (the Procfiles): configuring
             # "uvicorn" above would turn its access log back on.
