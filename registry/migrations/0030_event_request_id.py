@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('registry', '0027_search_query_folded'),
+        ('registry', '0029_apikey_groups'),
     ]
 
     operations = [
