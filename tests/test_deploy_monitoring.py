@@ -212,11 +212,12 @@ def served(transactional_db, tmp_path):
 
 @pytest.fixture
 def prometheus(served, tmp_path):
-    """A real Prometheus scraping the web process every 200 ms, with the alert rules."""
+    """A real Prometheus scraping the web process every half second (a scrape may take as
+    long: on a loaded machine a shorter one times out), with the alert rules."""
     port = free_port()
     target = served["web"].removeprefix("http://")
     config = {
-        "global": {"scrape_interval": "200ms", "evaluation_interval": "1s"},
+        "global": {"scrape_interval": "500ms", "scrape_timeout": "500ms"},
         "rule_files": [str(ALERTS)],
         "scrape_configs": [{"job_name": "registry", "static_configs": [{"targets": [target]}]}],
     }
@@ -248,9 +249,9 @@ def value_of(prometheus: str, expr: str) -> float:
 
 
 def query_until(prometheus: str, expr: str, expected: float) -> float:
-    """The value of an instant query once it is ``expected`` (10 s at most: Prometheus
-    scrapes every 200 ms)."""
-    deadline = time.monotonic() + 10
+    """The value of an instant query once it is ``expected`` (20 s at most: Prometheus
+    scrapes every half second)."""
+    deadline = time.monotonic() + 20
     while (found := value_of(prometheus, expr)) != expected and time.monotonic() < deadline:
         time.sleep(0.1)
     return found
