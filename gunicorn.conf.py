@@ -1,10 +1,26 @@
 """gunicorn's settings file (read from the checkout, where Procfile.serve starts gunicorn):
-the metrics' files of every process (registry/observability/, prometheus-client's
-multiprocess mode) outlive it, so the master clears those of processes no longer running
-when it starts, and says when a worker ended."""
+its own lines written as the registry's (LOG_FORMAT); and the metrics' files of every
+process (registry/observability/, prometheus-client's multiprocess mode) outlive it, so the
+master clears those of processes no longer running when it starts, and says when a worker
+ended."""
 
 import os
 from pathlib import Path
+
+# LOG_FORMAT=json: gunicorn's own lines (workers booted and ended, its access log when
+# ACCESS_LOG asks for one) as JSON too, through the root handler the app's lines use.
+if os.environ.get("LOG_FORMAT") == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "registry.logs.JsonFormatter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+        "root": {"handlers": ["console"], "level": "INFO"},
+        "loggers": {
+            "gunicorn.error": {"handlers": [], "propagate": True, "level": "INFO"},
+            "gunicorn.access": {"handlers": [], "propagate": True, "level": "INFO"},
+        },
+    }
 
 
 def _metrics_dir() -> Path:

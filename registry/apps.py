@@ -27,6 +27,7 @@ class RegistryConfig(AppConfig):
         from registry.liveness.heartbeats import heartbeat_lean
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
+        from registry.observability.tracing import tracing_start
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
@@ -51,6 +52,8 @@ class RegistryConfig(AppConfig):
 
         # Jobs carry the request id that queued them and are counted (registry/observability).
         jobs_observe()
+        # Traces when OTEL_* asks for them; otherwise nothing (registry/observability).
+        tracing_start()
         request_finished.connect(request_id_clear, dispatch_uid="request-id-clear")
         extensions.register_source(NATIVE_SOURCE, "Native registration")
         # Agents written before listings were stored get theirs once every app's tables

@@ -39,7 +39,7 @@ time; the arrows point inward: a protocol app listens to the core, an extension 
 protocol (AAP) to that protocol's app (A2A).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -243,6 +243,7 @@ meaning_texts = _Store("meaning text")
 tools = _Store("tool")
 served_cards = _Store("served card")
 origin_cards = _Store("origin card")
+scrape_gauges = _Store("scrape gauge")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -328,3 +329,10 @@ def register_origin_card(name: str, read: Callable[[list[str]], dict[str, bytes]
     """``read(addresses) -> {address: bytes}``: the card an app read at the origin of each
     of these endpoint addresses that has one, byte for byte as read."""
     origin_cards.add(name, read)
+
+
+def register_scrape_gauges(name: str, collect: Callable[[], Iterable]) -> None:
+    """``collect()`` yields prometheus-client metric families (``GaugeMetricFamily``) read
+    when ``/metrics`` is scraped: what an app holds now (one cheap query). Their names are
+    made with ``registry.http.metrics.PREFIX`` and documented with the core's series."""
+    scrape_gauges.add(name, collect)

@@ -1,12 +1,10 @@
 """Log formats: plain lines for people, or one JSON object per line (LOG_FORMAT=json) for
 log collectors."""
 
-import json
 import logging
 from datetime import UTC, datetime
 
-# LogRecord attributes that are not extra fields given by the caller.
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+import pythonjsonlogger.json
 
 
 class PlainFormatter(logging.Formatter):
@@ -22,31 +20,40 @@ class PlainFormatter(logging.Formatter):
         return super().format(record)
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, message, the exception if any,
-    and the caller's extra fields (those JSON can hold; others as text)."""
+class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
+    """One JSON object per record (python-json-logger): ``time`` (ISO 8601, UTC), ``level``,
+    ``logger``, ``message``, the exception if any, and the record's other fields: the
+    request or job id, a request line's route, status and duration, the API key's prefix,
+    the caller's extra fields (those JSON cannot hold as text)."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        for key, value in vars(record).items():
-            if key == "request_id" and not value:  # written outside any request or job
-                continue
-            if key not in _STANDARD and not key.startswith("_") and key not in entry:
-                entry[key] = value if isinstance(value, str | int | float | bool) else str(value)
-        return json.dumps(entry, ensure_ascii=False)
+    def __init__(self, *args, **kwargs):
+        super().__init__(
+            "%(levelname)s %(name)s %(message)s",
+            rename_fields={"levelname": "level", "name": "logger", "exc_info": "exception"},
+            json_ensure_ascii=False,
+        )
+
+    def add_fields(self, log_data: dict, record: logging.LogRecord, message_dict: dict) -> None:
+        log_data["time"] = datetime.fromtimestamp(record.created, UTC).isoformat(
+            timespec="milliseconds"
+        )
+        super().add_fields(log_data, record, message_dict)
+        if not log_data.get("request_id"):  # written outside any request or job
+            log_data.pop("request_id", None)
+        log_data.pop("color_message", None)  # uvicorn's copy of the message, with escapes
+
+
+# Loggers that print on their own by default, handed to the root; uvicorn's (the stream
+# server's) are added where they are named: its own set-up runs before the app's.
+PROPAGATED = ("django", "django.server", "django.request", "celery")
 
 
 def logging_config(log_format: str, level: str) -> dict:
     """Django's LOGGING: one handler, on the root logger, so every record is written once.
     Django's and Celery's own loggers (which, by default, also print in DEBUG) hand their
-    records to the root."""
+    records to the root. With JSON lines, Python's warnings are log records too (py.warnings),
+    not text of their own between the lines."""
+    logging.captureWarnings(log_format == "json")
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -69,8 +76,11 @@ def logging_config(log_format: str, level: str) -> dict:
         "loggers": {
             **{
                 name: {"handlers": [], "propagate": True}
-                for name in ("django", "django.server", "django.request", "celery")
+                for name in (*PROPAGATED, "uvicorn", "uvicorn.error")
             },
+            # The stream server runs with --no-access-log (the Procfiles): configuring
+            # "uvicorn" above would turn its access log back on.
+            "uvicorn.access": {"handlers": [], "propagate": False},
             "a2a.server.events": {"level": "WARNING"},
             "mcp.server.streamable_http_manager": {"level": "WARNING"},
         },

@@ -5,6 +5,7 @@ from django.conf import settings
 from protocols.a2a.demo import card_demo_load
 from protocols.a2a.registration.probes import a2a_probe
 from protocols.a2a.registration.services import CARD_SOURCE
+from protocols.a2a.relay.metrics import relay_gauges
 from protocols.a2a.serving.cards import card_lean, card_url
 from protocols.a2a.serving.pages import card_panel, signed_badge, verified_badge
 from registry import extensions
@@ -154,6 +155,7 @@ def register() -> None:
     extensions.register_lean_route(LeanRoute("/a2a/agents/", card_lean))
     # A relayed call waits for its agent's reply in the async server, holding no web worker.
     extensions.register_asgi_route("/a2a/queue/", "protocols.a2a.relay.asgi.application")
+    extensions.register_scrape_gauges("relay", relay_gauges)
     extensions.register_schedule(
         "signatures-recheck",
         "a2a.tasks.signatures_recheck",

@@ -17,6 +17,7 @@ from registry.access.signins import token_signin_record
 from registry.access.tokens import TokenIdentity, TokenRefused, looks_like_token, token_verify
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
+from registry.http.request_ids import key_prefix
 
 KEY_PREFIX = "rk_"
 
@@ -112,6 +113,7 @@ def principal_for_key(raw: str) -> Principal | None:
     if key.expires_at is not None and key.expires_at <= now:
         raise KeyExpired(key.expires_at)
     audit_actor.set((key.owner, key.prefix))
+    key_prefix.set(key.prefix)
     # Recording use at most once a minute keeps reads from turning into writes.
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

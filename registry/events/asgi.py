@@ -46,7 +46,9 @@ from registry import extensions  # noqa: E402
 from registry.events import liveness, stream  # noqa: E402
 from registry.events.outbox import CHANNEL, latest_cursor  # noqa: E402
 from registry.fastpath.notices import own_connection_params  # noqa: E402
+from registry.http.metrics import event_streams  # noqa: E402
 from registry.http.problems import ProblemError, problem_body  # noqa: E402
+from registry.http.request_ids import META_KEY, request_id, request_id_of  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -238,6 +240,12 @@ async def application(scope, receive, send) -> None:
     if scope["type"] == "lifespan":
         await _lifespan(receive, send)
         return
+    if scope["type"] == "http":
+        # The request's id, as in the web process: the client's when well-formed, else a
+        # new one, in the context (this request's task) and in the answer.
+        rid = request_id_of(_request_id_meta(scope))
+        request_id.set(rid)
+        send = _with_request_id(send, rid)
     routed = asgi_route(scope["path"]) if scope["type"] == "http" else None
     if routed is not None:
         await routed(scope, receive, send)
@@ -269,6 +277,23 @@ async def application(scope, receive, send) -> None:
         stream.slots.give_back(who)
 
 
+def _request_id_meta(scope) -> dict:
+    for name, value in scope.get("headers") or ():
+        if name == b"x-request-id":
+            return {META_KEY: value.decode("latin-1")}
+    return {}
+
+
+def _with_request_id(send, rid: str):
+    async def sent(message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", ()), (b"x-request-id", rid.encode())]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sent
+
+
 def _meta(scope, headers: dict) -> dict:
     """What ``stream.stream_client`` reads of a request, as a WSGI environ says it."""
     meta = {"REMOTE_ADDR": (scope.get("client") or ("", 0))[0]}
@@ -295,9 +320,11 @@ async def _stream(scope, receive, send, query: stream.StreamQuery) -> None:
         }
     )
     disconnected = asyncio.create_task(_disconnect(receive))
+    event_streams.inc()
     try:
         await _serve(hub, client, send, disconnected)
     finally:
+        event_streams.dec()
         hub.clients.discard(client)
         disconnected.cancel()
 

@@ -33,8 +33,9 @@ from registry.events.outbox import events_after
 from registry.events.sealing import secret_open
 from registry.events.subscriptions import matching_subjects, signed_headers
 from registry.http.jsonutil import Problem
-from registry.http.metrics import webhook_deliveries
+from registry.http.metrics import webhook_deliveries, webhook_lag
 from registry.http.problems import ProblemError
+from registry.http.request_ids import HEADER as REQUEST_ID_HEADER
 from registry.outbound.fetch import FetchError, fetch
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,16 @@ def _disable(subscription: Subscription, reason: str) -> None:
     )
 
 
+def _headers(subscription: Subscription, event: Event, body: bytes) -> dict:
+    """The Standard Webhooks headers, and the id of the request that made the event (its
+    trace context, ``traceparent``, is the delivering job's: the fetcher's client sends it
+    when tracing is on)."""
+    headers = signed_headers(secret_open(subscription.secret_sealed), str(event.id), body)
+    if event.request_id:
+        headers[REQUEST_ID_HEADER] = event.request_id
+    return headers
+
+
 def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
     """One attempt; returns whether the next delivery may follow."""
     event = Event.objects.get(pk=delivery.event_id)
@@ -155,7 +166,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
         result = fetch(
             subscription.url,
             json_body=body,
-            headers=signed_headers(secret_open(subscription.secret_sealed), str(event.id), body),
+            headers=_headers(subscription, event, body),
             accept_json=False,
             max_bytes=64 * 1024,
             timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
@@ -170,6 +181,7 @@ def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
     ok = not error
     if ok:
         delivery.status, delivery.next_attempt_at = Delivery.Status.DELIVERED, None
+        webhook_lag.observe(max(0.0, (timezone.now() - event.time).total_seconds()))
     elif status == 410:
         delivery.status = Delivery.Status.FAILED
         _disable(subscription, "The receiver answered 410 Gone.")

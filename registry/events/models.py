@@ -22,6 +22,9 @@ class Event(models.Model):
     # The digest of the agent's stored listing the event showed (agent events): an
     # app's write that leaves the listing as it was makes no agent.updated.
     digest = models.CharField(max_length=16, blank=True, default="")
+    # The id of the request whose write made the event (X-Request-Id): sent with its
+    # webhooks, never in the event itself. Empty for a job's or a command's writes.
+    request_id = models.CharField(max_length=128, blank=True, default="")
 
     class Meta:
         indexes = [

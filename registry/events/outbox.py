@@ -36,6 +36,7 @@ from registry.events import envelope
 from registry.events.models import Event, Subscription
 from registry.fastpath.copy import objects_insert
 from registry.fastpath.notices import announce
+from registry.http.request_ids import request_id
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +181,10 @@ def event_record(
 def events_insert(rows: list[Event]) -> int:
     if not rows:
         return 0
+    cause = request_id.get()
+    if cause:
+        for row in rows:
+            row.request_id = cause
     objects_insert(rows)
     announce(CHANNEL, ["new"])
     _dispatch_on_commit()

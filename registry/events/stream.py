@@ -33,6 +33,7 @@ from registry.events import envelope, outbox
 from registry.events.models import Event
 from registry.events.outbox import latest_cursor, oldest_cursor
 from registry.events.subscriptions import events_validate, filter_validate, matching_subjects
+from registry.http.metrics import event_streams
 from registry.http.params import bad_parameter, params_check
 from registry.http.problems import ProblemError, problem_response
 
@@ -213,6 +214,7 @@ class _HeldStream:
 
     def __init__(self, query: StreamQuery, client: str):
         self.frames, self.client, self.held = _polled(query), client, True
+        event_streams.inc()
 
     def __iter__(self):
         return self.frames
@@ -221,6 +223,7 @@ class _HeldStream:
         self.frames.close()
         if self.held:
             self.held = False
+            event_streams.dec()
             slots.give_back(self.client)
 
 

@@ -15,7 +15,7 @@ import bisect
 import threading
 import time
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 PREFIX = "registry_"
 # Seconds: a card read on the lean lane takes well under a millisecond, a registration
@@ -24,7 +24,7 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 JOB_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900)
 
 # Every series made, by name (without the prefix): what the monitoring page documents.
-series: dict[str, Counter | Histogram] = {}
+series: dict[str, Counter | Gauge | Histogram] = {}
 
 
 def counter(name: str, documentation: str, labels: tuple[str, ...] = ()) -> Counter:
@@ -36,6 +36,13 @@ def histogram(
     name: str, documentation: str, labels: tuple[str, ...], buckets: tuple[float, ...]
 ) -> Histogram:
     made = series[name] = Histogram(PREFIX + name, documentation, labels, buckets=buckets)
+    return made
+
+
+def gauge(name: str, documentation: str, labels: tuple[str, ...] = ()) -> Gauge:
+    """A gauge that a process raises and lowers (what it holds open now): a scrape adds up
+    the processes still running (prometheus-client's ``livesum``)."""
+    made = series[name] = Gauge(PREFIX + name, documentation, labels, multiprocess_mode="livesum")
     return made
 
 
@@ -68,6 +75,19 @@ webhook_deliveries = counter(
     "webhook_deliveries",
     "Webhook delivery attempts, by outcome (delivered, retry, failed).",
     ("outcome",),
+)
+webhook_lag = histogram(
+    "webhook_delivery_lag_seconds",
+    "Time from an event's commit to its webhook's delivery (delivered attempts only).",
+    (),
+    JOB_BUCKETS,
+)
+event_streams = gauge("event_streams_open", "Event streams (GET /events) open now.")
+semantic_duration = histogram(
+    "semantic_request_duration_seconds",
+    "Time the embedding service took to answer a process's request, by operation and outcome.",
+    ("operation", "outcome"),
+    LATENCY_BUCKETS,
 )
 rate_limited = counter(
     "rate_limit_refusals", "Requests refused by a rate limit, by its scope.", ("scope",)

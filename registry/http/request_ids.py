@@ -19,8 +19,15 @@ ENVIRON_KEY = "registry.request_id"
 # What a client may send: short, and nothing a log line or a header could be split on.
 WELL_FORMED = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
+# A registry API key (registry.access.auth: "rk_" and its random part) where a message
+# would show one: a path or a value a client sent that held it.
+API_KEY_IN_TEXT = re.compile(r"rk_[A-Za-z0-9_-]{8,}")
+KEY_SHOWN = "rk_…"
+
 # The id of the request (or the job) this context works for; "" outside any.
 request_id: ContextVar[str] = ContextVar("request_id", default="")
+# The prefix of the API key the request authenticated with (never the key): "" without.
+key_prefix: ContextVar[str] = ContextVar("key_prefix", default="")
 
 
 def request_id_of(meta) -> str:
@@ -42,9 +49,21 @@ def request_id_new() -> str:
 
 class RequestIdFilter(logging.Filter):
     """Gives each record the id of the request (or job) that wrote it, ``request_id`` (""
-    outside any): the JSON lines carry it, the plain lines show it (``registry.logs``)."""
+    outside any): the JSON lines carry it, the plain lines show it (``registry.logs``); and
+    the prefix of the API key it authenticated with, ``api_key_prefix``. Drops the request
+    object Django's loggers attach (its text is the path as sent, query included): the
+    route and the id say which request it was; and masks an API key a message would show
+    (Django's "Not Found: <path>" of a path a client put its key in)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
             record.request_id = request_id.get()
+        prefix = key_prefix.get()
+        if prefix and not hasattr(record, "api_key_prefix"):
+            record.api_key_prefix = prefix
+        if hasattr(record, "request"):
+            del record.request
+        message = record.getMessage()
+        if "rk_" in message:
+            record.msg, record.args = API_KEY_IN_TEXT.sub(KEY_SHOWN, message), ()
         return True

@@ -1,10 +1,23 @@
-"""Every request Django answers: its id (``registry.http.request_ids``) and its count and
-time in the metrics, by route template (never the path the client sent)."""
+"""Every request Django answers: its id (``registry.http.request_ids``), its count and
+time in the metrics, by route template (never the path the client sent), and with
+``LOG_REQUESTS`` a log line (``registry.requests``: method, route, status, duration, the
+API key's prefix)."""
 
+import logging
 import time
 
+from django.conf import settings
+
 from registry.http import metrics
-from registry.http.request_ids import ENVIRON_KEY, HEADER, request_id, request_id_of
+from registry.http.request_ids import (
+    ENVIRON_KEY,
+    HEADER,
+    key_prefix,
+    request_id,
+    request_id_of,
+)
+
+requests_log = logging.getLogger("registry.requests")
 
 # A request that matched no route (a 404 of the resolver): one label for all of them.
 UNMATCHED = "(unmatched)"
@@ -16,6 +29,7 @@ class RequestObservedMiddleware:
 
     def __init__(self, get_response):
         self.get_response = get_response
+        self.logged = settings.LOG_REQUESTS
 
     def __call__(self, request):
         started = time.perf_counter()
@@ -24,17 +38,34 @@ class RequestObservedMiddleware:
         # Kept until request_finished (request_id_clear): Django logs an error answer
         # ("Not Found: …") after the middleware returned it.
         request_id.set(rid)
+        key_prefix.set("")
         response = self.get_response(request)
         response[HEADER] = rid
         match = request.resolver_match
-        metrics.http_observe(
-            "/" + match.route if match is not None else UNMATCHED,
-            request.method,
-            response.status_code,
-            "django",
-            time.perf_counter() - started,
-        )
+        route = "/" + match.route if match is not None else UNMATCHED
+        seconds = time.perf_counter() - started
+        metrics.http_observe(route, request.method, response.status_code, "django", seconds)
+        if self.logged:
+            request_logged(request.method, route, response.status_code, seconds)
         return response
+
+
+def request_logged(method: str, route: str, status: int, seconds: float) -> None:
+    """One line per request: the route template, never the path as sent (ids, queries)."""
+    method = method if method in metrics.METHODS else "OTHER"
+    requests_log.info(
+        "%s %s %s %.1f ms",
+        method,
+        route,
+        status,
+        seconds * 1000,
+        extra={
+            "method": method,
+            "route": route,
+            "status": status,
+            "duration_ms": round(seconds * 1000, 3),
+        },
+    )
 
 
 def request_id_clear(**kwargs) -> None:

@@ -5,6 +5,7 @@ read when scraped. Served to a client at ``METRICS_ALLOWED_ADDRESSES`` or bearin
 
 import hmac
 import ipaddress
+from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Count
@@ -15,11 +16,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from registry import extensions
 from registry.access.counters import client_ip_of
 from registry.agents.models import Agent, Endpoint
 from registry.http import metrics
 from registry.http.metrics import PREFIX
 from registry.http.problems import problem_response
+from registry.observability.queues import jobs_queued
 
 
 def metrics_allowed(meta) -> bool:
@@ -36,6 +39,20 @@ def metrics_allowed(meta) -> bool:
     except ValueError:
         return False
     return any(address in network for network in settings.METRICS_ALLOWED_ADDRESSES)
+
+
+class ProcessesCounted:
+    """Every process's counts: the files in ``METRICS_SCRAPE_DIR`` and the folders below it
+    (``PROMETHEUS_MULTIPROC_DIR`` by default; in containers, each its own folder below a
+    shared one: docs/operations/deploy.md), added up as prometheus-client's multiprocess
+    collector adds up one folder's."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def collect(self):
+        files = [str(path) for path in sorted(self.folder.rglob("*.db"))]
+        return MultiProcessCollector.merge(files, accumulate=True)
 
 
 class RegistryGauges:
@@ -57,6 +74,9 @@ class RegistryGauges:
             "Endpoints live now: a heartbeat, renewal or probe within its grace.",
             value=live,
         )
+        yield from jobs_queued()
+        for collect in extensions.scrape_gauges.read():
+            yield from collect()
 
 
 @require_safe
@@ -65,7 +85,7 @@ def metrics_view(request) -> HttpResponse:
         return problem_response(404, "not-found", f"There is nothing at {request.path}.")
     metrics.http_flush()  # this process's requests so far (the others' as of their last second)
     scraped = CollectorRegistry()
-    MultiProcessCollector(scraped, path=str(settings.PROMETHEUS_MULTIPROC_DIR))
+    scraped.register(ProcessesCounted(settings.METRICS_SCRAPE_DIR))
     scraped.register(RegistryGauges())
     response = HttpResponse(generate_latest(scraped), content_type=CONTENT_TYPE_LATEST)
     response["Cache-Control"] = "no-store"

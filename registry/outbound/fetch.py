@@ -19,6 +19,7 @@ import httpx
 from django.conf import settings
 
 from registry.http.jsonutil import JSONInputError, strict_loads
+from registry.http.tracing import span, trace_inject
 from registry.outbound import deadlines
 from registry.outbound.addresses import (
     DEFAULT_PORTS,
@@ -112,17 +113,24 @@ def fetch(
     target = _target(url, deadline)
     redirects = 0
     while True:
-        result = _exchange(
-            target,
-            body=_json_bytes(json_body),
-            content_type=content_type,
-            extra_headers=headers or {},
-            accept_json=accept_json,
-            max_bytes=max_bytes,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            deadline=deadline,
-        )
+        with span(
+            "POST" if json_body is not None else "GET",
+            "client",
+            **{"server.address": target.url.host},
+        ):
+            sent = dict(headers or {})
+            trace_inject(sent)
+            result = _exchange(
+                target,
+                body=_json_bytes(json_body),
+                content_type=content_type,
+                extra_headers=sent,
+                accept_json=accept_json,
+                max_bytes=max_bytes,
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+                deadline=deadline,
+            )
         if result.status not in REDIRECT_STATUSES:
             return result
         if json_body is not None:

@@ -26,15 +26,19 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 
 from django.conf import settings
 
+from registry.http.metrics import semantic_duration
 from registry.semantic.embedder import cosine_of
 
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5.0
 MAX_LINE = 64 << 20  # (the service's too)
+# The operations a request's time is counted under (registry_semantic_request_duration_seconds).
+OPERATIONS = {"embed": "embed", "nearest": "nearest"}
 
 
 class SemanticUnavailable(Exception):
@@ -94,8 +98,17 @@ class _Asked:
     """A request sent on a kept connection, its answer not read yet."""
 
     def __init__(self, request: dict):
+        self._op = OPERATIONS.get(request.get("op"), "other")
+        self._started = time.perf_counter()
         self._data = json.dumps(request).encode() + b"\n"
-        self._link = self._sent()
+        try:
+            self._link = self._sent()
+        except SemanticUnavailable:
+            self._observe("unavailable")
+            raise
+
+    def _observe(self, outcome: str) -> None:
+        semantic_duration.labels(self._op, outcome).observe(time.perf_counter() - self._started)
 
     def _sent(self) -> _Link:
         for attempt in (1, 2):
@@ -115,6 +128,15 @@ class _Asked:
         raise AssertionError("unreachable")
 
     def answer(self) -> dict:
+        try:
+            answer = self._answer()
+        except SemanticUnavailable:
+            self._observe("unavailable")
+            raise
+        self._observe("ok")
+        return answer
+
+    def _answer(self) -> dict:
         for attempt in (1, 2):
             link = self._link
             try:

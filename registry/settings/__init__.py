@@ -12,7 +12,7 @@ from registry.devenv import env_load
 from registry.logs import logging_config
 from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
 from registry.settings.env import env_bool, env_float, env_int, env_list
-from registry.settings.metrics import metrics_dir
+from registry.settings.metrics import metrics_dirs
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env_load()  # the checkout's .env (make run writes it), beneath the environment
@@ -317,7 +317,8 @@ if A2A_ORIGIN_POLICY not in {"flag", "reject"}:
 # (make run). CELERY_BROKER_URL=redis://127.0.0.1:6379/0 or amqp://guest:guest@127.0.0.1//
 # switches to Redis or RabbitMQ, for workers on several machines.
 VAR_DIR = Path(os.environ.get("REGISTRY_VAR_DIR") or BASE_DIR / "var")
-PROMETHEUS_MULTIPROC_DIR = metrics_dir(VAR_DIR)  # GET /metrics: registry/settings/metrics.py
+# GET /metrics: registry/settings/metrics.py
+PROMETHEUS_MULTIPROC_DIR, METRICS_SCRAPE_DIR = metrics_dirs(VAR_DIR)
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "filesystem://localhost//"  # a host name, or kombu warns (unused)

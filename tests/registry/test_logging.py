@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.conftest import free_port
+
+UVICORN = (sys.executable, "-m", "uvicorn", "registry.events.asgi:application")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import logging, django
@@ -54,3 +58,38 @@ def test_an_unknown_log_format_stops_the_start():
     with pytest.raises(subprocess.CalledProcessError) as failed:
         run(DEBUG="1", LOG_FORMAT="xml")
     assert "LOG_FORMAT must be 'plain' or 'json'" in failed.value.stderr
+
+
+def test_the_stream_servers_own_lines_are_json_too(tmp_path):
+    """uvicorn sets up its loggers before the app's settings: the settings hand them to
+    the root handler, and its access log stays off as the Procfiles start it."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "LOG_FORMAT": "json",
+        "REGISTRY_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "EVENTS_LIVENESS_WATCH_SECONDS": "3600",
+    }
+    server = subprocess.Popen(
+        [*UVICORN, f"--port={port}", "--no-access-log"],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = []
+    try:
+        for line in server.stderr:
+            lines.append(line)
+            if "Uvicorn running" in line:
+                httpx.get(f"http://127.0.0.1:{port}/nothing", timeout=5)
+                break
+    finally:
+        server.terminate()
+        lines += server.stderr.readlines()
+        server.wait(10)
+    records = [json.loads(line) for line in lines if line.strip()]
+    assert any(r["logger"] == "uvicorn.error" for r in records), lines
+    assert not [r for r in records if r["logger"] == "uvicorn.access"]

@@ -21,7 +21,10 @@ import kombu
 from django.conf import settings
 from kombu.exceptions import KombuError
 
+from protocols.a2a.relay.metrics import published
+from protocols.a2a.relay.tracing import context_headers
 from registry.access.auth import KEY_PREFIX
+from registry.http.tracing import span
 
 logger = logging.getLogger(__name__)
 
@@ -193,17 +196,27 @@ def request_publish(
     """An A2A request on an agent's queue: a JSON-RPC 2.0 request object whose id, and the
     message's correlation id, are the task's id; replies go to the registry's reply queue,
     echoing ``reply_secret``."""
-    message_publish(
-        queue,
-        {"jsonrpc": "2.0", "id": task_id, "method": method, "params": params},
-        properties={"correlation_id": task_id, "reply_to": settings.QUEUE_RELAY_REPLY_QUEUE},
-        headers={
-            **headers,
-            METHOD_HEADER: method,
-            CONTEXT_HEADER: context_id,
-            SECRET_HEADER: reply_secret,
-        },
-    )
+    with span("relay publish", "producer", **{"messaging.system": "rabbitmq"}):
+        try:
+            message_publish(
+                queue,
+                {"jsonrpc": "2.0", "id": task_id, "method": method, "params": params},
+                properties={
+                    "correlation_id": task_id,
+                    "reply_to": settings.QUEUE_RELAY_REPLY_QUEUE,
+                },
+                headers={
+                    **headers,
+                    **context_headers(),
+                    METHOD_HEADER: method,
+                    CONTEXT_HEADER: context_id,
+                    SECRET_HEADER: reply_secret,
+                },
+            )
+        except BrokerUnavailable:
+            published.labels("refused").inc()
+            raise
+    published.labels("published").inc()
 
 
 def reply_queues_declare(channel) -> None:
@@ -240,14 +253,21 @@ def dead_letter_queue_declare(channel) -> None:
 
 
 def reply_publish(
-    channel, reply_to: str, correlation_id: str, payload: dict, *, reply_secret: str
+    channel,
+    reply_to: str,
+    correlation_id: str,
+    payload: dict,
+    *,
+    reply_secret: str,
+    echoed: dict | None = None,
 ) -> None:
     """An agent's reply on ``channel`` (one of its connection's): a JSON-RPC 2.0 response
-    with the request's correlation id and reply secret, persistent, confirmed by the broker."""
+    with the request's correlation id and reply secret, persistent, confirmed by the broker;
+    ``echoed``: the request's id and trace context headers, sent back."""
     confirmed_publish(
         channel,
         reply_to,
         json.dumps(payload, separators=(",", ":")).encode(),
         {"correlation_id": correlation_id},
-        {SECRET_HEADER: reply_secret},
+        {**(echoed or {}), SECRET_HEADER: reply_secret},
     )

@@ -29,7 +29,9 @@ from protocols.a2a.relay.broker import (
     confirmed_publish,
     reply_queues_declare,
 )
+from protocols.a2a.relay.metrics import replies
 from protocols.a2a.relay.store import reply_apply
+from protocols.a2a.relay.tracing import reply_context
 
 logger = logging.getLogger(__name__)
 
@@ -132,21 +134,31 @@ def dead_letter(channel, message, reason: str) -> None:
 
 def _on_message(channel, message) -> None:
     close_old_connections()
+    with reply_context(message.headers):
+        outcome = _reply_take(channel, message)
+    replies.labels(outcome).inc()
+
+
+def _reply_take(channel, message) -> str:
     try:
         reply_handle(message.body, message.properties.get("correlation_id"), _secret_of(message))
+        outcome = "applied"
     except ReplyRefused as exc:
         logger.warning("Reply %s dead-lettered: %s.", message.properties.get("correlation_id"), exc)
         dead_letter(channel, message, str(exc))
+        outcome = "dead-lettered"
     except DatabaseError:
         # The database is away: the reply waits on the queue for the next try.
         logger.exception("Could not store a reply; it stays on the queue.")
         message.requeue()
         time.sleep(1)
-        return
+        return "requeued"
     except Exception as exc:  # a reply no rule foresaw must not stop the consumer
         logger.exception("Reply refused by an unexpected error.")
         dead_letter(channel, message, f"relay-error: {type(exc).__name__}")
+        outcome = "dead-lettered"
     message.ack()
+    return outcome
 
 
 def _consume(conn: kombu.Connection, stop: threading.Event) -> None:

@@ -41,6 +41,9 @@ from protocols.a2a.relay.broker import (
     SECRET_HEADER,
     reply_publish,
 )
+from protocols.a2a.relay.tracing import (
+    echoed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +68,21 @@ def stream_response(event: Event) -> dict:
 class ReplyQueue(EventQueue):
     """The executor's event queue: each event goes out as a reply at once."""
 
-    def __init__(self, channel, reply_to: str, correlation_id: str, secret: str) -> None:
+    def __init__(
+        self, channel, reply_to: str, correlation_id: str, secret: str, echoed: dict
+    ) -> None:
         self.channel, self.reply_to, self.correlation_id = channel, reply_to, correlation_id
-        self.secret = secret
+        self.secret, self.echoed = secret, echoed
 
     def reply(self, payload: dict) -> None:
         payload = {"jsonrpc": "2.0", "id": self.correlation_id, **payload}
         reply_publish(
-            self.channel, self.reply_to, self.correlation_id, payload, reply_secret=self.secret
+            self.channel,
+            self.reply_to,
+            self.correlation_id,
+            payload,
+            reply_secret=self.secret,
+            echoed=self.echoed,
         )
 
     async def enqueue_event(self, event: Event) -> None:
@@ -125,7 +135,10 @@ class QueueAgent:
         headers = {str(k).lower(): str(v) for k, v in (message.headers or {}).items()}
         # Echoed with every reply (the registry applies no reply without it), not the
         # executor's business.
-        replies = ReplyQueue(channel, reply_to, correlation_id, headers.pop(SECRET_HEADER, ""))
+        # The request id and trace context go back with the replies (relay.tracing).
+        replies = ReplyQueue(
+            channel, reply_to, correlation_id, headers.pop(SECRET_HEADER, ""), echoed(headers)
+        )
         try:
             request = json.loads(message.body)
             self.loop.run_until_complete(

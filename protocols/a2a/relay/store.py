@@ -27,6 +27,7 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import RelayTask
+from protocols.a2a.relay.metrics import round_trip
 from protocols.a2a.relay.waits import WaitRefused
 from registry.access.auth import KEY_PREFIX, api_key_hash, credential_scope
 from registry.access.counters import window_allows
@@ -41,6 +42,8 @@ FINAL = {
 INTERRUPTED = {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
 FINAL_NAMES = {TaskState.Name(s) for s in FINAL}
 SETTLED_NAMES = FINAL_NAMES | {TaskState.Name(s) for s in INTERRUPTED}
+# A reply to a task in these states is its first: the round trip ends there.
+FIRST_REPLY_AWAITED = {RelayTask.PENDING, TaskState.Name(TaskState.TASK_STATE_SUBMITTED)}
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
@@ -262,6 +265,8 @@ def reply_apply(
         task = task_parse(row.body)
         if task_is_final(task) and row.state != RelayTask.PENDING:
             return "task-final"
+        if row.state in FIRST_REPLY_AWAITED:
+            round_trip.observe(max(0.0, (timezone.now() - row.created_at).total_seconds()))
         context_id = task.context_id
         if event is not None:
             _event_apply(task, event)

@@ -27,6 +27,7 @@ from protocols.ard.crawl.walk import Found, Walk
 from protocols.ard.models import CatalogSource, EntryProvenance
 from registry.agents.lifecycle import agent_retire
 from registry.agents.models import Agent
+from registry.http import metrics
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError
 from registry.signals import agents_written_send, writes_batched
@@ -135,6 +136,7 @@ def source_crawl(source: CatalogSource) -> dict:
         )
     except FetchError:  # 304: the root catalog is unchanged
         report = {**source.report, "unchanged": True}
+        crawls.labels("unchanged").inc()
         _stored(source, report, CatalogSource.Status.OK, now)
         return report
     counts: Counter = Counter()
@@ -171,8 +173,14 @@ def source_crawl(source: CatalogSource) -> dict:
     source.catalog_url = walk.root_url if read else source.catalog_url
     source.etag = walk.root_etag if read else ""
     status = CatalogSource.Status.OK if read else CatalogSource.Status.FAILED
+    crawls.labels(status.value).inc()
     _stored(source, report, status, now, walk.max_age if read else None)
     return report
+
+
+crawls = metrics.counter(
+    "crawls", "Crawls of other catalogs, by outcome (ok, unchanged, failed).", ("outcome",)
+)
 
 
 # The longest wait a catalog's Cache-Control may ask for before it is crawled again.
