@@ -57,6 +57,16 @@ http_duration = histogram(
     ("route", "method", "lane"),
     LATENCY_BUCKETS,
 )
+db_statements = counter(
+    "db_statements",
+    "Database statements run while Django answered a request, by route template and method.",
+    ("route", "method"),
+)
+db_seconds = counter(
+    "db_statement_seconds",
+    "Time spent in those statements (seconds), by route template and method.",
+    ("route", "method"),
+)
 discovery_page_cache = counter(
     "discovery_page_cache",
     "Discovery's page cache: pages found cached at the current generation (hit) or not (miss).",
@@ -111,19 +121,30 @@ _pending_lock = threading.Lock()
 _flushed_at = [time.monotonic()]
 
 
-def http_observe(route: str, method: str, status: int, lane: str, seconds: float) -> None:
+def http_observe(
+    route: str,
+    method: str,
+    status: int,
+    lane: str,
+    seconds: float,
+    statements: int = 0,
+    statement_seconds: float = 0.0,
+) -> None:
     """Count one answered request. ``route`` is a template or a lean route's prefix, never
-    the path the client sent."""
+    the path the client sent; ``statements``: the database statements it ran and their
+    ``statement_seconds`` (Django's requests: ``StatementsCounted``)."""
     if method not in METHODS:
         method = "OTHER"
     key = (route, method, status, lane)
     with _pending_lock:
         pending = _pending.get(key)
         if pending is None:
-            pending = _pending[key] = [0, 0.0, [0] * len(_BOUNDS)]
+            pending = _pending[key] = [0, 0.0, [0] * len(_BOUNDS), 0, 0.0]
         pending[0] += 1
         pending[1] += seconds
         pending[2][bisect.bisect_left(_BOUNDS, seconds)] += 1
+        pending[3] += statements
+        pending[4] += statement_seconds
     now = time.monotonic()
     if now - _flushed_at[0] >= FLUSH_SECONDS:
         http_flush(now)
@@ -154,8 +175,11 @@ def http_flush(now: float | None = None) -> None:
         _tallies.clear()
     for (counter, labels), count in tallies:
         counter.labels(*labels).inc(count)
-    for (route, method, status, lane), (count, seconds, buckets) in pending:
+    for (route, method, status, lane), (count, seconds, buckets, statements, db) in pending:
         http_requests.labels(route, method, str(status), lane).inc(count)
+        if statements:
+            db_statements.labels(route, method).inc(statements)
+            db_seconds.labels(route, method).inc(db)
         duration = http_duration.labels(route, method, lane)
         # Histogram.observe's writes, once for all of them: the sum, and each bucket's count.
         duration._sum.inc(seconds)

@@ -1,5 +1,6 @@
 """Every request Django answers: its id (``registry.http.request_ids``), its count and
-time in the metrics, by route template (never the path the client sent), and with
+time in the metrics, by route template (never the path the client sent), with the
+database statements it ran and their time, and with
 ``LOG_REQUESTS`` a log line (``registry.requests``: method, route, status, duration, the
 API key's prefix)."""
 
@@ -7,6 +8,7 @@ import logging
 import time
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from registry.http import metrics
 from registry.http.request_ids import (
@@ -39,15 +41,43 @@ class RequestObservedMiddleware:
         # ("Not Found: …") after the middleware returned it.
         request_id.set(rid)
         key_prefix.set("")
-        response = self.get_response(request)
+        counted = StatementsCounted()
+        with connections[DEFAULT_DB_ALIAS].execute_wrapper(counted):
+            response = self.get_response(request)
         response[HEADER] = rid
         match = request.resolver_match
         route = "/" + match.route if match is not None else UNMATCHED
         seconds = time.perf_counter() - started
-        metrics.http_observe(route, request.method, response.status_code, "django", seconds)
+        metrics.http_observe(
+            route,
+            request.method,
+            response.status_code,
+            "django",
+            seconds,
+            counted.statements,
+            counted.seconds,
+        )
         if self.logged:
             request_logged(request.method, route, response.status_code, seconds)
         return response
+
+
+class StatementsCounted:
+    """A database execute wrapper: how many statements a request ran on the default
+    database's connection, and their time."""
+
+    __slots__ = ("seconds", "statements")
+
+    def __init__(self):
+        self.statements, self.seconds = 0, 0.0
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.statements += 1
+            self.seconds += time.perf_counter() - started
 
 
 def request_logged(method: str, route: str, status: int, seconds: float) -> None:

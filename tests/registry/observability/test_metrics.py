@@ -71,6 +71,34 @@ def test_requests_are_counted_by_route_template_method_status_and_lane(
     )
 
 
+def test_database_statements_are_counted_with_their_time_by_route(
+    client, scrape, alice, native_payload
+):
+    agent_id = alice.post("/agents", native_payload(), format="json").json()["id"]
+    before = scrape()
+    from django.db import connection
+
+    ran = []  # every statement, seen by a wrapper of the test's own around the requests
+
+    def seen(execute, sql, params, many, context):
+        ran.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(seen):
+        for _ in range(2):
+            assert client.get(f"/agents/{agent_id}").status_code == 200
+    after = scrape()
+    route = {"route": "/agents/<str:agent_id>", "method": "GET"}
+    counted = value(after, "registry_db_statements_total", **route) - value(
+        before, "registry_db_statements_total", **route
+    )
+    assert counted == len(ran) > 0
+    spent = value(after, "registry_db_statement_seconds_total", **route) - value(
+        before, "registry_db_statement_seconds_total", **route
+    )
+    assert 0 < spent < 10
+
+
 def test_no_label_carries_an_id_or_a_query_whatever_clients_send(client, scrape, alice):
     client.get("/agents/warm-up")
     client.get("/discover/agents?q=warm")
