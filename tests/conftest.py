@@ -125,6 +125,25 @@ def migrations_restored():
     executor.migrate(executor.loader.graph.leaf_nodes())
 
 
+@pytest.fixture(scope="module")
+def postgres_pair():
+    """A PostgreSQL primary and its streaming replica of their own (bench/pgpair.py: the
+    installed PostgreSQL 15's initdb and pg_basebackup, in temporary directories, on free
+    ports), for the module's tests; stopped and removed after them. Skipped on a machine
+    without PostgreSQL's programs, except in CI, where it must run."""
+    from bench import pgpair
+
+    if not pgpair.available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs PostgreSQL 15's programs (initdb, pg_basebackup)")
+        pytest.skip(f"no PostgreSQL programs in {pgpair.POSTGRES_BIN}")
+    pair = pgpair.PostgresPair(free_port(), free_port()).start()
+    try:
+        yield pair
+    finally:
+        pair.stop()
+
+
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings):
     # Production storage needs collectstatic's manifest; tests render admin pages without it.
