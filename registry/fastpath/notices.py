@@ -21,8 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from registry.fastpath.replicas import lsn_number, read_alias, replica_position
 from registry.fastpath.spool import Spool
 
 logger = logging.getLogger(__name__)
@@ -79,6 +81,15 @@ class Listener:
         self.connection = None
         self.pid = os.getpid()
         self.retry_at = 0.0
+        # With read replicas: the primary's WAL position when notices last arrived (past
+        # the commits they announce). A value loaded from a replica that has not replayed
+        # it may be older than the change, and is not kept (NoticedCache.get).
+        self.replicas = any(alias.startswith("replica") for alias in settings.DATABASES)
+        self.noticed_position = 0
+
+    def _position_note(self) -> None:
+        row = self.connection.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+        self.noticed_position = lsn_number(row[0]) or 0
 
     def current(self) -> bool:
         """Take the notices that arrived; whether the cache may be used now."""
@@ -92,9 +103,13 @@ class Listener:
                 readable, _, _ = select.select([pgconn.socket], [], [], 0)
                 if readable:
                     pgconn.consume_input()
+                    noticed = False
                     while (notice := pgconn.notifies()) is not None:
                         payload = notice.extra.decode()
                         self.on_keys(None if payload == EVERYTHING else payload.split(","))
+                        noticed = True
+                    if noticed and self.replicas:
+                        self._position_note()
                 if self.connection.broken or self.connection.closed:
                     raise ConnectionError("the listening connection closed")
             except Exception as exc:
@@ -122,6 +137,8 @@ class Listener:
             self.retry_at = time.monotonic() + self.retry_seconds
             return False
         self.connection = connection
+        if self.replicas:
+            self._position_note()
         self.on_keys(None)  # what changed before listening is unknown: forget it all
         return True
 
@@ -157,12 +174,24 @@ class NoticedCache:
         value = self.spool.get(key)
         if value is None:
             forgotten = self.forgotten
+            behind = self._replica_behind()
             value = load()
             # Kept unless another thread took notices meanwhile: one of them may be about
-            # this very value, read before its change committed.
-            if value is not None and self.forgotten == forgotten:
+            # this very value, read before its change committed; nor when read from a
+            # replica that had not replayed the changes noticed.
+            if value is not None and self.forgotten == forgotten and not behind:
                 self.spool.put(key, value)
         return value
+
+    def _replica_behind(self) -> bool:
+        """Whether this read goes to a replica that may not have replayed every change
+        noticed so far (its replay position as last seen, never ahead of the truth)."""
+        if not self.listener.replicas:
+            return False
+        alias = read_alias()
+        if alias == DEFAULT_DB_ALIAS:
+            return False
+        return replica_position(alias) < self.listener.noticed_position
 
     def forget(self, keys: list[str] | None) -> None:
         """Drop ``keys`` (None: everything)."""

@@ -17,6 +17,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from registry.access.counters import client_ip_of
 from registry.agents.models import Agent, Endpoint
+from registry.fastpath.replicas import replica_aliases, replica_check
 from registry.http import metrics
 from registry.http.metrics import PREFIX
 from registry.http.problems import problem_response
@@ -57,6 +58,25 @@ class RegistryGauges:
             "Endpoints live now: a heartbeat, renewal or probe within its grace.",
             value=live,
         )
+        aliases = replica_aliases()
+        if aliases:
+            lag = GaugeMetricFamily(
+                PREFIX + "database_replica_lag_seconds",
+                "Each read replica's replay lag behind the primary (absent: it does not answer).",
+                labels=["replica"],
+            )
+            up = GaugeMetricFamily(
+                PREFIX + "database_replica_usable",
+                "Each read replica: 1 while it answers within DATABASE_REPLICA_MAX_LAG_SECONDS.",
+                labels=["replica"],
+            )
+            for alias in aliases:
+                state = replica_check(alias)
+                if state.lag_seconds is not None:
+                    lag.add_metric([alias], state.lag_seconds)
+                up.add_metric([alias], 1 if state.usable() else 0)
+            yield lag
+            yield up
 
 
 @require_safe
