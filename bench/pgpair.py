@@ -24,7 +24,6 @@ _SETTINGS = {
     "hot_standby_feedback": "on",
     "fsync": "off",
     "full_page_writes": "off",
-    "synchronous_commit": "off",
     "shared_buffers": "32MB",
     "max_connections": "100",
     "listen_addresses": "'127.0.0.1'",
@@ -145,7 +144,7 @@ class PostgresPair:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as primary:
-            target = primary.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+            target = primary.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
         deadline = time.monotonic() + timeout
         with psycopg.connect(self.url(replica=True), autocommit=True) as replica:
             while True:

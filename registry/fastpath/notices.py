@@ -88,7 +88,7 @@ class Listener:
         self.noticed_position = 0
 
     def _position_note(self) -> None:
-        row = self.connection.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+        row = self.connection.execute("SELECT pg_current_wal_lsn()::text").fetchone()
         self.noticed_position = lsn_number(row[0]) or 0
 
     def current(self) -> bool:

@@ -25,10 +25,12 @@ import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.utils import timezone
 
 from registry.access.counters import client_ip_of
 
@@ -45,6 +47,17 @@ def lsn_number(text: str | None) -> int | None:
         return None
     high, _, low = text.partition("/")
     return (int(high, 16) << 32) | int(low, 16)
+
+
+def database_now() -> datetime:
+    """The primary's clock (on PostgreSQL): what times one node writes and another node
+    compares are taken from, so that the nodes' own clocks need not agree."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql":
+        return timezone.now()
+    with db.cursor() as cursor:
+        cursor.execute("SELECT statement_timestamp()")
+        return cursor.fetchone()[0]
 
 
 def replica_aliases() -> list[str]:
@@ -224,7 +237,7 @@ def written_record(meta) -> None:
         return
     try:
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
+            cursor.execute("SELECT pg_current_wal_lsn()::text")
             (position,) = cursor.fetchone()
     except Exception:
         logger.warning("Could not read the primary's WAL position after a write", exc_info=True)
