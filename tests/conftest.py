@@ -77,6 +77,7 @@ def pytest_ignore_collect(collection_path, config):
 # them would leave the other workers idle while it ends the pass alone.
 LONGEST_FIRST = (
     "tests/test_fuzz.py",
+    "tests/test_cluster.py",
     "tests/test_bench_smoke.py",
     "tests/test_conformance.py",
     "tests/registry/test_checkout_start.py",
