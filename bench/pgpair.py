@@ -16,14 +16,14 @@ from pathlib import Path
 
 POSTGRES_BIN = Path(os.environ.get("POSTGRES_BIN", "/usr/lib/postgresql/15/bin"))
 
-# Durability is not what these servers are for: no fsync, and a small shared buffer pool.
+# Durability is not what these servers are for: no fsync (the WAL written is as in
+# production: full-page writes stay on), and a small shared buffer pool.
 _SETTINGS = {
     "wal_level": "replica",
     "max_wal_senders": "4",
     "hot_standby": "on",
     "hot_standby_feedback": "on",
     "fsync": "off",
-    "full_page_writes": "off",
     "shared_buffers": "32MB",
     "max_connections": "100",
     "listen_addresses": "'127.0.0.1'",

@@ -92,8 +92,8 @@ ORDER BY pg_total_relation_size(t.oid) DESC
 
 
 def sizes(pair: PostgresPair, agents: int) -> dict[str, Any]:
-    """Rows, table bytes, index bytes and TOAST bytes per agent, by table (the tables of
-    more than 1 KB), and their sum."""
+    """Rows, table bytes, index bytes and TOAST bytes per agent, by table (those of 16
+    bytes an agent or more), and the sum of every table."""
     with psycopg.connect(pair.url(DATABASE), autocommit=True) as primary:
         rows = primary.execute(SIZES_SQL).fetchall()
     tables = {
@@ -104,7 +104,7 @@ def sizes(pair: PostgresPair, agents: int) -> dict[str, Any]:
             "toast_bytes_per_agent": round(toast / agents),
         }
         for name, count, table, indexes, toast in rows
-        if table + indexes + toast > 1024
+        if table + indexes + toast >= 16 * agents
     }
     total = sum(table + indexes + toast for _, _, table, indexes, toast in rows)
     return {"tables": tables, "total_bytes_per_agent": round(total / agents)}
