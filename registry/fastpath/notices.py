@@ -87,9 +87,30 @@ class Listener:
         self.replicas = any(alias.startswith("replica") for alias in settings.DATABASES)
         self.noticed_position = 0
 
-    def _position_note(self) -> None:
-        row = self.connection.execute("SELECT pg_current_wal_lsn()::text").fetchone()
-        self.noticed_position = lsn_number(row[0]) or 0
+    def _position_note(self, connection=None) -> None:
+        """The primary's WAL position now, by libpq itself: psycopg's own ``execute`` would
+        take notices that arrive meanwhile away from ``pgconn.notifies()``, where
+        ``current`` looks for them."""
+        from psycopg import pq
+
+        pgconn = (connection or self.connection).pgconn
+        result = pgconn.exec_(b"SELECT pg_current_wal_lsn()::text")
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            raise ConnectionError(result.get_error_message())
+        self.noticed_position = lsn_number(result.get_value(0, 0).decode()) or 0
+
+    def _notices_take(self, pgconn) -> None:
+        """Hand the keys of the notices that arrived to the cache; with replicas, note the
+        WAL position after them, and again while more arrive during the look."""
+        while True:
+            noticed = False
+            while (notice := pgconn.notifies()) is not None:
+                payload = notice.extra.decode()
+                self.on_keys(None if payload == EVERYTHING else payload.split(","))
+                noticed = True
+            if not (noticed and self.replicas):
+                return
+            self._position_note()
 
     def current(self) -> bool:
         """Take the notices that arrived; whether the cache may be used now."""
@@ -103,13 +124,7 @@ class Listener:
                 readable, _, _ = select.select([pgconn.socket], [], [], 0)
                 if readable:
                     pgconn.consume_input()
-                    noticed = False
-                    while (notice := pgconn.notifies()) is not None:
-                        payload = notice.extra.decode()
-                        self.on_keys(None if payload == EVERYTHING else payload.split(","))
-                        noticed = True
-                    if noticed and self.replicas:
-                        self._position_note()
+                    self._notices_take(pgconn)
                 if self.connection.broken or self.connection.closed:
                     raise ConnectionError("the listening connection closed")
             except Exception as exc:
@@ -127,18 +142,21 @@ class Listener:
             return False
         import psycopg
 
+        connection = None
         try:
             connection = psycopg.connect(
                 autocommit=True, connect_timeout=3, **own_connection_params(db)
             )
             connection.execute(f'LISTEN "{self.channel}"')
+            if self.replicas:
+                self._position_note(connection)
         except Exception as exc:
+            if connection is not None:
+                connection.close()
             logger.warning("Cannot listen on %s: %s", self.channel, exc)
             self.retry_at = time.monotonic() + self.retry_seconds
             return False
         self.connection = connection
-        if self.replicas:
-            self._position_note()
         self.on_keys(None)  # what changed before listening is unknown: forget it all
         return True
 

@@ -2,13 +2,16 @@
 writer's WAL position), and what the card cache keeps of a replica's reads. The replicas
 themselves, live, are tests/test_cluster.py's."""
 
+import time
+
+import psycopg
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connection
 
 from registry.agents.models import Agent
 from registry.celery import SchedulerLead
 from registry.fastpath import replicas
-from registry.fastpath.notices import NoticedCache
+from registry.fastpath.notices import Listener, NoticedCache, own_connection_params
 from registry.fastpath.replicas import (
     ReplicaRouter,
     ReplicaState,
@@ -139,3 +142,24 @@ def test_one_scheduler_leads_and_another_takes_over_when_it_stops(db):
     finally:
         first.release()
         second.release()
+
+
+@pytest.mark.postgres
+def test_the_listener_notes_the_primarys_wal_position_past_the_notices_it_takes(db):
+    taken = []
+    listener = Listener("test_replicas_channel", taken.append)
+    listener.replicas = True
+    try:
+        assert listener.current()
+        assert taken == [None] and listener.noticed_position > 0
+        with psycopg.connect(autocommit=True, **own_connection_params(connection)) as other:
+            other.execute("SELECT pg_notify('test_replicas_channel', 'a,b')")
+            (sent,) = other.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+        deadline = time.monotonic() + 5
+        while taken[-1] != ["a", "b"] and time.monotonic() < deadline:
+            assert listener.current()
+            time.sleep(0.01)
+        assert taken[-1] == ["a", "b"]
+        assert listener.noticed_position >= lsn_number(sent)
+    finally:
+        listener.close()
