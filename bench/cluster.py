@@ -4,8 +4,9 @@
 A PostgreSQL primary and replica of their own (``bench.pgpair``), then NODES registry
 nodes, each with its own web server (gunicorn), event stream server (uvicorn), embedding
 service and var folder, all on the primary (``DATABASE_URL``) and the replica
-(``DATABASE_REPLICA_URLS``), one Redis and the same secret key; with ``beats`` each runs a
-job scheduler too (exactly one sends the jobs: ``registry.celery.LeaderScheduler``). A
+(``DATABASE_REPLICA_URLS``), one Redis (the shared cache and the job broker) and the same
+secret key; with ``beats`` each runs a job scheduler too (exactly one sends the jobs:
+``registry.celery.LeaderScheduler``), with ``webhooks`` a webhook worker. A
 round-robin front (``bench.front``) listens on one port for them all. The Redis database
 it is given is emptied first.
 """
@@ -51,8 +52,11 @@ class ClusterError(RuntimeError):
 class Node:
     """One registry node: its processes, ports and var folder."""
 
-    def __init__(self, name: str, root: Path, environment: dict[str, str], beat: bool):
+    def __init__(
+        self, name: str, root: Path, environment: dict[str, str], beat: bool, webhooks: bool
+    ):
         self.name = name
+        self.webhooks = webhooks
         self.var = root / name
         self.var.mkdir(parents=True, exist_ok=True)
         self.port = port_free()
@@ -102,6 +106,13 @@ class Node:
         )  # fmt: skip
         if self.beat:
             self._spawn("beat", [python, "-m", "celery", "-A", "registry", "beat", "-l", "INFO"])
+        if self.webhooks:
+            self._spawn(
+                "webhooks",
+                [python, "-m", "celery", "-A", "registry", "worker", "-Q", "webhooks",
+                 "-n", f"webhooks-{self.name}@%h", "--pool=threads", "--concurrency=2",
+                 "-l", "WARNING"],
+            )  # fmt: skip
 
     def ready(self) -> bool:
         for label, process in self.processes.items():
@@ -157,6 +168,7 @@ class Cluster:
         nodes: int = 2,
         redis_url: str = "redis://127.0.0.1:6379/9",
         beats: bool = False,
+        webhooks: bool = False,
         front_port: int = 0,
         directory: str | None = None,
         extra_environment: dict[str, str] | None = None,
@@ -169,6 +181,7 @@ class Cluster:
         self.base_url = f"http://127.0.0.1:{self.front_port}"
         self.count = nodes
         self.beats = beats
+        self.webhooks = webhooks
         self.extra = extra_environment or {}
         self.nodes: list[Node] = []
         self.front: Front | None = None
@@ -191,6 +204,8 @@ class Cluster:
             RATE_LIMIT_WRITE="100000/sec",
             LOG_LEVEL="WARNING",
             DATABASE_REPLICA_CHECK_SECONDS="0.2",
+            # One broker for every node's jobs (the webhooks' workers take turns on it).
+            CELERY_BROKER_URL=self.redis_url,
             **self.extra,
         )
         return env
@@ -225,7 +240,9 @@ class Cluster:
             self.manage("migrate", "--noinput", "--verbosity", "0")
             env = self.environment()
             for number in range(1, self.count + 1):
-                node = Node(f"node{number}", self.root, env, beat=self.beats)
+                node = Node(
+                    f"node{number}", self.root, env, beat=self.beats, webhooks=self.webhooks
+                )
                 self.nodes.append(node)
                 node.start()
             # An admin key, made while the nodes start.
@@ -268,7 +285,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000, help="the front's port")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
     args = parser.parse_args(argv)
-    cluster = Cluster(nodes=args.nodes, redis_url=args.redis_url, beats=True, front_port=args.port)
+    cluster = Cluster(
+        nodes=args.nodes, redis_url=args.redis_url, beats=True, webhooks=True, front_port=args.port
+    )
     cluster.start(timeout=120)
     print(f"The registry: {cluster.base_url} (round robin over {args.nodes} nodes)")
     for node in cluster.nodes:

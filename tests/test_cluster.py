@@ -5,7 +5,8 @@ replica of their own, one Redis, behind a round-robin front (bench/cluster.py, w
 write read at once through the other node, every node serving it within a second, reads
 on the replica and a replica too far behind skipped, each event on each stream once, the
 nodes' search by meaning converging, one scheduler sending the jobs, the replica stopped
-and started again, and a node killed mid-run losing nothing it acknowledged."""
+and started again, each webhook delivered once whichever node's worker sends it, and a
+node killed mid-run losing nothing it acknowledged."""
 
 import json
 import os
@@ -28,17 +29,38 @@ pytestmark = pytest.mark.database_independent
 MAX_LAG = 6.0
 
 
+pytest_plugins = ["tests.https_server"]
+
+
 @pytest.fixture(scope="module")
-def cluster():
+def receiver(tls_server_context):
+    """A webhook receiver over HTTPS (the tests' CA), which verifies each signature."""
+    from tests.registry.events.receiver import Receiver
+
+    receiver = Receiver(tls_server_context)
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tls_ca, tmp_path_factory):
     if not pgpair.available():
         if os.environ.get("CI") == "true":
             pytest.fail("CI needs PostgreSQL 15's programs (initdb, pg_basebackup)")
         pytest.skip(f"no PostgreSQL programs in {pgpair.POSTGRES_BIN}")
+    bundle = tmp_path_factory.mktemp("ca") / "ca.pem"
+    tls_ca.cert_pem.write_to_path(str(bundle))
     started = Cluster(
         nodes=2,
         redis_url=redis_test_url(),
         beats=True,
-        extra_environment={"DATABASE_REPLICA_MAX_LAG_SECONDS": str(MAX_LAG)},
+        webhooks=True,
+        extra_environment={
+            "DATABASE_REPLICA_MAX_LAG_SECONDS": str(MAX_LAG),
+            "FETCH_ALLOWED_HOSTS": "localhost",
+            "FETCH_CA_BUNDLE": str(bundle),
+            "WEBHOOK_RETRY_FIRST_SECONDS": "0",
+        },
     )
     started.start(timeout=90)
     started.key = started.admin_key
@@ -219,6 +241,42 @@ def test_each_nodes_search_by_meaning_converges_on_the_same_vectors(cluster):
 
     first, second = until(orders, 10, "the new agent in both nodes' semantic search")
     assert first == second
+
+
+def test_each_webhook_is_delivered_once_whichever_nodes_worker_sends_it(cluster, receiver):
+    status, created = call(
+        f"{cluster.base_url}/subscriptions",
+        caller="10.9.5.1",
+        method="POST",
+        body={"url": receiver.url()},
+        key=cluster.key,
+    )
+    assert status == 201, created
+    receiver.secret = created["secret"]
+    shown = f"{cluster.base_url}/subscriptions/{created['id']}"
+    until(
+        lambda: call(shown, caller="10.9.5.1", key=cluster.key)[1]["status"] == "active",
+        30,
+        "the subscription verified by a node's webhook worker",
+    )
+    agents = [
+        register(node.url, cluster.key, f"Hookwright{letter}", caller="10.9.5.1")
+        for letter, node in zip("abcd", cluster.nodes * 2, strict=True)
+    ]
+
+    def created_subjects():
+        return [
+            r["event"]["subject"]
+            for r in receiver.received
+            if r["event"]["type"] == "org.a2a-registry.agent.created"
+        ]
+
+    until(lambda: set(created_subjects()) >= set(agents), 30, "every agent.created delivered")
+    time.sleep(0.5)  # a second delivery, if any, would come with the next job
+    assert sorted(s for s in created_subjects() if s in agents) == sorted(agents)
+    ids = [r["event"]["id"] for r in receiver.received]
+    assert len(ids) == len(set(ids))
+    assert receiver.bad_signatures == 0 and receiver.verifications == 1
 
 
 def test_exactly_one_scheduler_sends_the_jobs_and_another_takes_over(cluster):
