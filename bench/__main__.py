@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import discover, entities, loadgen, modes, pages, report, targets
+from bench import discover, entities, loadgen, mcp_registry, modes, pages, report, targets
 from bench.database import BenchError, database_config, database_reset
 from bench.load import ROOT
 from bench.loadgen import generator_choice
@@ -55,6 +55,7 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--small-entities", type=int, default=1000, help="entities at the first point"
     )
+    parser.add_argument("--mcp-servers", type=int, default=10_000, help="MCP servers imported")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated agents")
@@ -204,27 +205,6 @@ def throughput_block(
     return {"agents": agents, "rows": block}
 
 
-def entities_phases(args: argparse.Namespace, port: int) -> dict[str, Any]:
-    """Entities at --small-entities, then at --entities: the load rate, and /v1/nearby and
-    /v1/resolve measured at each size (the server keeps running)."""
-    from bench.load import database_analyze
-
-    load = []
-    say(f"loading {args.small_entities} entities")
-    load.append(entities.entities_load(seed=args.seed, start=0, stop=args.small_entities))
-    database_analyze()
-    say(f"  /v1/nearby and /v1/resolve at {args.small_entities} entities")
-    small = entities.entities_measure(port, args.small_entities, args.requests, args.seed)
-    say(f"loading entities {args.small_entities}..{args.entities - 1}")
-    load.append(
-        entities.entities_load(seed=args.seed, start=args.small_entities, stop=args.entities)
-    )
-    database_analyze()
-    say(f"  /v1/nearby and /v1/resolve at {args.entities} entities")
-    full = entities.entities_measure(port, args.entities, args.requests, args.seed)
-    return {"load": load, "small": small, "full": full}
-
-
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     from bench import load  # Django is configured by django_start, before any model import
 
@@ -321,7 +301,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             )
             say(f"building the AI Catalog at N={args.agents}")
             catalog = discover.catalog_build_measure()
-            entity_figures = entities_phases(args, port) if args.entities else None
+            entity_figures = entities.entities_phases(args, port) if args.entities else None
+            mcp = mcp_registry.mcp_rows(port, args)
             rss, semantic_rss = server.workers_rss_mib(), server.semantic_rss_mib()
             say(f"resident memory after the run: workers {rss}, service {semantic_rss} MiB")
         except BaseException:
@@ -359,6 +340,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                 "requests": args.requests,
                 "entities": args.entities,
                 "small_entities": args.small_entities,
+                "mcp_servers": args.mcp_servers,
                 "seed": args.seed,
                 "redis": bool(args.redis_url),
             },
@@ -379,6 +361,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     }
     if entity_figures is not None:
         results["entities"] = entity_figures
+    results["mcp_registry"] = mcp
     results["targets"] = targets.targets_evaluate(results)
     return results
 

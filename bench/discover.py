@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from bench.database import BenchError
-from bench.generate import AUDIENCES, ORG_FIRST, TAGS, query_words, skill_names
+from bench.generate import AUDIENCES, ORG_FIRST, ORGS, TAGS, query_words, skill_names
 from bench.loadgen import percentile, requests_sequential
 
 QUERY_KINDS = {
@@ -167,6 +167,23 @@ DISTINCT_KINDS = {
     "facets": "q=<word> <prefix of a word>&facets=tag,protocolBinding",
     "text+liveOnly": "q=<word> <prefix of a word>&liveOnly=true",
 }
+# The default mode's first queries with each other filter kind the API has, beside the tag
+# of "text+filter" (a person typing, then adding a filter): {kind: (parameter, values)}.
+# The provider is asked lower-cased (the filter is case-insensitive); the protocol keeps
+# every agent of the benchmark (all are A2A); streaming is a card's flag fact.
+FILTER_KINDS = {
+    "text+capability": ("capability", tuple(name.lower() for name in skill_names())),
+    "text+provider": ("provider", tuple(org.lower() for org, _ in ORGS)),
+    "text+protocol": ("protocol", ("A2A",)),
+    "text+binding": ("protocolBinding", ("JSONRPC", "HTTP+JSON", "GRPC")),
+    "text+fact": ("streaming", ("true", "false")),
+}
+DISTINCT_KINDS.update(
+    {
+        kind: f"q=<word> <prefix of a word>&{name}=<value>"
+        for kind, (name, _) in FILTER_KINDS.items()
+    }
+)
 
 
 def _prefixes(word: str) -> list[str]:
@@ -192,6 +209,21 @@ def _distinct_params(kind: str) -> list[dict[str, str]]:
     if kind == "text+filter":
         return [
             {"q": typed, "tag": tag} for word in words for typed in _prefixes(word) for tag in TAGS
+        ]
+    if kind in FILTER_KINDS:
+        # Two words, the second being typed, as the "text" kind, each with one value of
+        # the filter (in turn): URLs enough for any row's run, none asked twice.
+        name, values = FILTER_KINDS[kind]
+        typed_pairs = [
+            (first, typed)
+            for first in words
+            for second in words
+            if second != first
+            for typed in _prefixes(second)
+        ]
+        return [
+            {"q": f"{first} {typed}", name: values[number % len(values)]}
+            for number, (first, typed) in enumerate(typed_pairs)
         ]
     if kind == "filter":
         found = []

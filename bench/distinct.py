@@ -8,7 +8,12 @@ what these rows are measured against).
     python -m bench.distinct --database-url postgres://…/registry_bench --kinds filter,text+filter
 
 Each round measures every kind with URLs no round sent before and prints one JSON line;
-the last line has each row's median over the rounds.
+the last line has each row's median over the rounds. ``--card``: each round measures the
+card fetch too (warmed once first, as ``python -m bench`` warms it), and the last line has
+each row's median ratio to it, the ratio the benchmark's targets are stated in:
+
+    python -m bench.distinct --database-url … --card \
+        --kinds text+filter,text+capability,text+provider,text+protocol,text+binding,text+fact
 """
 
 import argparse
@@ -18,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from bench import discover
-from bench.throughput import say, throughput_distinct
+from bench.throughput import say, throughput, throughput_distinct
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share", type=int, default=4000, help="URLs a row may send")
     parser.add_argument("--seed", type=int, default=2, help="of the URLs' order")
     parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    parser.add_argument("--card", action="store_true", help="measure the card fetch too")
     args = parser.parse_args(argv)
     generator = generator_choice(args.generator)
     load.django_start(args.database_url)
@@ -49,8 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         server.start()
         try:
+            cards = _card_warm(args, port, generator, tmp) if args.card else []
             for number in range(args.rounds):
                 rates = {}
+                if cards:
+                    row = throughput("card", cards, args, port, generator, tmp)
+                    rates["card"] = row["requests_per_second"]
                 for kind, pool in pools.items():
                     row = throughput_distinct(
                         f"distinct-{kind.replace('+', '-')}",
@@ -67,8 +77,36 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
     medians = {name: round(statistics.median(r[name] for r in rounds)) for name in rounds[0]}
-    say(json.dumps({"median": medians}))
+    ratios = {}
+    if args.card:
+        ratios = {
+            name: round(statistics.median(r[name] / r["card"] for r in rounds), 3)
+            for name in rounds[0]
+            if name != "card"
+        }
+    say(json.dumps({"median": medians, **({"ratio_to_card": ratios} if ratios else {})}))
     return 0
+
+
+def _card_warm(args, port: int, generator: str, tmp: Path) -> list[str]:
+    """The card paths, fetched first as ``python -m bench`` warms its card row (three
+    fetches per card per worker): the card fetch's steady state."""
+    from bench import load
+    from bench.__main__ import CARD_WARM_FETCHES
+    from bench.server import WORKERS
+
+    paths = load.card_paths()
+    say("warming the card fetch")
+    throughput(
+        "card",
+        paths,
+        args,
+        port,
+        generator,
+        tmp,
+        warm_requests=CARD_WARM_FETCHES * WORKERS * len(paths),
+    )
+    return paths
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ bulk-stored with the entities app's bulk service, and /v1/nearby and /v1/resolve
 sequentially at two sizes."""
 
 import random
+import sys
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -136,3 +137,26 @@ def entities_measure(port: int, entities: int, requests: int, seed: int) -> dict
         discovery_measure(port, kind, paths[:5])  # warm the workers
         queries[kind] = discovery_measure(port, kind, paths)
     return {"entities": entities, "queries": queries}
+
+
+def entities_phases(args, port: int) -> dict[str, Any]:
+    """Entities at --small-entities, then at --entities: the load rate, and /v1/nearby and
+    /v1/resolve measured at each size (the server keeps running)."""
+    from bench.load import database_analyze
+
+    load = []
+    say(f"loading {args.small_entities} entities")
+    load.append(entities_load(seed=args.seed, start=0, stop=args.small_entities))
+    database_analyze()
+    say(f"  /v1/nearby and /v1/resolve at {args.small_entities} entities")
+    small = entities_measure(port, args.small_entities, args.requests, args.seed)
+    say(f"loading entities {args.small_entities}..{args.entities - 1}")
+    load.append(entities_load(seed=args.seed, start=args.small_entities, stop=args.entities))
+    database_analyze()
+    say(f"  /v1/nearby and /v1/resolve at {args.entities} entities")
+    full = entities_measure(port, args.entities, args.requests, args.seed)
+    return {"load": load, "small": small, "full": full}
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -14,6 +14,11 @@ DISTINCT_LABELS = {
     "filter": "tag=<tag>&protocolBinding&streaming&sort&limit",
     "facets": "q=<word> <typed>&facets=tag,protocolBinding",
     "text+liveOnly": "q=<word> <typed>&liveOnly=true",
+    "text+capability": "q=<word> <typed>&capability=<skill name>",
+    "text+provider": "q=<word> <typed>&provider=<organization, lower-cased>",
+    "text+protocol": "q=<word> <typed>&protocol=A2A",
+    "text+binding": "q=<word> <typed>&protocolBinding=<binding>",
+    "text+fact": "q=<word> <typed>&streaming=<flag>",
     "text (hybrid)": "q=<word> <typed> (mode=hybrid, the default; bench.modes)",
     "text (keyword)": "q=<word> <typed>&mode=keyword (the same queries)",
 }

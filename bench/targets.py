@@ -10,6 +10,16 @@ CARD_TO_BARE_FULL_MIN = 0.85
 # Distinct queries (each a first query) against the card fetch, at --middle and --agents.
 DISTINCT_TO_CARD_MIN = {"middle": 0.10, "full": 0.07}
 DISTINCT_RATED = ("text", "text+filter", "filter")
+# A first query of words with one filter of each kind, in the default mode (hybrid).
+FILTERED_TO_CARD_MIN = {"middle": 0.05, "full": 0.035}
+FILTERED_RATED = (
+    "text+filter",
+    "text+capability",
+    "text+provider",
+    "text+protocol",
+    "text+binding",
+    "text+fact",
+)
 LOAD_AGENTS_PER_SECOND_MIN = 1000.0
 HEALTHZ_TO_BARE_MIN = 0.8
 DISCOVERY_TO_CARD_MIN = 0.15
@@ -108,6 +118,16 @@ def throughput_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 targets.append(
                     _at_least(
                         f"distinct {kind} queries >= {limit} x card fetch at N={n}",
+                        _ratio(_rate(rows[f"distinct {kind}"]), card),
+                        limit,
+                    )
+                )
+        for kind in FILTERED_RATED:
+            if f"distinct {kind}" in rows and size in FILTERED_TO_CARD_MIN:
+                limit = FILTERED_TO_CARD_MIN[size]
+                targets.append(
+                    _at_least(
+                        f"distinct {kind} (default mode) >= {limit} x card fetch at N={n}",
                         _ratio(_rate(rows[f"distinct {kind}"]), card),
                         limit,
                     )

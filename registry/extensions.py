@@ -28,7 +28,11 @@ running registry serves cannot change under it.
   ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
-  agent's reply) without holding a web worker.
+  agent's reply) without holding a web worker;
+- served cards: the document the registry serves for each endpoint of a protocol (an MCP
+  server's card, the MCP app's), so that a catalog can list it by URL and digest;
+- origin cards: the documents an app read at an endpoint's origin (SEP-1649 server cards,
+  the entities app's), which the app serving that protocol's cards serves as read.
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -178,6 +182,18 @@ class Tool:
     read_only: bool = True
 
 
+@dataclass(frozen=True)
+class ServedCard:
+    """The card the registry serves for each endpoint of ``protocol`` (``media_type``).
+    ``read(agents)`` answers, for those agents' endpoints of the protocol (fetched with them,
+    ``registry.agents.selectors``), ``{endpoint id: (url, bytes)}``: where the card is served
+    and its bytes as served, in bulk (a query or two for them all)."""
+
+    protocol: str
+    media_type: str
+    read: Callable[[list], dict]
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -225,6 +241,8 @@ lean_routes = _Store("lean route")
 asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 tools = _Store("tool")
+served_cards = _Store("served card")
+origin_cards = _Store("origin card")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -300,3 +318,13 @@ def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
 
 def register_tool(tool: Tool) -> None:
     tools.add(tool.name, tool)
+
+
+def register_served_card(card: ServedCard) -> None:
+    served_cards.add(card.protocol, card)
+
+
+def register_origin_card(name: str, read: Callable[[list[str]], dict[str, bytes]]) -> None:
+    """``read(addresses) -> {address: bytes}``: the card an app read at the origin of each
+    of these endpoint addresses that has one, byte for byte as read."""
+    origin_cards.add(name, read)

@@ -144,7 +144,9 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "description": "An API key (`manage.py create_api_key`), as "
-            "`Authorization: Bearer <key>` or `X-Api-Key: <key>`. Reads need none.",
+            "`Authorization: Bearer <key>` or `X-Api-Key: <key>`; or a token (a JWT) from an "
+            "identity provider the registry accepts (`OIDC_ISSUERS`), as "
+            "`Authorization: Bearer <token>`. Reads need none.",
         }
 
 

@@ -5,7 +5,9 @@ Use the fixtures from a test module with::
     pytest_plugins = ["tests.https_server"]
 
 ``https_server.route("/card", 200, {"Content-Type": "application/json"}, b"{}")``
-serves a route; ``https_server.url("/card")`` is its address on ``localhost``.
+serves a route; ``https_server.url("/card")`` is its address on ``localhost``. A route may
+also be a function of the ``ReceivedRequest`` that returns its ``Route`` (whatever the
+query string).
 The server counts the connections it accepted and records every request.
 """
 
@@ -62,14 +64,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.server.record(ReceivedRequest("POST", self.path, dict(self.headers.items()), body))
-        self._answer(self.server.routes.get(f"POST {self.path}"))
+        received = ReceivedRequest("POST", self.path, dict(self.headers.items()), body)
+        self.server.record(received)
+        self._answer(self._route("POST "), received)
 
     def do_GET(self) -> None:
-        self.server.record(ReceivedRequest("GET", self.path, dict(self.headers.items())))
-        self._answer(self.server.routes.get(self.path))
+        received = ReceivedRequest("GET", self.path, dict(self.headers.items()))
+        self.server.record(received)
+        self._answer(self._route(""), received)
 
-    def _answer(self, route: "Route | tuple | None") -> None:
+    def _route(self, method: str) -> "Route | tuple | None":
+        route = self.server.routes.get(method + self.path)
+        if route is None:  # a route answering by code answers whatever its query
+            route = self.server.routes.get(method + self.path.partition("?")[0])
+            route = route if callable(route) else None
+        return route
+
+    def _answer(self, route: "Route | tuple | None", received: "ReceivedRequest") -> None:
+        if callable(route):  # a route that answers by code (an authorization endpoint)
+            route = route(received)
         route = route or Route(404, {}, b"not found")
         if isinstance(route, tuple):
             route = Route(*route)

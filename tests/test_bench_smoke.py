@@ -44,6 +44,7 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
             "--requests=5",
             "--entities=60",
             "--small-entities=20",
+            "--mcp-servers=60",
             f"--database-url=sqlite:///{tmp_path}/bench.sqlite3",
             f"--out={out}",
             f"--generator={generator}",
@@ -135,6 +136,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert any(name.startswith("heartbeat throughput") for name in names)
     assert any(name.startswith("A2A discovery message") for name in names)
     assert any(name.startswith("worker resident memory") for name in names)
+    # The MCP Registry API's pages over the entities' servers, and an import's rate.
+    mcp = results["mcp_registry"]
+    assert mcp["pages"]["servers_seen"] > 0
+    assert set(mcp["pages"]["queries"]) == {"first page", "next pages", "latest", "search"}
+    for figures in mcp["pages"]["queries"].values():
+        assert figures["requests"] == 5 and figures["p95_ms"] >= figures["p50_ms"] > 0
+    assert (mcp["import"]["servers"], mcp["import"]["first"]["added"]) == (60, 60)
+    assert mcp["import"]["again"]["unchanged"] == 60
+    assert mcp["import"]["first"]["servers_per_second"] > 0
     assert [p["entities"] for p in results["entities"]["load"]] == [20, 40]
     for size, count in (("small", 20), ("full", 60)):
         block = results["entities"][size]

@@ -28,7 +28,7 @@ MAX_LINES = 400
 ROOMS = {
     "http": set(),
     "outbound": {"http"},
-    "access": {"http"},
+    "access": {"http", "outbound"},
     "fastpath": {"http", "access"},
     "agents": {"http", "outbound", "access", "fastpath"},
     "liveness": {"http", "outbound", "access", "fastpath", "agents"},

@@ -19,6 +19,9 @@ class CatalogEntry(models.Model):
     identifier = models.CharField(max_length=512, unique=True)
     agent_uuid = models.UUIDField(null=True, unique=True)
     type = models.CharField(max_length=100, blank=True)
+    # The types of the entries nested in it (an agent's MCP servers), " a b ": the type
+    # filters and facets find an agent by these too.
+    types = models.CharField(max_length=400, blank=True, default="")
     publisher = models.CharField(max_length=262, blank=True)
     listed = models.BooleanField(default=False)
     body = models.BinaryField(default=b"")

@@ -7,6 +7,7 @@ from protocols.entities.registration.services import CARD_SOURCE, CLAIM_SOURCE
 from protocols.entities.resolution.pages import entity_badge, entity_page_path, entity_panel
 from protocols.entities.resolution.tools import RESOLVE_ENTITY
 from protocols.entities.servers.probes import mcp_probe
+from protocols.entities.servers.server_cards import origin_cards_read
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
@@ -98,6 +99,7 @@ def register() -> None:
     )
     extensions.register_badge(Badge("entity", entity_badge, 45, href=entity_page_path))
     extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
+    extensions.register_origin_card("mcp-server-card", origin_cards_read)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("protocols.entities.urls")
     extensions.register_tool(RESOLVE_ENTITY)

@@ -211,6 +211,8 @@ class McpServerCard(models.Model):
     # [{"name", "description"}]; null when the card says its tools are dynamic or lists none.
     tools = models.JSONField(null=True, blank=True)
     transport = models.JSONField(null=True, blank=True)
+    # A found card byte for byte as read, served back as read (the MCP app's server cards).
+    body = models.BinaryField(default=b"", blank=True)
     fetched_at = models.DateTimeField()
     next_read_at = models.DateTimeField(db_index=True)
     etag = models.CharField(max_length=300, blank=True)

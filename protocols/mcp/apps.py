@@ -7,6 +7,6 @@ class MCPFaceConfig(AppConfig):
     verbose_name = "MCP"
 
     def ready(self) -> None:
-        from protocols.mcp import extensions
+        from protocols.mcp import extensions, receivers  # noqa: F401
 
         extensions.register()

@@ -29,12 +29,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["scope", "revoked_at", "expires_at"]
     search_fields = ["owner", "prefix", "label"]
-    readonly_fields = ["id", "prefix", "owner", "scope", "created_at", "last_used_at"]
+    # Groups are given over the API (PATCH /api-keys/<id>), which checks and audits them.
+    readonly_fields = ["id", "prefix", "owner", "scope", "groups", "created_at", "last_used_at"]
     fields = [
         "id",
         "prefix",
         "owner",
         "scope",
+        "groups",
         "label",
         "created_at",
         "last_used_at",

@@ -14,6 +14,7 @@ from registry.access import keys
 from registry.access.auth import Principal
 from registry.access.idempotency import idempotent
 from registry.access.models import ApiKey
+from registry.access.tokens import GROUP_MAX_CHARS, GROUPS_MAX
 from registry.http.inputs import ChoiceField, InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.params import params_check, parse_uuid
@@ -44,6 +45,9 @@ class ApiKeySerializer(serializers.Serializer):
     )
     expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
     revokedAt = serializers.DateTimeField(source="revoked_at", allow_null=True)
+    groups = serializers.ListField(
+        child=serializers.CharField(), help_text="The groups its requests are in."
+    )
     active = serializers.SerializerMethodField()
 
     def get_active(self, key: ApiKey) -> bool:
@@ -65,6 +69,13 @@ class ApiKeyCreateSerializer(InputSerializer):
     expiresAt = serializers.DateTimeField(
         required=False, allow_null=True, help_text="Refused from then on; absent: never expires."
     )
+    groups = serializers.ListField(
+        child=serializers.CharField(max_length=GROUP_MAX_CHARS),
+        max_length=GROUPS_MAX,
+        required=False,
+        default=list,
+        help_text="The groups its requests are in (as a token's group claim).",
+    )
 
     def validate_owner(self, value: str) -> str:
         if not value.strip():
@@ -75,6 +86,14 @@ class ApiKeyCreateSerializer(InputSerializer):
         if value is not None and value <= timezone.now():
             raise serializers.ValidationError("must be in the future")
         return value
+
+
+class ApiKeyChangeSerializer(InputSerializer):
+    groups = serializers.ListField(
+        child=serializers.CharField(max_length=GROUP_MAX_CHARS),
+        max_length=GROUPS_MAX,
+        help_text="The key's groups, all of them (an empty list: none).",
+    )
 
 
 class ApiKeyRotateSerializer(InputSerializer):
@@ -150,6 +169,7 @@ class ApiKeyListView(APIView):
             admin=data["scope"] == ApiKey.Scope.ADMIN,
             label=data["label"],
             expires_at=data.get("expiresAt"),
+            groups=data["groups"],
         )
         return _created(request, key, raw, 201)
 
@@ -160,6 +180,26 @@ class ApiKeyDetailView(APIView):
     @extend_schema(responses=ApiKeySerializer)
     def get(self, request: Request, key_id: str) -> Response:
         return Response(ApiKeySerializer(key_get(request, key_id)).data)
+
+    @extend_schema(
+        request=ApiKeyChangeSerializer,
+        responses=ApiKeySerializer,
+        description="Give the key its groups (admin keys only): what its requests may read "
+        "among agents kept to groups.",
+    )
+    def patch(self, request: Request, key_id: str) -> Response:
+        key = key_get(request, key_id)
+        if not request.user.is_admin:
+            raise ProblemError(
+                403,
+                "forbidden",
+                "Only an admin key may give a key its groups.",
+                [Problem("groups", "may be set by admin keys only")],
+            )
+        payload = ApiKeyChangeSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        key = keys.api_key_groups_set(key=key, groups=payload.validated_data["groups"])
+        return Response(ApiKeySerializer(key).data)
 
     @extend_schema(responses={204: None}, description="Revoke the key (at once).")
     def delete(self, request: Request, key_id: str) -> Response:

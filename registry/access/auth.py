@@ -1,15 +1,20 @@
-"""API keys: ``Authorization: Bearer <key>`` or ``X-Api-Key: <key>``; reads are public."""
+"""API keys (``Authorization: Bearer <key>`` or ``X-Api-Key: <key>``) and tokens from
+identity providers (``Authorization: Bearer <JWT>``, ``registry.access.tokens``); reads are
+public."""
 
 import hashlib
 import secrets
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from registry.access.audit import audit_actor
 from registry.access.counters import auth_failure_count, auth_failure_wait
 from registry.access.models import ApiKey
+from registry.access.signins import token_signin_record
+from registry.access.tokens import TokenIdentity, TokenRefused, looks_like_token, token_verify
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
@@ -44,20 +49,32 @@ def api_key_generate() -> str:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a request acts as: the owner named by its API key."""
+    """Who a request acts as: the owner named by its API key, or by its token from an
+    identity provider (which acts as a key of that owner and scope)."""
 
-    key: ApiKey
+    key: ApiKey | None = None
+    token: TokenIdentity | None = None
 
     is_authenticated = True
     is_anonymous = False
 
     @property
     def owner(self) -> str:
-        return self.key.owner
+        return self.key.owner if self.key is not None else self.token.owner
 
     @property
     def is_admin(self) -> bool:
-        return self.key.is_admin
+        return self.key.is_admin if self.key is not None else self.token.admin
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The caller's groups: a token's group claim, or those an admin gave the key."""
+        return self.token.groups if self.token is not None else tuple(self.key.groups or ())
+
+    @property
+    def ident(self) -> str:
+        """Whom the rate limits count: the key, or the token's issuer, owner and scope."""
+        return f"key:{self.key.pk}" if self.key is not None else f"token:{self.token.scope_hash}"
 
     def may_change(self, owner: str) -> bool:
         return self.is_admin or owner == self.owner
@@ -78,12 +95,15 @@ class KeyExpired(exceptions.AuthenticationFailed):
 
 def principal_for_key(raw: str) -> Principal | None:
     """The principal of a raw API key (None when unknown or revoked, KeyExpired when past
-    its expiry); sets the audit actor.
+    its expiry) or of a token from a configured identity provider (TokenRefused, a 401
+    saying why, when it is not valid); sets the audit actor.
 
-    The one key check of every way in: the HTTP API, A2A and MCP."""
+    The one credential check of every way in: the HTTP API, A2A and MCP."""
+    if settings.OIDC_ISSUERS and looks_like_token(raw):
+        return principal_for_token(raw)
     key = (
         ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-        .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at")
+        .only("id", "owner", "scope", "prefix", "last_used_at", "expires_at", "groups")
         .first()
     )
     if key is None:
@@ -96,6 +116,29 @@ def principal_for_key(raw: str) -> Principal | None:
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
     return Principal(key)
+
+
+def principal_for_token(raw: str) -> Principal:
+    identity = token_verify(raw)
+    audit_actor.set((identity.owner, TOKEN_ACTOR_PREFIX))
+    token_signin_record(identity)
+    return Principal(token=identity)
+
+
+# The audit log's key prefix of a write made with a token.
+TOKEN_ACTOR_PREFIX = "oidc"
+
+
+def credential_scope(raw: str) -> str:
+    """Whose a task is, from the bearer value that made it: an API key's hash, a valid
+    token's identity (``TokenIdentity.scope_hash``: the same for each new token of that
+    identity), else the value's own hash (its tasks are no one else's)."""
+    if settings.OIDC_ISSUERS and looks_like_token(raw):
+        try:
+            return token_verify(raw).scope_hash
+        except exceptions.APIException:
+            pass
+    return api_key_hash(raw)
 
 
 def bearer_key(header: str) -> str | None:
@@ -134,10 +177,13 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not raw:
             return None
         auth_failures_check(request.META)
-        principal = principal_for_key(raw)
+        try:
+            principal = principal_for_key(raw)
+        except TokenRefused as exc:
+            raise auth_failed(request.META, str(exc.detail)) from None
         if principal is None:
             raise auth_failed(request.META, "The API key is not valid.")
-        return principal, principal.key
+        return principal, principal.key or principal.token
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="registry"'

@@ -207,6 +207,13 @@ def idempotent(handler):
         if raw is None or not isinstance(request.user, Principal):
             return handler(view, request, *args, **kwargs)
         idempotency_key = idempotency_key_parse(raw)
+        if request.user.key is None:
+            raise ProblemError(
+                400,
+                "validation-error",
+                "An Idempotency-Key is kept per API key: send it with a key, not a token.",
+                [Problem("Idempotency-Key", "needs an API key; a token's requests have none")],
+            )
         fingerprint = request_fingerprint(request.method, request.path, request.body)
         secret = raw_api_key(request)
         record, answered = idempotency_begin(request.user.key, secret, idempotency_key, fingerprint)

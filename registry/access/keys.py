@@ -28,6 +28,7 @@ def api_key_create(
     admin: bool = False,
     label: str = "",
     expires_at: datetime | None = None,
+    groups: list[str] | None = None,
     action: str = "api-key.create",
 ) -> tuple[ApiKey, str]:
     """Create a key; the raw key is returned once and never stored."""
@@ -39,6 +40,7 @@ def api_key_create(
         prefix=raw[:10],
         label=label,
         expires_at=expires_at,
+        groups=sorted(set(groups or [])),
     )
     audit_record(
         action,
@@ -49,6 +51,7 @@ def api_key_create(
             "scope": key.scope,
             "label": label,
             "expiresAt": _when(expires_at),
+            "groups": key.groups,
         },
     )
     return key, raw
@@ -79,6 +82,7 @@ def api_key_rotate(*, key: ApiKey, grace_seconds: int = 0) -> tuple[ApiKey, str]
         admin=key.is_admin,
         label=key.label,
         expires_at=key.expires_at,
+        groups=key.groups,
         action="api-key.rotate",
     )
     now = timezone.now()
@@ -100,6 +104,22 @@ def api_key_rotate(*, key: ApiKey, grace_seconds: int = 0) -> tuple[ApiKey, str]
         },
     )
     return new, raw
+
+
+@transaction.atomic
+def api_key_groups_set(*, key: ApiKey, groups: list[str]) -> ApiKey:
+    """Give a key its groups (an admin's doing), audited with the groups before and after."""
+    key = ApiKey.objects.select_for_update().get(pk=key.pk)
+    before, key.groups = key.groups, sorted(set(groups))
+    if key.groups != before:
+        key.save(update_fields=["groups"])
+        audit_record(
+            "api-key.groups",
+            object_repr=_repr(key),
+            before={"id": str(key.id), "groups": before},
+            after={"id": str(key.id), "groups": key.groups},
+        )
+    return key
 
 
 def api_keys_of(owner: str) -> QuerySet[ApiKey]:

@@ -26,6 +26,8 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     # Refused from this time on; empty: never expires.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The groups its requests are in (names an admin assigns), as a token's group claim.
+    groups = models.JSONField(default=list, blank=True)
 
     class Meta:
         verbose_name = "API key"

@@ -39,7 +39,7 @@ class _RegistryThrottle(BaseThrottle):
         if (request.method in SAFE_METHODS) != self.methods_safe:
             return True
         if isinstance(request.user, Principal):
-            ident = f"key:{request.user.key.pk}"
+            ident = request.user.ident
         elif self.scope == "read" and READ_COUNTED in request.META:
             self._wait = request.META[READ_COUNTED]  # counted by the lean lane
             return self._wait is None
@@ -92,6 +92,11 @@ class HeartbeatThrottle(BaseThrottle):
     in the same window)."""
 
     def allow_request(self, request, view) -> bool:
+        user = request.user
+        if isinstance(user, Principal) and user.token is not None:
+            # a token's identity, not the token: each new token counts in the same window
+            self._wait = heartbeat_wait(request.META, user.token.scope_hash)
+            return self._wait is None
         try:
             key_hash = api_key_hash(raw_api_key(request))
         except ValueError:
@@ -112,7 +117,7 @@ def fetch_rate_wait(who) -> float | None:
     None if allowed, else the seconds to wait."""
     user = who if isinstance(who, Principal) else getattr(who, "user", None)
     if isinstance(user, Principal):
-        return window_allows("fetch", f"key:{user.key.pk}", settings.RATE_LIMIT_FETCH)
+        return window_allows("fetch", user.ident, settings.RATE_LIMIT_FETCH)
     return window_allows("fetch-anon", f"ip:{client_ip(who)}", settings.RATE_LIMIT_FETCH_ANON)
 
 

@@ -7,7 +7,7 @@ import uuid
 import django_filters
 from django.core.exceptions import ValidationError
 from django.db import connections
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, Subquery
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 from django_filters.constants import EMPTY_VALUES
@@ -44,8 +44,11 @@ def _fact_filter(kind: extensions.FactKind) -> django_filters.Filter:
         facts = AgentFacet.objects.filter(kind=kind.name)
         if kind.filter == "present":
             return _ids(facts.filter(value="true")) if value == "true" else None
-        lookup = "value__iexact" if kind.filter == "iexact" else "value"
-        return _ids(facts.filter(**{lookup: value.strip()}))
+        if kind.filter == "iexact":
+            # lower() on both sides, in the database: the agent_facet_kind_lower index.
+            lowered = facts.annotate(lower_value=Lower("value"))
+            return _ids(lowered.filter(lower_value=Lower(Value(value.strip()))))
+        return _ids(facts.filter(value=value.strip()))
 
     def method(queryset, name, value):
         if kind.filter == "present" and value != "true":  # no fact "true": not a set of ids

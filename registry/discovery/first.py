@@ -30,7 +30,8 @@ from registry.agents.models import Capability, CapabilityTag
 from registry.agents.selectors import agent_discoverable_queryset
 from registry.agents.text import search_terms
 from registry.discovery import discover, hybrid
-from registry.discovery.first_keys import FirstQuery, first_keys, live_sql
+from registry.discovery.first_keys import FirstQuery, first_keys, live_sql, search_row_agent
+from registry.discovery.lane_filters import filters_where, lane_filters
 from registry.discovery.models import AgentSearchVector
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.query import DiscoveryQuery
@@ -46,16 +47,22 @@ FIRST_PARAMS = frozenset({"q", "tag", "capability", "limit", "sort", "facets", "
 def first_query(query: DiscoveryQuery, mode: str = "keyword") -> FirstQuery | None:
     """``query`` as a first query of the search ``mode`` that the lane may answer, or None:
     another database, mode, parameter or sort, a cursor, a repeated parameter, a filter
-    value too long to be a key, or no words to search (``query_parse`` refused the rest)."""
+    value too long to be a key, a filter the lane has no statement for
+    (registry/discovery/lane_filters.py; with liveOnly, any filter but the index's keys),
+    or no words to search (``query_parse`` refused the rest)."""
     if connections[DEFAULT_DB_ALIAS].vendor != "postgresql" or query.mode != mode:
         return None
-    if query.repeated or not query.names <= FIRST_PARAMS or query.sort != "relevance":
+    if query.repeated or query.sort != "relevance" or query.cursor:
         return None
     if "liveOnly" in query.names and not query.live_only:  # (false is a filter of its own)
         return None
     if not search_terms(query.text) or query.keys is None:
         return None
-    return FirstQuery(query.text, tuple(query.keys), query.limit, query.live_only)
+    others = query.names - FIRST_PARAMS
+    filters = lane_filters(query, others) if others and not query.live_only else ()
+    if filters is None or (others and query.live_only):
+        return None
+    return FirstQuery(query.text, tuple(query.keys), query.limit, query.live_only, filters)
 
 
 def first_page(query: FirstQuery) -> tuple[Page, str]:
@@ -98,21 +105,23 @@ KEYED_ROOM = 2
 
 
 def _keyed_among(query: FirstQuery, most: int) -> tuple[int, bytes]:
-    """The agents that the query's tag and capability filters keep, as the view's filters
-    find them (``CapabilityTag.value``, ``lower(Capability.name)``), retired ones too: how
-    many (up to ``most`` + 1) and, when no more than ``most``, their ids packed (16 bytes
-    each, as the service takes them)."""
+    """The agents that the query's filters keep, as the view's filters find them
+    (``CapabilityTag.value``, ``lower(Capability.name)``, the lane filters' own tables),
+    retired ones too: how many (up to ``most`` + 1) and, when no more than ``most``, their
+    ids packed (16 bytes each, as the service takes them)."""
     values = dict(key[1:].partition(" ")[::2] for key in query.keys)  # search_key's form
     tags, capabilities = CapabilityTag._meta.db_table, Capability._meta.db_table
-    named = f'SELECT "agent_id" FROM "{capabilities}" WHERE lower("name") = %s'  # noqa: S608
+    sets = []  # (SQL of the ids, its parameters), the smaller sets first
     if "tag" in values:
-        found = f'SELECT "agent_id" FROM "{tags}" WHERE "value" = %s'  # noqa: S608
-        params = [values["tag"]]
-        if "capability" in values:
-            found += f' AND "agent_id" IN ({named})'
-            params.append(values["capability"])
-    else:
-        found, params = named, [values["capability"]]
+        sets.append((f'SELECT "agent_id" FROM "{tags}" WHERE "value" = %s', [values["tag"]]))  # noqa: S608
+    if "capability" in values:
+        named = f'SELECT "agent_id" FROM "{capabilities}" WHERE lower("name") = %s'  # noqa: S608
+        sets.append((named, [values["capability"]]))
+    sets += [(kept.ids_sql(), list(kept.params)) for kept in query.filters]
+    (found, params), *rest = sets
+    for ids, more in rest:
+        found += f' AND "agent_id" IN ({ids})'
+        params += more
     packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
     with connections[read_alias()].cursor() as cursor:
         cursor.execute(
@@ -164,8 +173,10 @@ def _semantic_kept(
     (registry/semantic/index.py): without keys or liveness nothing is looked up."""
     table = AgentSearchVector._meta.db_table
     keys = tier_exact([], list(query.keys), None)
+    lane_where, lane_params = filters_where(query.filters, search_row_agent())
     where = (" AND tsv @@ %s::tsquery" if keys else "") + (live_sql() if live_at else "")
-    conditions = ([keys] if keys else []) + ([live_at] if live_at else [])
+    where += lane_where
+    conditions = ([keys] if keys else []) + ([live_at] if live_at else []) + lane_params
 
     def kept_of(some: list[tuple]) -> set[str]:
         return _kept_of(cursor, some, where, conditions)
@@ -186,7 +197,7 @@ def _semantic_kept(
     if not filtered or len(ranked) >= hybrid.DEPTH or len(hits) < hybrid.semantic_wanted(True):
         return ranked
     text = query.text.strip()
-    if keys and not live_at:  # the keys' agents from their own indexes (_keyed_among)
+    if (keys or query.filters) and not live_at:  # from their own indexes (_keyed_among)
         count, among = _keyed_among(query, hybrid.NEAREST_AMONG)
         if count <= hybrid.NEAREST_AMONG:
             wanted = KEYED_ROOM * hybrid.DEPTH
@@ -230,7 +241,7 @@ def hybrid_first_page(
     it is filled with the ids of the whole fused order (which the facets count)."""
     text = query.text.strip()
     among, count = None, 0
-    if query.keys and not query.live:
+    if (query.keys or query.filters) and not query.live:
         count, among = _keyed_among(query, KEYED_AMONG)
         among = among if count <= KEYED_AMONG else None
     wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
@@ -239,7 +250,7 @@ def hybrid_first_page(
         asked = client.nearest_begin(text, wanted, among, floor=hybrid.min_cosine(text), look=False)
     live_at = timezone.now() if query.live else None
     keys, generation = first_keys(
-        FirstQuery(query.text, query.keys, hybrid.DEPTH),
+        FirstQuery(query.text, query.keys, hybrid.DEPTH, filters=query.filters),
         generation_row=True,
         live_at=live_at,
         text_ids=True,

@@ -13,6 +13,7 @@ from django.db import connections
 
 from registry.agents.models import Endpoint
 from registry.agents.text import search_terms
+from registry.discovery.lane_filters import LaneFilter, filters_where
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.search import TIERS, WORDS_SQL, tier_exact, tier_marks
 from registry.fastpath.replicas import read_alias
@@ -26,6 +27,9 @@ class FirstQuery:
     # liveOnly=true: in keyword mode the page is of the live ones among its candidates; in
     # the default mode both orders are of the live agents (first.hybrid_first_page).
     live: bool = False
+    # The query's filters beyond the index's keys (registry/discovery/lane_filters.py):
+    # each a condition of the statements on the search row's agent.
+    filters: tuple[LaneFilter, ...] = ()
 
 
 def _generation_sql() -> str:
@@ -57,17 +61,23 @@ def _newest_first() -> str:
     return f'"{table}"."created_at" DESC, "{table}"."agent_id" ASC'
 
 
-def _tier_sql(tier: int, live: bool = False, text_ids: bool = False) -> str:
+def _tier_sql(tier: int, live: bool = False, text_ids: bool = False, filtered: str = "") -> str:
     # The SQL the ORM writes for one tier of search.text_matches, read by tiered_keys. Only
     # table names and the tier number are formatted in: the words and keys are parameters.
-    # ``live``: of the agents live at a time (a parameter after the keys).
+    # ``live``: of the agents live at a time (a parameter after the keys); ``filtered``: the
+    # lane filters' conditions (their parameters after that).
     table = AgentSearchVector._meta.db_table
     return (
         f"(SELECT {_columns(text_ids)}, {int(tier)}, {_generation_sql()} "  # noqa: S608
         f'FROM "{table}" '
-        f"WHERE (tsv @@ ({WORDS_SQL} && %s::tsquery)){live_sql() if live else ''} "
+        f"WHERE (tsv @@ ({WORDS_SQL} && %s::tsquery)){live_sql() if live else ''}{filtered} "
         f"ORDER BY {_newest_first()} LIMIT %s)"
     )
+
+
+def search_row_agent() -> str:
+    """The search row's agent id, the column the lane filters' conditions test."""
+    return f'"{AgentSearchVector._meta.db_table}"."agent_id"'
 
 
 # A query of this many words or more is found by one scan of its matches, each given its
@@ -80,7 +90,9 @@ def _tier_sql(tier: int, live: bool = False, text_ids: bool = False) -> str:
 ONE_SCAN_TERMS = 2
 
 
-def _one_scan_sql(keyed: bool, live: bool = False, text_ids: bool = False) -> str:
+def _one_scan_sql(
+    keyed: bool, live: bool = False, text_ids: bool = False, filtered: str = ""
+) -> str:
     # The agents matching the words (and the filter keys when ``keyed``; live at a time
     # when ``live``), each with its tier (search.tier_marks: name, then titles, then the
     # rest), in the tiers' order.
@@ -93,7 +105,7 @@ def _one_scan_sql(keyed: bool, live: bool = False, text_ids: bool = False) -> st
         f"WHEN tsv @@ %s::tsquery THEN {int(titles_tier)} ELSE {int(other_tier)} END, "
         f"{_generation_sql()} "
         f'FROM "{table}" '
-        f"WHERE (tsv @@ ({WORDS_SQL}{keys})){live_sql() if live else ''} "
+        f"WHERE (tsv @@ ({WORDS_SQL}{keys})){live_sql() if live else ''}{filtered} "
         f"ORDER BY 3 DESC, {_newest_first()} LIMIT %s)"
     )
 
@@ -109,11 +121,12 @@ def _keys_sql(
     keyed: bool = False,
     live: bool = False,
     text_ids: bool = False,
+    filtered: str = "",
 ) -> str:
     if one_scan:
-        found = _one_scan_sql(keyed, live, text_ids)
+        found = _one_scan_sql(keyed, live, text_ids, filtered)
     else:
-        found = " UNION ALL ".join(_tier_sql(tier, live, text_ids) for tier in TIERS)
+        found = " UNION ALL ".join(_tier_sql(tier, live, text_ids, filtered) for tier in TIERS)
     if generation_row:
         no_id = "NULL::text" if text_ids else "NULL::uuid"
         row = f"(SELECT {no_id}, NULL::timestamptz, {GENERATION_ROW}, {_generation_sql()})"
@@ -140,18 +153,19 @@ def first_keys(
     keys = list(query.keys)
     one_scan = len(terms) >= ONE_SCAN_TERMS
     live = [live_at] if live_at is not None else []
+    filtered, conditions = filters_where(query.filters, search_row_agent())
     params: list = []
     if one_scan:
         params += [*tier_marks(terms), terms]
         params += [tier_exact([], keys, None)] if keys else []
-        params += [*live, query.limit + 1]
+        params += [*live, *conditions, query.limit + 1]
     else:
         for tier in TIERS:
-            params += [terms, tier_exact(terms, keys, tier), *live, query.limit + 1]
+            params += [terms, tier_exact(terms, keys, tier), *live, *conditions, query.limit + 1]
     if generation_row or not one_scan:  # (the statements' union: its limit)
         params.append(query.limit + 1 + generation_row)
     with connections[read_alias()].cursor() as cursor:
-        sql = _keys_sql(generation_row, one_scan, bool(keys), bool(live), text_ids)
+        sql = _keys_sql(generation_row, one_scan, bool(keys), bool(live), text_ids, filtered)
         cursor.execute(sql, params)
         found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()
     rows = sorted(found, key=lambda row: -row[2])  # stable: each tier's order

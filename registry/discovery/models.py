@@ -4,6 +4,8 @@ data generation that keeps cached pages and counts exact."""
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.models import F
+from django.db.models.functions import Lower
 
 from registry.agents.models import Agent
 
@@ -26,6 +28,8 @@ class AgentFacet(models.Model):
         indexes = [
             models.Index(fields=["kind", "value", "agent"], name="agent_facet_lookup"),
             models.Index(fields=["agent", "kind", "value"], name="agent_facet_agent_value"),
+            # The case-insensitive fact filters' (a provider): lower(value) on both sides.
+            models.Index(F("kind"), Lower("value"), name="agent_facet_kind_lower"),
         ]
 
     def __str__(self) -> str:

@@ -11,6 +11,7 @@ answers it too (``manage.py runserver``), polling the outbox, or redirects to th
 server when ``EVENTS_STREAM_URL`` is set (``make run``, ``make serve``).
 """
 
+import contextlib
 import json
 import threading
 import time
@@ -21,10 +22,12 @@ from django.conf import settings
 from django.db.models import Q
 from django.http import HttpResponse, QueryDict, StreamingHttpResponse
 from django.utils import timezone
+from rest_framework.exceptions import APIException
 
 from registry.access.auth import api_key_hash, raw_api_key_of
 from registry.access.counters import client_ip_of
 from registry.access.models import ApiKey
+from registry.access.tokens import looks_like_token, token_verify
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope, outbox
 from registry.events.models import Event
@@ -78,12 +81,16 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
 
 def stream_client(meta) -> str:
     """Whom a stream counts against: the API key it carries when the key is valid (so
-    clients behind one address, each with its key, count apart), else its address."""
+    clients behind one address, each with its key, count apart), or the identity of its
+    valid token (every token of it together), else its address."""
     try:
         raw = raw_api_key_of(meta)
     except ValueError:
         raw = ""
-    if raw:
+    if raw and settings.OIDC_ISSUERS and looks_like_token(raw):
+        with contextlib.suppress(APIException):
+            return f"token:{token_verify(raw).scope_hash}"
+    elif raw:
         key = (
             ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
             .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))

@@ -27,7 +27,11 @@ PROBLEM_BASE = "/problems/"
 PROBLEM_TYPES = {
     "validation-error": "The request was understood but a field is invalid; see errors[].",
     "malformed-request": "The body is not a JSON object the endpoint can read.",
-    "not-authenticated": "The request needs an API key: Authorization: Bearer <key>.",
+    "not-authenticated": "The request needs an API key: Authorization: Bearer <key> (or a "
+    "token from an accepted identity provider), and the one it sent is not valid or missing.",
+    "issuer-unavailable": "The token's identity provider did not give its keys (discovery "
+    "document or JWKS): the token was neither accepted nor refused. Retry after Retry-After "
+    "seconds.",
     "forbidden": "The API key may not change this resource.",
     "not-found": "There is no such resource.",
     "retired": "The agent was retired: no longer served or discovered; its versions stay.",

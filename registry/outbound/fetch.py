@@ -81,13 +81,14 @@ def fetch(
     cross_origin_redirects: bool = False,
     json_body: Any = None,
     headers: dict[str, str] | None = None,
+    content_type: str = "application/json",
 ) -> FetchResult:
     """GET ``url`` safely and return the final 2xx response, or raise FetchError.
 
     With ``json_body``, POST it as JSON instead (a probe's protocol call; bytes are sent as
-    they are: a signed webhook); a POST follows no redirect. ``headers`` are sent besides
-    the fetcher's own (conditional requests:
-    If-None-Match, If-Modified-Since; a 304 answer raises FetchError with status 304).
+    they are, as ``content_type``: a signed webhook, a form); a POST follows no redirect.
+    ``headers`` are sent besides the fetcher's own (conditional requests: If-None-Match,
+    If-Modified-Since; a 304 answer raises FetchError with status 304).
 
     ``timeout`` replaces both the connect and the read timeout for this call.
     Redirects to another origin are refused unless ``cross_origin_redirects``
@@ -114,6 +115,7 @@ def fetch(
         result = _exchange(
             target,
             body=_json_bytes(json_body),
+            content_type=content_type,
             extra_headers=headers or {},
             accept_json=accept_json,
             max_bytes=max_bytes,
@@ -238,6 +240,7 @@ def _exchange(
     target: Target,
     *,
     body: bytes | None,
+    content_type: str = "application/json",
     extra_headers: dict[str, str] | None = None,
     accept_json: bool,
     max_bytes: int,
@@ -270,7 +273,7 @@ def _exchange(
         (b"Accept-Encoding", b"identity"),
     ]
     if body is not None:
-        request_headers.append((b"Content-Type", b"application/json"))
+        request_headers.append((b"Content-Type", content_type.encode("ascii")))
     own = {name.lower() for name, _ in request_headers}
     for name, value in (extra_headers or {}).items():
         if name.lower().encode() not in own:

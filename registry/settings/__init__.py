@@ -13,6 +13,7 @@ from registry.logs import logging_config
 from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
 from registry.settings.env import env_bool, env_float, env_int, env_list
 from registry.settings.metrics import metrics_dir
+from registry.settings.replicas import replica_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env_load()  # the checkout's .env (make run writes it), beneath the environment
@@ -152,9 +153,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": str(Path(tempfile.gettempdir()) / f"registry-test-{os.getpid()}.sqlite3")
     }
 
-from registry.settings.replicas import *  # noqa: E402, F403 (after env_load: the replicas)
-
-DATABASES.update(replica_databases(DATABASES["default"], DATABASE_REPLICA_URLS))  # noqa: F405
+globals().update(replica_settings(DATABASES))  # DATABASE_REPLICA_URLS … and the router
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # REDIS_URL: the shared cache (rate limits, cached reads) in Redis, an accelerator: calls wait
@@ -395,6 +394,7 @@ TRANSFER_EXPIRY_SECONDS = env_int("TRANSFER_EXPIRY_SECONDS", 7 * 86400)
 DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 
 # The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
+from registry.settings.identity import *  # noqa: E402, F403
 from registry.settings.metrics import *  # noqa: E402, F403
 from registry.settings.protocols import *  # noqa: E402, F403
 from registry.settings.webhooks import *  # noqa: E402, F403

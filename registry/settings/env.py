@@ -2,6 +2,7 @@
 its value is not of its type."""
 
 import ipaddress
+import json
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -53,3 +54,14 @@ def env_networks(name: str, default: str = "") -> list:
                 f"{name} must list IP addresses or networks, got {item!r}"
             ) from None
     return networks
+
+
+def env_json(name: str, default: object) -> object:
+    """A JSON value (``OIDC_ISSUERS='[{…}]'``); the default when unset or empty."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be JSON: {exc}") from None

@@ -7,14 +7,24 @@ from django.core.exceptions import ImproperlyConfigured
 
 from registry.settings.env import env_float, env_int, env_list
 
-# One URL a replica, comma-separated; each becomes the database alias replica1, replica2 …
-DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS")
-# A replica further behind than this many seconds takes no reads until it catches up.
-DATABASE_REPLICA_MAX_LAG_SECONDS = env_float("DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0)
-# How often a process looks at each replica's replay position (and whether it answers).
-DATABASE_REPLICA_CHECK_SECONDS = env_float("DATABASE_REPLICA_CHECK_SECONDS", 1.0)
-# How long a caller's reads are held to its last write's WAL position (read-your-writes).
-DATABASE_READ_YOUR_WRITES_SECONDS = env_int("DATABASE_READ_YOUR_WRITES_SECONDS", 60)
+
+def replica_settings(databases: dict) -> dict:
+    """The replicas' settings from the environment (read after the checkout's ``.env``),
+    their entries added to ``databases`` (Django's DATABASES) as ``replica1``, ``replica2``
+    …, and the router that sends reads to them when there are any."""
+    # One URL a replica, comma-separated.
+    urls = env_list("DATABASE_REPLICA_URLS")
+    databases.update(replica_databases(databases["default"], urls))
+    return {
+        "DATABASE_REPLICA_URLS": urls,
+        # A replica further behind than this many seconds takes no reads until it catches up.
+        "DATABASE_REPLICA_MAX_LAG_SECONDS": env_float("DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0),
+        # How often a process looks at each replica's replay position (and whether it answers).
+        "DATABASE_REPLICA_CHECK_SECONDS": env_float("DATABASE_REPLICA_CHECK_SECONDS", 1.0),
+        # How long a caller's reads are held to its last write's WAL position.
+        "DATABASE_READ_YOUR_WRITES_SECONDS": env_int("DATABASE_READ_YOUR_WRITES_SECONDS", 60),
+        "DATABASE_ROUTERS": ["registry.fastpath.replicas.ReplicaRouter"] if urls else [],
+    }
 
 
 def replica_databases(primary: dict, urls: list[str]) -> dict[str, dict]:
@@ -40,7 +50,3 @@ def replica_databases(primary: dict, urls: list[str]) -> dict[str, dict]:
         replica["TEST"] = {"MIRROR": "default"}
         databases[f"replica{number}"] = replica
     return databases
-
-
-# Reads routed by the request (registry.fastpath.replicas), only when there are replicas.
-DATABASE_ROUTERS = ["registry.fastpath.replicas.ReplicaRouter"] if DATABASE_REPLICA_URLS else []

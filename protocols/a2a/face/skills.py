@@ -25,6 +25,7 @@ from protocols.a2a.registration.provenance import CardSource
 from protocols.a2a.serving.cards import card_url
 from registry.access.auth import KeyExpired, Principal, principal_for_key
 from registry.access.throttles import window_allows
+from registry.access.tokens import IssuerUnavailable, TokenRefused
 from registry.agents import selectors
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
@@ -241,15 +242,17 @@ def register(body: dict[str, Any], key: str | None, card_text: bytes | None = No
     the agent's stored card keeps the stored one (no new version)."""
     try:
         principal = principal_of(key)
-    except KeyExpired as exc:
+    except (KeyExpired, TokenRefused) as exc:
         return Answer("auth-required", str(exc.detail), {"problem": exception_problem(exc)})
+    except IssuerUnavailable as exc:
+        return refused(exc)
     if principal is None:
         detail = (
             "The API key is not valid." if key else "Registration needs an API key."
         ) + " Send it as 'Authorization: Bearer <key>'."
         problem = exception_problem(NotAuthenticated(detail))
         return Answer("auth-required", detail, {"problem": problem})
-    wait = window_allows("write", f"key:{principal.key.pk}", settings.RATE_LIMIT_WRITE)
+    wait = window_allows("write", principal.ident, settings.RATE_LIMIT_WRITE)
     if wait is not None:  # the key's write budget, shared with the HTTP API
         return refused(Throttled(wait))
     try:

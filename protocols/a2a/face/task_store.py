@@ -20,7 +20,7 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import AgentTask
-from registry.access.auth import api_key_hash, bearer_key
+from registry.access.auth import bearer_key, credential_scope
 
 # The call context's state entry holding the tasks this request saved or read.
 SEEN = "registry.liveness.tasks"
@@ -31,7 +31,7 @@ MAX_PAGE_SIZE = 100
 def task_scope(context: ServerCallContext | None) -> str:
     headers = (context.state.get("headers") or {}) if context is not None else {}
     key = bearer_key(headers.get("authorization", ""))
-    return api_key_hash(key) if key else ""
+    return credential_scope(key) if key else ""
 
 
 def _commit_unsynced() -> None:

@@ -28,8 +28,9 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 
 from protocols.a2a.models import RelayTask
 from protocols.a2a.relay.waits import WaitRefused
-from registry.access.auth import KEY_PREFIX, api_key_hash
+from registry.access.auth import KEY_PREFIX, api_key_hash, credential_scope
 from registry.access.counters import window_allows
+from registry.access.tokens import looks_like_token
 
 FINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -46,8 +47,9 @@ MAX_PAGE_SIZE = 100
 
 def relay_scope(headers: dict[str, str]) -> str:
     """Whose a relayed task is, from the request's headers: a registry API key
-    (``X-Api-Key``, or ``Authorization: Bearer rk_…``) by its hash; else the Authorization
-    value's hash; else nobody ("")."""
+    (``X-Api-Key``, or ``Authorization: Bearer rk_…``) by its hash; a token from an
+    accepted identity provider by its identity; else the Authorization value's hash; else
+    nobody ("")."""
     key = headers.get("x-api-key", "").strip()
     authorization = headers.get("authorization", "").strip()
     if key:
@@ -55,6 +57,11 @@ def relay_scope(headers: dict[str, str]) -> str:
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() == "bearer" and token.strip().startswith(KEY_PREFIX):
         return api_key_hash(token.strip())
+    if scheme.lower() == "bearer" and looks_like_token(token.strip()):
+        # A registry token's identity, when it is one (a token for the agent is not).
+        scope = credential_scope(token.strip())
+        if scope != api_key_hash(token.strip()):
+            return scope
     if authorization:
         return hashlib.sha256(b"authorization\n" + authorization.encode()).hexdigest()
     return ""

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from protocols.a2a.cards.documents import cards_stored
+from registry import extensions
 from registry.agents.models import Agent, Endpoint
 
 A2A_CARD = "application/a2a-agent-card+json"
@@ -76,38 +77,77 @@ def _queries(card: dict | None) -> list[str]:
     return found[:MAX_QUERIES]
 
 
-def _mcp_catalog(identifier: str, agent: Agent, endpoints: list[Endpoint]) -> dict:
+def _server_entries(
+    identifier: str, endpoints: list[Endpoint], servers: dict[uuid.UUID, tuple[str, bytes]]
+) -> list[dict]:
+    """Each MCP endpoint whose card the registry serves, as an MCP server card entry: the
+    served card's URL and the digest of its bytes (an endpoint URL is never listed as a
+    card)."""
+    return [
+        {
+            "identifier": f"{identifier}:mcp:{segment(endpoint.name)}",
+            "displayName": endpoint.name,
+            "type": MCP_SERVER_CARD,
+            "url": servers[endpoint.pk][0],
+            "digest": digest(servers[endpoint.pk][1]),
+        }
+        for endpoint in endpoints
+        if endpoint.pk in servers
+    ]
+
+
+def _nested(entries: list[dict]) -> dict:
+    return {"specVersion": "1.0", "entries": entries}
+
+
+def _a2a_entry(agent: Agent, identifier: str, sha256: str) -> dict:
     return {
-        "specVersion": "1.0",
-        "entries": [
-            {
-                "identifier": f"{identifier}:mcp:{segment(endpoint.name)}",
-                "displayName": endpoint.name,
-                "type": MCP_SERVER_CARD,
-                "url": endpoint.address,
-            }
-            for endpoint in endpoints
-        ],
+        "identifier": identifier,
+        "displayName": agent.name[:200] or identifier,
+        "type": A2A_CARD,
+        "url": f"{settings.REGISTRY_BASE_URL}/a2a/agents/{agent.id}",
+        "digest": f"sha256:{sha256}",
     }
 
 
+def nested_types(entry: dict) -> str:
+    """The types of the entries nested in ``entry``, space-separated with a space at each
+    end (``CatalogEntry.types``: what the ``type`` filters and facets find besides its own)."""
+    data = entry.get("data") if entry.get("type") == CATALOG else None
+    types = sorted({e["type"] for e in data["entries"]}) if data else []
+    return f" {' '.join(types)} " if types else ""
+
+
 def entry_data(
-    agent: Agent, identifier: str, card: tuple[str, dict | None] | None, trust: dict
+    agent: Agent,
+    identifier: str,
+    card: tuple[str, dict | None] | None,
+    trust: dict,
+    servers: dict[uuid.UUID, tuple[str, bytes]] | None = None,
 ) -> dict | None:
-    """The entry of ``agent`` (None: nothing to list: no A2A card and no MCP endpoint).
-    ``card``: the SHA-256 of the served card and the card; ``trust``: verified domain and
-    signature status."""
+    """The entry of ``agent`` (None: nothing to list: no A2A card and no served MCP server
+    card). ``card``: the SHA-256 of the served card and the card; ``trust``: verified domain
+    and signature status; ``servers``: the served MCP server cards by endpoint id.
+
+    An A2A card alone is its entry; one MCP server alone, its server card; a business (an
+    entity) or several servers, a nested catalog of its servers; an A2A card with servers, a
+    nested catalog of the card (``<identifier>:a2a``) and the servers
+    (``<identifier>:mcp:<endpoint>``): the identifiers say they belong to one agent."""
+    mcp = [e for e in agent.endpoints.all() if e.protocol == Endpoint.Protocol.MCP]
+    listed = _server_entries(identifier, mcp, servers or {})
     entry: dict = {"identifier": identifier, "displayName": agent.name[:200] or identifier}
-    if card is not None:
-        entry["type"] = A2A_CARD
-        entry["url"] = f"{settings.REGISTRY_BASE_URL}/a2a/agents/{agent.id}"
-        entry["digest"] = f"sha256:{card[0]}"
-    else:
-        mcp = [e for e in agent.endpoints.all() if e.protocol == Endpoint.Protocol.MCP]
-        if not mcp:
-            return None
+    if card is not None and not listed:
+        entry.update(_a2a_entry(agent, identifier, card[0]))
+    elif card is not None:
         entry["type"] = CATALOG
-        entry["data"] = _mcp_catalog(identifier, agent, mcp)
+        entry["data"] = _nested([_a2a_entry(agent, f"{identifier}:a2a", card[0]), *listed])
+    elif not listed:
+        return None
+    elif len(listed) == 1 and agent.source not in extensions.business_sources:
+        entry.update({k: listed[0][k] for k in ("type", "url", "digest")})
+    else:
+        entry["type"] = CATALOG
+        entry["data"] = _nested(listed)
     if agent.description:
         entry["description"] = agent.description
     capabilities = list(agent.capabilities.all())

@@ -19,10 +19,12 @@ from protocols.ard.catalog.entries import (
     default_identifier,
     dumps,
     entry_data,
+    nested_types,
     urn_publisher,
 )
 from protocols.ard.models import CatalogEntry, CatalogSource
-from registry.agents.models import Agent
+from registry import extensions
+from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agents_by_id
 from registry.fastpath.copy import objects_insert
 
@@ -53,6 +55,8 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
     if gone:
         CatalogEntry.objects.filter(agent_uuid__in=gone).update(listed=False)
     cards = cards_read(list(agents))
+    served = extensions.served_cards.get(Endpoint.Protocol.MCP)
+    servers = served.read(list(agents.values())) if served is not None else {}
     wanted = {pk: _publisher_identifier(a) for pk, a in agents.items() if pk not in existing}
     taken = set(
         CatalogEntry.objects.filter(identifier__in=[i for i in wanted.values() if i]).values_list(
@@ -71,7 +75,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
             new.append(entry)
         else:
             changed.append(entry)
-        data = entry_data(agent, entry.identifier, cards.get(pk), _trust(agent))
+        data = entry_data(agent, entry.identifier, cards.get(pk), _trust(agent), servers)
         provenance = getattr(agent, "ard_provenance", None)
         entry.listed = (
             data is not None
@@ -79,6 +83,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
             and not (provenance is not None and provenance.retired)
         )
         entry.type = data["type"] if data else ""
+        entry.types = nested_types(data) if data else ""
         entry.publisher = urn_publisher(entry.identifier)
         entry.body = dumps(data) if data else b""
         entry.updated_at = timezone.now()
@@ -97,7 +102,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
                 entry.save()
     if changed:
         CatalogEntry.objects.bulk_update(
-            changed, ["listed", "type", "publisher", "body", "updated_at"], batch_size=500
+            changed, ["listed", "type", "types", "publisher", "body", "updated_at"], batch_size=500
         )
 
 

@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import uuid
+from collections import Counter
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, NullIf
@@ -54,11 +55,17 @@ def _signature(values: list[str]) -> Q:
 def agents_matching(filters: dict[str, list[str]]) -> QuerySet[Agent]:
     """The listed agents whose entries match every filter key (OR within a key)."""
     entry = {"agent_uuid": OuterRef("pk"), "listed": True}
-    for key, column in (("type", "type"), ("publisher", "publisher"), ("identifier", "identifier")):
+    for key, column in (("publisher", "publisher"), ("identifier", "identifier")):
         if key in filters:
             values = filters[key] if key != "publisher" else [v.lower() for v in filters[key]]
             entry[f"{column}__in"] = values
-    queryset = agent_queryset().filter(Exists(CatalogEntry.objects.filter(**entry)))
+    entries = CatalogEntry.objects.filter(**entry)
+    if "type" in filters:  # the entry's own type, or one nested in it (an agent's servers)
+        typed = Q(type__in=filters["type"])
+        for value in filters["type"]:
+            typed |= Q(types__contains=f" {value} ")
+        entries = entries.filter(typed)
+    queryset = agent_queryset().filter(Exists(entries))
     if "tags" in filters:
         tags = [v.strip().lower() for v in filters["tags"]]
         queryset = queryset.filter(
@@ -207,8 +214,30 @@ def _matched(query: Query) -> QuerySet[Agent]:
     return agents.values("pk")
 
 
+def _nested_type_counts(matched) -> Counter:
+    """How many matched entries nest each type (an agent's MCP servers) other than their own."""
+    counted: Counter = Counter()
+    rows = CatalogEntry.objects.filter(listed=True, agent_uuid__in=Subquery(matched)).exclude(
+        types=""
+    )
+    for own, nested in rows.values_list("type", "types").iterator(chunk_size=2000):
+        counted.update(t for t in nested.split() if t != own)
+    return counted
+
+
 def _counts(field: str, matched) -> list[tuple[str, int]]:
-    if field in ("type", "publisher"):
+    if field == "type":
+        counted = Counter(
+            dict(
+                CatalogEntry.objects.filter(listed=True, agent_uuid__in=Subquery(matched))
+                .exclude(type="")
+                .values_list("type")
+                .annotate(n=Count("id"))
+            )
+        )
+        counted.update(_nested_type_counts(matched))
+        rows = list(counted.items())
+    elif field == "publisher":
         rows = (
             CatalogEntry.objects.filter(listed=True, agent_uuid__in=Subquery(matched))
             .exclude(**{field: ""})

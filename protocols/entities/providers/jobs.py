@@ -53,6 +53,14 @@ def provider_job_queue(*, principal: Principal, payload: dict) -> ProviderJob:
     problem, a 403 for another owner's provider), then queue it; the job runs once this
     transaction commits."""
     registration_checked(payload, most=settings.PROVIDER_REGISTER_MAX)
+    if principal.key is None:
+        raise ProblemError(
+            403,
+            "forbidden",
+            "A registration this large runs later as a job, under the API key that queued "
+            "it: send it with an API key, or in parts small enough to register at once.",
+            [Problem("entities", "too many to register at once with a token")],
+        )
     provider_id = payload["provider"]["id"]
     owner = Provider.objects.filter(provider_id=provider_id).values_list("owner", flat=True)
     if owner and not principal.may_change(owner[0]):

@@ -127,6 +127,8 @@ def _small(value: Any) -> Any:
 
 
 def _fetched(url: str, existing: McpServerCard | None) -> tuple[ServerCard | None, dict]:
+    """The card read (None: unchanged since ``existing``) and what the read says besides:
+    its caching headers and, for a card found, its bytes."""
     headers = {}
     if existing is not None and existing.etag:
         headers["If-None-Match"] = existing.etag
@@ -148,6 +150,7 @@ def _fetched(url: str, existing: McpServerCard | None) -> tuple[ServerCard | Non
         "etag": result.headers.get("etag", "")[:300],
         "last_modified": result.headers.get("last-modified", "")[:100],
         "max_age": max_age(result.headers.get("cache-control", "")),
+        "body": result.body,
     }
     return server_card_parse(document), state
 
@@ -179,6 +182,7 @@ def server_card_read(endpoint: str, *, force: bool = False) -> McpServerCard | N
             "version": card.version,
             "tools": card.tools,
             "transport": card.transport,
+            "body": state.get("body", b"") if card.status == McpServerCard.Status.FOUND else b"",
             "fetched_at": now,
             "next_read_at": now + timedelta(seconds=seconds),
             "etag": state.get("etag", ""),
@@ -220,3 +224,14 @@ def tool_names(rows: list[McpServerCard]) -> list[str]:
     return list(
         dict.fromkeys(t["name"] for row in rows if row.status == "found" for t in row.tools or [])
     )
+
+
+def origin_cards_read(addresses: list[str]) -> dict[str, bytes]:
+    """The server card found at the origin of each of these MCP endpoints, as read (one
+    query): what the MCP app serves back for them."""
+    urls = {a: server_card_url(a) for a in addresses}
+    rows = McpServerCard.objects.filter(
+        url__in={u for u in urls.values() if u}, status=McpServerCard.Status.FOUND
+    ).values_list("url", "body")
+    found = {url: bytes(body) for url, body in rows if body}
+    return {a: found[u] for a, u in urls.items() if u in found}

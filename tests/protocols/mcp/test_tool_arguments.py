@@ -4,6 +4,7 @@ naming it (never pydantic's text), discover_agents' text and ARD query cannot be
 and each tool says what it is for with an example."""
 
 import asyncio
+import json
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -126,3 +127,19 @@ def test_the_ard_query_is_answered_under_its_new_and_its_old_name(weather):
 
 def test_ard_arguments_without_an_ard_query_are_refused():
     assert error_paths(call("discover_agents", {"q": "weather", "pageSize": 5})) == ["pageSize"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_tools_example_is_arguments_it_takes(weather):
+    """A model copying a description's example makes a call the tool takes: whatever it
+    answers (no such agent, no key), never a refusal of the arguments themselves."""
+
+    listed = session(lambda client: client.list_tools()).tools
+    for tool in listed:
+        example, _ = json.JSONDecoder().raw_decode(tool.description.split("Example: ", 1)[1])
+        result = call(tool.name, example)
+        if result.is_error:
+            problem = result.structured_content["problem"]
+            assert problem["type"] != "/problems/validation-error", (tool.name, problem)
+        else:
+            assert result.structured_content is not None, tool.name

@@ -176,7 +176,11 @@ def test_the_lane_leaves_the_change_feed_to_the_view():
         ("q=weather&mode=keyword", "keyword-tiers", "tiers"),
         ("q=weather&mode=keyword&tag=finance&limit=3", "keyword-tiers", "tiers"),
         ("q=weather&mode=keyword&liveOnly=true", "tiers", "tiers"),  # its candidates
-        ("q=weather&mode=keyword&protocol=A2A", "tiers", "tiers"),  # no key: the ORM
+        ("q=weather&mode=keyword&protocol=A2A", "keyword-tiers", "tiers"),  # a lane filter
+        ("q=weather&mode=keyword&skill=forecast", "tiers", "tiers"),  # none: the ORM
+        ("q=weather&protocol=A2A&transport=Http", "hybrid-first", "fused"),
+        ("q=weather&protocol=A2A&liveOnly=true", "fused", "fused"),  # live and a lane filter
+        ("q=weather&owner=alice", "fused", "fused"),
         ("q=weather", "hybrid-first", "fused"),
         ("q=weather&tag=finance&liveOnly=true", "hybrid-first", "fused"),
         ("q=weather&mode=semantic", "fused", "fused"),

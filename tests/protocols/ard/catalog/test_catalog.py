@@ -91,7 +91,18 @@ def test_the_catalog_follows_writes_and_a_deleted_agents_identifier_is_never_reu
     ]
 
 
-def test_an_agent_with_mcp_endpoints_only_is_a_nested_catalog_of_its_servers(
+def served(anon, url: str) -> bytes:
+    response = anon.get(url.removeprefix("http://testserver"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/mcp-server-card+json"
+    return response.content
+
+
+def sha256(body: bytes) -> str:
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def test_an_agent_with_one_mcp_server_is_listed_as_its_served_server_card(
     anon, alice, native_payload
 ):
     payload = native_payload()
@@ -100,17 +111,34 @@ def test_an_agent_with_mcp_endpoints_only_is_a_nested_catalog_of_its_servers(
     )
     response = alice.post("/agents", payload, format="json")
     assert response.status_code == 201, response.content
+    url = response.json()["endpoints"][0]["serverCardUrl"]
+    [entry] = agent_entries(catalog(anon))
+    assert entry["type"] == "application/mcp-server-card+json"
+    assert entry["url"] == url  # the served card, never the endpoint itself
+    assert entry["digest"] == sha256(served(anon, url))
+
+
+def test_an_agent_with_a_card_and_mcp_servers_lists_both_as_one_agents(
+    anon, alice, make_card, native_payload
+):
+    agent = register(alice, make_card())
+    endpoint = native_payload()["endpoints"][0]
+    endpoint.update(protocol="MCP", name="tools", address="https://mcp.weather.example/mcp")
+    added = alice.post(f"/agents/{agent}/endpoints", endpoint, format="json")
+    assert added.status_code == 201, added.content
     [entry] = agent_entries(catalog(anon))
     assert entry["type"] == "application/ai-catalog+json"
-    assert entry["data"]["entries"] == [
-        {
-            "identifier": f"{entry['identifier']}:mcp:orders",
-            "displayName": "orders",
-            "type": "application/mcp-server-card+json",
-            "url": "https://mcp.bakery.example/mcp",
-        }
-    ]
     assert catalog_problems(entry["data"]) == []
+    card, server = entry["data"]["entries"]
+    assert card["identifier"] == entry["identifier"] + ":a2a"
+    assert (card["type"], card["url"]) == (
+        "application/a2a-agent-card+json",
+        f"http://testserver/a2a/agents/{agent}",
+    )
+    assert card["digest"] == sha256(anon.get(f"/a2a/agents/{agent}").content)
+    assert server["identifier"] == entry["identifier"] + ":mcp:tools"
+    assert server["type"] == "application/mcp-server-card+json"
+    assert server["digest"] == sha256(served(anon, server["url"]))
 
 
 def test_a_retired_agent_leaves_the_catalog_and_the_ard_list_whatever_it_lists(
@@ -190,7 +218,9 @@ def test_an_entity_is_a_nested_catalog_of_its_mcp_servers(anon):
     servers = entry["data"]["entries"]
     assert servers and {s["type"] for s in servers} == {"application/mcp-server-card+json"}
     assert all(s["identifier"].startswith(entry["identifier"] + ":mcp:") for s in servers)
-    assert all(s["url"].startswith("https://") for s in servers)
+    for server in servers:  # each the served card, with the digest of its bytes
+        assert server["url"].startswith("http://testserver/mcp/servers/")
+        assert server["digest"] == sha256(served(anon, server["url"]))
     assert catalog_problems(entry["data"]) == []
 
 
@@ -225,3 +255,17 @@ def test_a_large_stale_catalog_is_served_as_stored_while_a_job_assembles_it(
     assert ard_catalog_build_task() is True
     assert len(agent_entries(catalog(anon))) == 3
     assert ard_catalog_build_task() is False  # current: nothing to do
+
+
+def test_the_rebuild_command_writes_entries_built_before_an_upgrade_again(
+    anon, alice, native_payload
+):
+    from django.core.management import call_command
+
+    payload = native_payload()
+    payload["endpoints"][0].update(protocol="MCP", name="orders")
+    alice.post("/agents", payload, format="json")
+    CatalogEntry.objects.update(type="application/ai-catalog+json", body=b'{"stale":true}')
+    call_command("ard_entries_rebuild")
+    [entry] = agent_entries(catalog(anon))
+    assert entry["type"] == "application/mcp-server-card+json"

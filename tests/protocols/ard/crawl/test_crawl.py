@@ -241,7 +241,9 @@ def test_an_mcp_server_card_entry_becomes_an_agent_with_an_mcp_endpoint(site, ad
     assert [a["id"] for a in found] == [str(row.agent_id)]
     [listed] = agent_entries(catalog(anon))
     assert listed["identifier"] == f"urn:air:{HOST}:mcp:orders"
-    assert listed["data"]["entries"][0]["url"] == entry["url"]
+    # Listed again as the server card the registry serves for it.
+    assert listed["type"] == "application/mcp-server-card+json"
+    assert listed["url"] == agent["endpoints"][0]["serverCardUrl"]
     call_command("ard_crawl", domain=f"{HOST}:{site.server.port}", stdout=StringIO())
     assert report_of(anon, response)["unchanged"] == 1
 

@@ -222,3 +222,43 @@ def test_a_bad_mode_is_invalid_argument_naming_query_mode(anon, three):
     response = anon.post("/ard/search", {"query": {"text": "x", "mode": "vibes"}}, format="json")
     assert response.status_code == 400
     assert "query.mode" in response.content.decode()
+
+
+def test_mcp_servers_are_found_by_type_in_search_explore_and_the_list(
+    anon, alice, three, native_payload
+):
+    """One MCP server alone is a server card entry; two are a nested catalog of server
+    cards: the type filters and the type facet find both."""
+    ids = {}
+    for name, count in (("Bakery orders", 1), ("Bakery tools", 2)):
+        payload = native_payload(name=name, description="An assistant for bakeries.")
+        payload["endpoints"] = [
+            dict(
+                payload["endpoints"][0],
+                protocol="MCP",
+                name=f"mcp{n}",
+                address=f"https://mcp{n}.bakery.example/mcp",
+            )
+            for n in range(count)
+        ]
+        response = alice.post("/agents", payload, format="json")
+        assert response.status_code == 201, response.content
+        ids[name] = response.json()["id"]
+    mcp = "application/mcp-server-card+json"
+    answer = search(anon, {"query": {"text": "assistant", "filter": {"type": mcp}}})
+    assert sorted(r["displayName"] for r in answer["results"]) == ["Bakery orders", "Bakery tools"]
+    assert openapi_problems("SearchResponse", answer) == []
+    listed = anon.get("/ard/agents", {"filter": f"type = '{mcp}'"}).json()
+    assert openapi_problems("ListResponse", listed) == []
+    assert sorted(i["displayName"] for i in listed["items"]) == ["Bakery orders", "Bakery tools"]
+    explored = anon.post(
+        "/ard/explore",
+        {"query": {"text": "assistant"}, "resultType": {"facets": [{"field": "type"}]}},
+        format="json",
+    ).json()
+    assert openapi_problems("ExploreResponse", explored) == []
+    assert explored["facets"]["type"]["buckets"] == [
+        {"value": "application/a2a-agent-card+json", "count": 3},
+        {"value": mcp, "count": 2},
+        {"value": "application/ai-catalog+json", "count": 1},
+    ]

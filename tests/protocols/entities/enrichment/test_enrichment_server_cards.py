@@ -127,4 +127,5 @@ def test_an_agents_mcp_endpoint_gets_its_server_card_read_with_its_probe(
     assert endpoints_probe.delay().get() == 1
     card = McpServerCard.objects.get()
     assert (card.status, card.name, card.version) == ("found", "zinc-bookings", "2.4.1")
+    assert bytes(card.body) == json.dumps(VALID_CARDS["serverInfo"]).encode()  # as read
     assert [r.method for r in https_server.requests if r.path == "/mcp"] == ["GET"]
