@@ -102,6 +102,10 @@ class SchedulerLead:
         return True
 
     def release(self) -> None:
+        if self.holding and self.connection is not None:
+            # Given back now (closing alone frees it once the server notices).
+            with contextlib.suppress(Exception):
+                self.connection.execute("SELECT pg_advisory_unlock(%s, %s)", LEADER_LOCK)
         for held in (self.connection, self.file):
             if held is not None:
                 with contextlib.suppress(Exception):
