@@ -9,7 +9,7 @@ EVENTS_PORT ?= $(shell echo $$(($(PORT) + 1)))
 # The URL the registry is reached at: HOST, or this machine when it listens everywhere.
 URL_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
 
-.PHONY: help run test serve worker webhooks beat lint migrate demo clean bench docs
+.PHONY: help run test serve worker webhooks beat lint migrate demo clean bench docs cluster
 .DEFAULT_GOAL := help
 
 ## List the targets and what each does (the default).
@@ -115,6 +115,12 @@ screenshots: $(VENV)/.dev
 ## /docs/; --strict: a broken link or a missing page fails the build.
 docs: $(VENV)/.dev
 	$(BIN)/mkdocs build --strict --site-dir site
+
+## Several nodes on a primary and its streaming replica, on this machine (bench/cluster.py;
+## docs/operations/scale.md): PostgreSQL 15's own pair in temporary folders, two registry
+## nodes, one job scheduler leading, a round-robin front on PORT. Ctrl-C stops it all.
+cluster: $(VENV)/.runtime
+	$(BIN)/python -m bench.cluster --port $(PORT) $(CLUSTER_ARGS)
 
 ## The benchmark (bench/README.md): BENCH_ARGS="--agents 20000" for a shorter run.
 bench: $(VENV)/.dev

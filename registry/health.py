@@ -14,6 +14,7 @@ from django.views.decorators.http import require_safe
 
 from registry.access.shared_cache import SharedRedisCache
 from registry.fastpath.lean import LeanAnswer
+from registry.fastpath.replicas import replica_aliases, replica_check
 from registry.http.problems import problem_response
 
 logger = logging.getLogger(__name__)
@@ -78,9 +79,21 @@ CHECKS = {"database": _database, "cache": _cache, "broker": _broker}
 REQUIRED = {"database", "broker"}
 
 
+def _replicas(results: dict[str, str]) -> None:
+    """Each read replica (DATABASE_REPLICA_URLS) as ``replicaN``: "ok" while it answers
+    within DATABASE_REPLICA_MAX_LAG_SECONDS, else "degraded" (the primary serves its
+    reads); its lag in seconds beside the checks (``replicaLagSeconds``)."""
+    for alias in replica_aliases():
+        state = replica_check(alias)
+        results[alias] = "ok" if state.usable() else "degraded"
+        lag = None if state.lag_seconds is None else round(state.lag_seconds, 3)
+        results.setdefault("lag", {})[alias] = lag
+
+
 def readiness() -> dict[str, str]:
     """Each dependency: "ok", "unavailable" (required) or "degraded"; why goes to the log,
-    never to the answer (it names internal hosts and ports)."""
+    never to the answer (it names internal hosts and ports). With read replicas, each
+    replica's state and, under "lag", its lag in seconds."""
     results = {}
     for name, check in CHECKS.items():
         try:
@@ -90,6 +103,7 @@ def readiness() -> dict[str, str]:
             results[name] = "unavailable" if name in REQUIRED else "degraded"
         else:
             results[name] = "ok"
+    _replicas(results)
     return results
 
 
@@ -108,15 +122,19 @@ def readyz(request) -> JsonResponse:
     """Readiness: 200 when the database and the job broker answer ("degraded" when the
     shared cache does not); else 503."""
     checks = readiness_recent()
+    lag = checks.pop("lag", None)
+    extra = {"replicaLagSeconds": lag} if lag is not None else {}
     down = [name for name, result in checks.items() if result == "unavailable"]
     if not down:
         degraded = any(result != "ok" for result in checks.values())
-        return JsonResponse({"status": "degraded" if degraded else "ok", "checks": checks})
+        status = "degraded" if degraded else "ok"
+        return JsonResponse({"status": status, "checks": checks, **extra})
     response = problem_response(
         503,
         "not-ready",
         f"The registry cannot serve: no answer from the {', '.join(down)}.",
         checks=checks,
+        **extra,
     )
     response["Retry-After"] = "5"
     return response

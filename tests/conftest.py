@@ -77,6 +77,7 @@ def pytest_ignore_collect(collection_path, config):
 # them would leave the other workers idle while it ends the pass alone.
 LONGEST_FIRST = (
     "tests/test_fuzz.py",
+    "tests/test_cluster.py",
     "tests/test_bench_smoke.py",
     "tests/test_conformance.py",
     "tests/registry/test_checkout_start.py",
@@ -123,6 +124,25 @@ def migrations_restored():
 
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.fixture(scope="module")
+def postgres_pair():
+    """A PostgreSQL primary and its streaming replica of their own (bench/pgpair.py: the
+    installed PostgreSQL 15's initdb and pg_basebackup, in temporary directories, on free
+    ports), for the module's tests; stopped and removed after them. Skipped on a machine
+    without PostgreSQL's programs, except in CI, where it must run."""
+    from bench import pgpair
+
+    if not pgpair.available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs PostgreSQL 15's programs (initdb, pg_basebackup)")
+        pytest.skip(f"no PostgreSQL programs in {pgpair.POSTGRES_BIN}")
+    pair = pgpair.PostgresPair(free_port(), free_port()).start()
+    try:
+        yield pair
+    finally:
+        pair.stop()
 
 
 @pytest.fixture(autouse=True)

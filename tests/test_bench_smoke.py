@@ -230,3 +230,31 @@ def test_the_ard_bench_runs_end_to_end_at_two_sizes(tmp_path):
         [build] = size["catalog_builds"]
         assert (build["entries"], build["pages"]) == (size["agents"], 1)
         assert size["catalog_fetch"]["root_bytes"] == build["root_bytes"]
+
+
+def test_the_replica_rows_run_and_report_lag_wal_sizes_and_reads(tmp_path):
+    from bench import pgpair
+
+    if not pgpair.available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs PostgreSQL 15's programs (initdb, pg_basebackup)")
+        pytest.skip(f"no PostgreSQL programs in {pgpair.POSTGRES_BIN}")
+    out = tmp_path / "replica.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.replica", "--agents=40", "--duration=0.3",
+         "--connections=2", "--requests=3", "--registrations=2", "--servers=replica",
+         f"--out={out}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["bulk_load_wal_bytes_per_agent"] > 0
+    assert result["registration_wal_bytes"] > 0
+    assert result["replica_lag_during_bulk_load"]["samples"] > 0
+    reads = result["reads_on_replica"]
+    assert reads["card_fetch"]["requests"] > 0 and reads["card_fetch"]["errors"] == 0
+    assert reads["discovery_first_text"]["requests"] == 3
+    tables = result["sizes"]["tables"]
+    assert tables["registry_agent"]["rows_per_agent"] >= 1
+    assert result["sizes"]["total_bytes_per_agent"] > 0

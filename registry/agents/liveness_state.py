@@ -81,10 +81,12 @@ def live_agents(now: datetime) -> Exists:
 def live_among(agent_ids: list, now: datetime) -> set:
     """Which of these agents are live at ``now`` (live_agents, for a list of ids: one
     probe of endpoint_alive each). PostgreSQL."""
-    from django.db import connection
+    from django.db import connections
+
+    from registry.fastpath.replicas import read_alias
 
     table = Endpoint._meta.db_table
-    with connection.cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         cursor.execute(
             f"SELECT DISTINCT agent_id FROM {table} WHERE agent_id = ANY(%s) AND alive_until > %s",  # noqa: S608
             [list(agent_ids), now],

@@ -36,6 +36,7 @@ from registry.discovery.models import AgentSearchVector
 from registry.discovery.pagination import Page, relevance_page
 from registry.discovery.query import DiscoveryQuery
 from registry.discovery.search import tier_exact
+from registry.fastpath.replicas import read_alias
 from registry.semantic import client
 
 # The parameters a first query of words (mode=keyword) may have; with any other the view's
@@ -122,7 +123,7 @@ def _keyed_among(query: FirstQuery, most: int) -> tuple[int, bytes]:
         found += f' AND "agent_id" IN ({ids})'
         params += more
     packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         cursor.execute(
             f"SELECT count(*), CASE WHEN count(*) <= %s THEN {packed} END "  # noqa: S608
             f"FROM (SELECT DISTINCT agent_id FROM ({found}) AS f LIMIT %s) AS keyed",
@@ -143,7 +144,7 @@ def _keyed_kept(
     discoverable (registry/semantic/index.py): nothing to look up."""
     if exact:
         return hits[: hybrid.DEPTH]
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         kept = _kept_of(cursor, hits)
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if len(ranked) < hybrid.DEPTH and len(hits) == KEYED_ROOM * hybrid.DEPTH < count:
@@ -183,7 +184,7 @@ def _semantic_kept(
     if exact and not conditions:  # every hit is an agent discovery finds
         ranked = hits[: hybrid.DEPTH]
     else:
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:
             # The nearest are looked up first, the others only when fewer than DEPTH of
             # those are kept. Without conditions nearly every hit is kept (all but the
             # retired agents, and those deleted since the service read the vectors): the
@@ -204,7 +205,7 @@ def _semantic_kept(
                 text, wanted, among, hybrid.min_cosine(text), generation, ids_as_text=True
             )
             return _keyed_kept(nearest, text, among, count, generation, exact)
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         # Their ids packed (16 bytes each) by the statement, as the service takes them.
         packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
         keyed = f" WHERE TRUE{where}" if conditions else ""
@@ -215,7 +216,7 @@ def _semantic_kept(
         )
         count, among = cursor.fetchone()
     if count > hybrid.NEAREST_AMONG:  # the nearest of all, as many as the keys need
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:
             return hybrid.nearest_kept(
                 text, kept_of, hybrid.semantic_wanted(True), generation, ids_as_text=True
             )

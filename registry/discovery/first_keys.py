@@ -9,13 +9,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 
 from registry.agents.models import Endpoint
 from registry.agents.text import search_terms
 from registry.discovery.lane_filters import LaneFilter, filters_where
 from registry.discovery.models import AgentSearchVector, DataGeneration
 from registry.discovery.search import TIERS, WORDS_SQL, tier_exact, tier_marks
+from registry.fastpath.replicas import read_alias
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def first_keys(
             params += [terms, tier_exact(terms, keys, tier), *live, *conditions, query.limit + 1]
     if generation_row or not one_scan:  # (the statements' union: its limit)
         params.append(query.limit + 1 + generation_row)
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         sql = _keys_sql(generation_row, one_scan, bool(keys), bool(live), text_ids, filtered)
         cursor.execute(sql, params)
         found: list[tuple[uuid.UUID, datetime, int, int]] = cursor.fetchall()

@@ -27,6 +27,7 @@ from registry.discovery.models import AgentFilterKeys, DataGeneration
 from registry.discovery.pagination import Page, keyset_found_page
 from registry.discovery.query import DiscoveryQuery, discovery_filters
 from registry.discovery.search import KEY_BYTES, tier_exact
+from registry.fastpath.replicas import read_alias
 
 # Parameters besides the filters that such a query may have.
 _OTHER = frozenset({"sort", "limit"})
@@ -88,7 +89,7 @@ def keyed_find(query: DiscoveryQuery):
     statement, keyed = _statement(sort), tier_exact([], keys, None)
 
     def find() -> tuple[Page, str]:
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:
             cursor.execute(statement, [keyed, limit + 1])
             found = cursor.fetchall()
         return keyset_found_page(sort, found, limit), sort

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 from django.db.models import Subquery
 from django.utils import timezone
 
@@ -43,6 +43,7 @@ from registry.discovery.generation import generation_bump
 from registry.discovery.models import AgentListing, DataGeneration
 from registry.fastpath.copy import objects_insert
 from registry.fastpath.prepared import prepared_cursor
+from registry.fastpath.replicas import read_alias
 from registry.signals import dispatch_shared
 
 # The endpoint columns the holes' members are computed from
@@ -225,7 +226,7 @@ def _read_sql() -> str:
 
 
 def _rows(agent_ids: list[uuid.UUID]) -> list[tuple]:
-    db = connections[DEFAULT_DB_ALIAS]
+    db = connections[read_alias()]
     if db.vendor == "postgresql":
         # Bound on the server, results in binary (the bodies as bytes, not hex text).
         with prepared_cursor(db, binary=True) as cursor:

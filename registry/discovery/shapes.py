@@ -22,6 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from registry.discovery.pagination import Page, keyset_found_page, keyset_keys
 from registry.discovery.query import DiscoveryQuery, discovery_filters
+from registry.fastpath.replicas import read_alias
 
 # A value that may fill a slot: a filter does not split, trim or re-case it.
 SLOTTABLE = re.compile(r"[A-Za-z0-9._+-]{1,100}")
@@ -85,7 +86,7 @@ def shaped_find(query: DiscoveryQuery, agents_filtered):
     values[-1] = limit + 1
 
     def find() -> tuple[Page, str]:
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:
             cursor.execute(shape.sql, values)
             found = cursor.fetchall()
         return keyset_found_page(sort, found, limit), sort

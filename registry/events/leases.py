@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from django.db import transaction
-from django.utils import timezone
 
 from registry.events.models import Subscription
+from registry.fastpath.replicas import database_now
 
 
 class Lease(Enum):
@@ -30,7 +30,7 @@ def lease_take(
 ) -> tuple[Lease, datetime | None]:
     """Lease the subscription for ``seconds`` if it is in ``status``, its lease free and its
     owner under ``per_owner`` leases in that status (0: no limit); with the lease's end."""
-    now = timezone.now()
+    now = database_now()  # every node's leases by one clock: the primary's
     with transaction.atomic():
         owner = Subscription.objects.filter(pk=subscription_id).values_list("owner", flat=True)
         owner = owner.first()
@@ -57,7 +57,7 @@ def lease_take(
 
 def lease_renew(subscription_id: uuid.UUID, until: datetime, seconds: float) -> datetime | None:
     """Extend a lease still held (its end ``until``): the new end, or None if it was lost."""
-    later = timezone.now() + timedelta(seconds=seconds)
+    later = database_now() + timedelta(seconds=seconds)
     renewed = Subscription.objects.filter(pk=subscription_id, leased_until=until).update(
         leased_until=later
     )

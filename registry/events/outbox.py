@@ -36,6 +36,7 @@ from registry.events import envelope
 from registry.events.models import Event, Subscription
 from registry.fastpath.copy import objects_insert
 from registry.fastpath.notices import announce
+from registry.fastpath.replicas import database_now
 from registry.http.request_ids import request_id
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def agent_events_write(changes: dict) -> int:
             "agent_id", "deleted_at"
         )
     )
-    now, rows = timezone.now(), []
+    now, rows = database_now(), []
     for pk in ids:
         app_write = changes[pk] is None  # an app's rows: the listing tells what changed
         change = changes[pk] or {"created": False, "changed": set(), "types": []}
@@ -170,7 +171,7 @@ def event_record(
             Event(
                 type=type,
                 subject=subject,
-                time=timezone.now(),
+                time=database_now(),
                 data=data,
                 extensions=extensions or {},
             )
@@ -222,7 +223,8 @@ def events_prune() -> int:
 
 # Ids are taken when a row is written, not when its transaction commits: a later id may
 # commit first. A reader stops before a missing id until the event after it is this old
-# (then the missing one was rolled back, or never comes).
+# (then the missing one was rolled back, or never comes), by the primary's clock, which
+# every node's events are written with (``database_now``).
 GAP_SECONDS = 5
 
 
@@ -231,7 +233,7 @@ def events_after(after: int, limit: int, *, with_data: bool = True) -> list[Even
     that may still commit (so that no reader moves its cursor past an event to come)."""
     rows = Event.objects.filter(id__gt=after).order_by("id")
     rows = list((rows if with_data else rows.defer("data"))[:limit])
-    settled = timezone.now() - timedelta(seconds=GAP_SECONDS)
+    settled = database_now() - timedelta(seconds=GAP_SECONDS)
     expected = after + 1 if after else None
     for index, event in enumerate(rows):
         if expected is not None and event.id != expected and event.time > settled:

@@ -42,13 +42,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import parse_etags, parse_http_date_safe
 
 from registry import extensions
 from registry.access.throttles import READ_COUNTED, read_wait
 from registry.extensions import LeanRoute
+from registry.fastpath.replicas import (
+    read_alias_for,
+    reads_from,
+    replica_aliases,
+    replica_failed,
+)
 from registry.http import metrics
 from registry.http.request_ids import (
     ENVIRON_KEY,
@@ -184,6 +190,7 @@ class LeanApplication:
         self.forwarded_host = settings.USE_X_FORWARDED_HOST
         self.allowed_hosts = list(settings.ALLOWED_HOSTS)
         self.hosts_seen: dict[str, bool] = {}
+        self.replicas = bool(replica_aliases())
 
     def __call__(self, environ, start_response):
         routes = self.routes.get(environ.get("REQUEST_METHOD"))
@@ -227,11 +234,17 @@ class LeanApplication:
             return None
         if not self.allowed(environ, path, read_limited=route.read_limited):
             return None
+        alias = DEFAULT_DB_ALIAS
+        if self.replicas and route.database and route.method == "GET":
+            alias = read_alias_for(environ, path)
         try:
-            return route.handler(rest, environ)
+            with reads_from(alias):
+                return route.handler(rest, environ)
         except DatabaseError:
             # A broken or closed connection: let Django's request (which reconnects, and
-            # answers a problem if the database is down) take it.
+            # answers a problem if the database is down) take it; a replica that failed is
+            # looked at again first.
+            replica_failed(alias)
             for connection in connections.all(initialized_only=True):
                 if not connection.in_atomic_block:
                     connection.close()

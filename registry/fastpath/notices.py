@@ -21,8 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from registry.fastpath.replicas import lsn_number, read_alias, replica_position
 from registry.fastpath.spool import Spool
 
 logger = logging.getLogger(__name__)
@@ -79,6 +81,36 @@ class Listener:
         self.connection = None
         self.pid = os.getpid()
         self.retry_at = 0.0
+        # With read replicas: the primary's WAL position when notices last arrived (past
+        # the commits they announce). A value loaded from a replica that has not replayed
+        # it may be older than the change, and is not kept (NoticedCache.get).
+        self.replicas = any(alias.startswith("replica") for alias in settings.DATABASES)
+        self.noticed_position = 0
+
+    def _position_note(self, connection=None) -> None:
+        """The primary's WAL position now, by libpq itself: psycopg's own ``execute`` would
+        take notices that arrive meanwhile away from ``pgconn.notifies()``, where
+        ``current`` looks for them."""
+        from psycopg import pq
+
+        pgconn = (connection or self.connection).pgconn
+        result = pgconn.exec_(b"SELECT pg_current_wal_lsn()::text")
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            raise ConnectionError(result.get_error_message())
+        self.noticed_position = lsn_number(result.get_value(0, 0).decode()) or 0
+
+    def _notices_take(self, pgconn) -> None:
+        """Hand the keys of the notices that arrived to the cache; with replicas, note the
+        WAL position after them, and again while more arrive during the look."""
+        while True:
+            noticed = False
+            while (notice := pgconn.notifies()) is not None:
+                payload = notice.extra.decode()
+                self.on_keys(None if payload == EVERYTHING else payload.split(","))
+                noticed = True
+            if not (noticed and self.replicas):
+                return
+            self._position_note()
 
     def current(self) -> bool:
         """Take the notices that arrived; whether the cache may be used now."""
@@ -92,9 +124,7 @@ class Listener:
                 readable, _, _ = select.select([pgconn.socket], [], [], 0)
                 if readable:
                     pgconn.consume_input()
-                    while (notice := pgconn.notifies()) is not None:
-                        payload = notice.extra.decode()
-                        self.on_keys(None if payload == EVERYTHING else payload.split(","))
+                    self._notices_take(pgconn)
                 if self.connection.broken or self.connection.closed:
                     raise ConnectionError("the listening connection closed")
             except Exception as exc:
@@ -112,12 +142,17 @@ class Listener:
             return False
         import psycopg
 
+        connection = None
         try:
             connection = psycopg.connect(
                 autocommit=True, connect_timeout=3, **own_connection_params(db)
             )
             connection.execute(f'LISTEN "{self.channel}"')
+            if self.replicas:
+                self._position_note(connection)
         except Exception as exc:
+            if connection is not None:
+                connection.close()
             logger.warning("Cannot listen on %s: %s", self.channel, exc)
             self.retry_at = time.monotonic() + self.retry_seconds
             return False
@@ -157,12 +192,24 @@ class NoticedCache:
         value = self.spool.get(key)
         if value is None:
             forgotten = self.forgotten
+            behind = self._replica_behind()
             value = load()
             # Kept unless another thread took notices meanwhile: one of them may be about
-            # this very value, read before its change committed.
-            if value is not None and self.forgotten == forgotten:
+            # this very value, read before its change committed; nor when read from a
+            # replica that had not replayed the changes noticed.
+            if value is not None and self.forgotten == forgotten and not behind:
                 self.spool.put(key, value)
         return value
+
+    def _replica_behind(self) -> bool:
+        """Whether this read goes to a replica that may not have replayed every change
+        noticed so far (its replay position as last seen, never ahead of the truth)."""
+        if not self.listener.replicas:
+            return False
+        alias = read_alias()
+        if alias == DEFAULT_DB_ALIAS:
+            return False
+        return replica_position(alias) < self.listener.noticed_position
 
     def forget(self, keys: list[str] | None) -> None:
         """Drop ``keys`` (None: everything)."""

@@ -19,6 +19,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from registry import extensions
 from registry.access.counters import client_ip_of
 from registry.agents.models import Agent, Endpoint
+from registry.fastpath.replicas import replica_aliases, replica_check
 from registry.http import metrics
 from registry.http.metrics import PREFIX
 from registry.http.problems import problem_response
@@ -74,6 +75,25 @@ class RegistryGauges:
             "Endpoints live now: a heartbeat, renewal or probe within its grace.",
             value=live,
         )
+        aliases = replica_aliases()
+        if aliases:
+            lag = GaugeMetricFamily(
+                PREFIX + "database_replica_lag_seconds",
+                "Each read replica's replay lag behind the primary (absent: it does not answer).",
+                labels=["replica"],
+            )
+            up = GaugeMetricFamily(
+                PREFIX + "database_replica_usable",
+                "Each read replica: 1 while it answers within DATABASE_REPLICA_MAX_LAG_SECONDS.",
+                labels=["replica"],
+            )
+            for alias in aliases:
+                state = replica_check(alias)
+                if state.lag_seconds is not None:
+                    lag.add_metric([alias], state.lag_seconds)
+                up.add_metric([alias], 1 if state.usable() else 0)
+            yield lag
+            yield up
         yield from jobs_queued()
         for collect in extensions.scrape_gauges.read():
             yield from collect()

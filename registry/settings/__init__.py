@@ -13,6 +13,7 @@ from registry.logs import logging_config
 from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
 from registry.settings.env import env_bool, env_float, env_int, env_list
 from registry.settings.metrics import metrics_dirs
+from registry.settings.replicas import replica_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env_load()  # the checkout's .env (make run writes it), beneath the environment
@@ -80,6 +81,7 @@ INSTALLED_APPS += [
 
 MIDDLEWARE = [
     "registry.observability.requests.RequestObservedMiddleware",  # outermost: id, metrics
+    "registry.fastpath.replicas.ReplicaReadMiddleware",  # a public read's replica, if any
     "django.middleware.security.SecurityMiddleware",
     "registry.http.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -135,11 +137,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _parallel = env_int("DB_PARALLEL_WORKERS", 0)
     _options = f"-c jit=off -c max_parallel_workers_per_gather={_parallel}"
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", _options)
-    # The card read (protocols/a2a/registration/api.py) binds its parameter on the server, and
-    # psycopg prepares it after this many runs on a connection (PostgreSQL then no longer plans it
-    # every
-    # request); every other query binds on the client and is never prepared. 0: never (for
-    # a transaction-pooling PgBouncer older than 1.21).
+    # The card read binds its parameter on the server, and psycopg prepares it after this
+    # many runs on a connection (PostgreSQL then no longer plans it every request); other
+    # queries bind on the client. 0: never (a transaction-pooling PgBouncer before 1.21).
     _prepare = env_int("DB_PREPARE_THRESHOLD", 5)
     DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", _prepare or None)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -152,6 +152,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": str(Path(tempfile.gettempdir()) / f"registry-test-{os.getpid()}.sqlite3")
     }
+
+globals().update(replica_settings(DATABASES))  # DATABASE_REPLICA_URLS … and the router
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # REDIS_URL: the shared cache (rate limits, cached reads) in Redis, an accelerator: calls wait
@@ -301,10 +303,9 @@ DISCOVERY_FACET_EXACT = env_int("DISCOVERY_FACET_EXACT", 500)
 # (manage.py semantic_serve); empty: each process embeds and searches itself, holding the
 # model (about 130 MB) and every vector. The Procfiles run the service and set it.
 SEMANTIC_SOCKET = os.environ.get("SEMANTIC_SOCKET", "")
-# Registration by domain (protocols/a2a/registration/bootstrap.py,
-# protocols/a2a/registration/txt_records.py): DNS servers for the
-# _agent TXT lookup (empty: the system's), its timeout, and what an interface on another
-# host means: "flag" (stored and shown) or "reject" (the registration fails).
+# Registration by domain (protocols/a2a/registration/bootstrap.py, txt_records.py): DNS
+# servers for the _agent TXT lookup (empty: the system's), its timeout, and what an
+# interface on another host means: "flag" (stored and shown) or "reject" (it fails).
 DISCOVERY_DNS_NAMESERVERS = env_list("DISCOVERY_DNS_NAMESERVERS")
 DISCOVERY_DNS_PORT = env_int("DISCOVERY_DNS_PORT", 53)
 DISCOVERY_DNS_TIMEOUT = float(os.environ.get("DISCOVERY_DNS_TIMEOUT", "3"))

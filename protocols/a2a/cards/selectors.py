@@ -8,7 +8,7 @@ from datetime import UTC
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
@@ -19,6 +19,7 @@ from registry.discovery.generation import generation_read
 from registry.discovery.models import DataGeneration
 from registry.fastpath.notices import NoticedCache
 from registry.fastpath.prepared import postgres_timestamp, prepared_cursor, prepared_row
+from registry.fastpath.replicas import read_alias
 
 _CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at", "lifecycle_headers")
 # The lean lane's card answers, per process (registry.fastpath.notices): every card write
@@ -56,7 +57,7 @@ def card_read_served(pk: uuid.UUID) -> tuple[bytes, str, Any, str] | None:
     """(body, sha256, updated_at, lifecycle headers) of an agent's card: one primary-key
     read, no ORM work (on PostgreSQL a statement prepared once per connection, through
     libpq itself). The headers (tab-separated ``Name: value``) are a deprecated agent's."""
-    db = connections[DEFAULT_DB_ALIAS]
+    db = connections[read_alias()]
     if db.vendor == "postgresql":
         row = prepared_row(db, "registry_card_read", _card_read_postgres_sql(), [pk.bytes])
         if row is None:
@@ -99,7 +100,7 @@ def card_version_read(pk: uuid.UUID, seq: int) -> tuple[bytes, str, Any] | None:
     connection and run through libpq), so that a pinned version costs what the latest does."""
     if not 1 <= seq <= _SEQ_MAX:
         return None
-    db = connections[DEFAULT_DB_ALIAS]
+    db = connections[read_alias()]
     if db.vendor == "postgresql":
         params = [pk.bytes, seq.to_bytes(4, "big", signed=True)]
         row = prepared_row(db, "registry_card_version_read", _version_read_postgres_sql(), params)
@@ -138,7 +139,7 @@ def _summaries_sql() -> str:
 
 
 def _summary_rows(ids: list[uuid.UUID]) -> list[tuple]:
-    db = connections[DEFAULT_DB_ALIAS]
+    db = connections[read_alias()]
     if db.vendor == "postgresql":
         with prepared_cursor(db) as cursor:
             cursor.execute(_summaries_sql(), [ids])

@@ -6,7 +6,7 @@ so that a search whose page's keys are cached at that generation is answered by 
 import uuid
 from dataclasses import dataclass
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 from django.utils import timezone
 
 from protocols.ard.catalog.entries import live_filled, liveness_read, stamp
@@ -15,6 +15,7 @@ from registry.agents.models import Endpoint
 from registry.discovery.generation import generation_read
 from registry.discovery.models import DataGeneration
 from registry.fastpath.prepared import prepared_cursor
+from registry.fastpath.replicas import read_alias
 
 
 @dataclass
@@ -40,7 +41,7 @@ def _sql() -> str:
 
 
 def entries_at(agent_ids: list[uuid.UUID]) -> EntriesRead:
-    db = connections[DEFAULT_DB_ALIAS]
+    db = connections[read_alias()]
     if not agent_ids:
         return EntriesRead({}, generation_read())
     if db.vendor != "postgresql":
