@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from registry.devenv import env_load
 from registry.logs import logging_config
 from registry.settings.apps import PROTOCOL_APPS, REGISTRY_PROTOCOL_APPS
-from registry.settings.env import env_bool, env_float, env_int, env_list
+from registry.settings.env import env_bool, env_int, env_list
 from registry.settings.metrics import metrics_dirs
 from registry.settings.replicas import replica_settings
 
@@ -349,27 +349,6 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # JSON logs: the job processes log through the root handler too, not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
-# Change events (registry/events/, docs/guides/mirror.md): the outbox keeps each event
-# EVENTS_RETENTION_DAYS; the sweep (webhook retries, liveness status changes) runs every
-# EVENTS_SWEEP_SECONDS; the stream server looks for expired liveness graces every
-# EVENTS_LIVENESS_WATCH_SECONDS; EVENTS_STREAM_URL is where the stream server answers /events
-# (the web process then redirects there; empty: it streams itself); a client (an API key,
-# else an address) may hold EVENTS_STREAMS_PER_CLIENT streams open per process, the process
-# EVENTS_STREAMS_MAX in all (0: no limit). Webhooks are retried from
-# WEBHOOK_RETRY_FIRST_SECONDS, doubling with jitter, for WEBHOOK_RETRY_MAX_SECONDS at most.
-# Webhook secrets are stored encrypted with WEBHOOK_SECRET_KEY (a Fernet key; default: one
-# derived from SECRET_KEY).
-EVENTS_RETENTION_DAYS = env_int("EVENTS_RETENTION_DAYS", 7)
-EVENTS_SWEEP_SECONDS = env_int("EVENTS_SWEEP_SECONDS", 15)
-EVENTS_LIVENESS_WATCH_SECONDS = env_float("EVENTS_LIVENESS_WATCH_SECONDS", 1.0)
-EVENTS_STREAM_URL = os.environ.get("EVENTS_STREAM_URL", "").rstrip("/")
-EVENTS_STREAMS_PER_CLIENT = env_int("EVENTS_STREAMS_PER_CLIENT", 20)
-EVENTS_STREAMS_MAX = env_int("EVENTS_STREAMS_MAX", 2000)
-WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")
-WEBHOOK_RETRY_FIRST_SECONDS = env_int("WEBHOOK_RETRY_FIRST_SECONDS", 5)
-WEBHOOK_RETRY_MAX_SECONDS = env_int("WEBHOOK_RETRY_MAX_SECONDS", 24 * 3600)
-WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
-WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 8)
 # Liveness (registry/liveness.py): how long an Ephemeral endpoint whose TTL ran out is kept
 # before a job removes it, and how often that job runs.
 EPHEMERAL_RETENTION_SECONDS = env_int("EPHEMERAL_RETENTION_SECONDS", 3600)

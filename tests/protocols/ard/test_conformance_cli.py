@@ -15,7 +15,7 @@ import pytest
 import requests
 
 HERE = Path(__file__).resolve().parent
-CLI = HERE / "conformance" / "ard_conformance_cli.py"
+CLI = HERE / "conformance" / "conformance-test"
 SCHEMA = HERE.parents[2] / "protocols" / "ard" / "schemas" / "ai-catalog.schema.json"
 MCP_CARD = "application/mcp-server-card+json"
 
