@@ -26,6 +26,8 @@ running registry serves cannot change under it.
   before Django's request machinery (``registry.fastpath.lean``);
 - tools: what an app answers model clients (the MCP face lists each beside its own tools,
   ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
+- trust signals: what an agent's trust score weighs (``registry.trust``): each signal's
+  value per agent, read in bulk, with its weight from ``TRUST_WEIGHTS``;
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker.
@@ -178,6 +180,20 @@ class Tool:
     read_only: bool = True
 
 
+@dataclass(frozen=True)
+class TrustSignal:
+    """A signal of the trust score (registry/trust/): ``values(agent_ids)`` reads it for
+    many agents at once (a few statements, whatever their number) and returns {agent id:
+    (value, detail)}: ``value`` from 0 to 1, or None where the signal says nothing of that
+    agent (left out of its score: an entity's level for an agent that is no entity);
+    ``detail``, a small dict of what was seen (shown beside the value). An agent missing
+    from the answer has the value 0. Its weight is ``TRUST_WEIGHTS[name]``."""
+
+    name: str
+    values: Callable[[list], dict]
+    help_text: str
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -225,6 +241,7 @@ lean_routes = _Store("lean route")
 asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 tools = _Store("tool")
+trust_signals = _Store("trust signal")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -300,3 +317,7 @@ def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
 
 def register_tool(tool: Tool) -> None:
     tools.add(tool.name, tool)
+
+
+def register_trust_signal(signal: TrustSignal) -> None:
+    trust_signals.add(signal.name, signal)

@@ -53,7 +53,12 @@ FLAGS = [
     ("aap", "AAP dealer"),
     ("aapCompliant", "AAP compliant"),
 ]
-SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
+SORTS = [
+    ("", "Best match / newest"),
+    ("recent", "Newest"),
+    ("name", "Name"),
+    ("trust", "Most trusted"),
+]
 # How the search text matches (registry.discovery.hybrid); the first is the default.
 MODES = [("", "Words and meaning"), ("semantic", "Meaning"), ("keyword", "Words")]
 

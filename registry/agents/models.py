@@ -56,6 +56,12 @@ class Agent(models.Model):
         default=Compatibility.NONE,
         db_default=Compatibility.NONE,
     )
+    # Trust (registry.trust): the score (0-100) of the agent's signals and each signal's
+    # value and weight, kept when a signal changes and by a daily job, never computed by a
+    # read; discovery filters (minTrust) and sorts (sort=trust) by the indexed score.
+    trust_score = models.PositiveSmallIntegerField(default=0, db_default=0)
+    trust_signals = models.JSONField(default=dict, blank=True)
+    trust_changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -64,6 +70,7 @@ class Agent(models.Model):
             models.Index(fields=["-created_at", "id"], name="agent_created_id"),
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
             models.Index(fields=["owner"], name="agent_owner"),
+            models.Index(fields=["-trust_score", "id"], name="agent_trust_id"),
         ]
 
     def __str__(self) -> str:

@@ -20,6 +20,7 @@ from registry.agents.models import (
     Endpoint,
 )
 from registry.agents.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
+from registry.agents.trust_member import TRUST_SCHEMA, agent_trust
 from registry.http.inputs import ChoiceField, InputSerializer
 from registry.outbound.hosts import https_url_problem, url_credentials_problem
 
@@ -350,6 +351,7 @@ class AgentSerializer(serializers.ModelSerializer):
     uptime = serializers.SerializerMethodField(
         help_text="Share of successful probes over a day and a week; null without probes."
     )
+    trust = serializers.SerializerMethodField(help_text="Trust score (0-100), its signals.")
 
     class Meta:
         model = Agent
@@ -369,7 +371,12 @@ class AgentSerializer(serializers.ModelSerializer):
             "status",
             "compatibility",
             "deprecation",
+            "trust",
         ]
+
+    @extend_schema_field(TRUST_SCHEMA)
+    def get_trust(self, agent: Agent) -> dict:
+        return agent_trust(agent)
 
     @extend_schema_field(DEPRECATION_SCHEMA)
     def get_deprecation(self, agent: Agent) -> dict | None:

@@ -64,7 +64,7 @@ class DiscoverAgentsView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
+            OpenApiParameter("sort", str, enum=["relevance", "recent", "name", "trust"]),
             OpenApiParameter(
                 "mode",
                 str,

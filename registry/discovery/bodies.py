@@ -10,6 +10,7 @@ from rest_framework.renderers import JSONRenderer
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import agent_deprecation, time_shown
+from registry.agents.trust_member import agent_trust
 
 # Never in the renderer's output: it escapes every control character inside strings.
 HOLE = b"\x00"
@@ -125,6 +126,7 @@ def _agent_data(agent: Agent, members, endpoint_members) -> dict:
         "status": _text(agent.status),
         "compatibility": _text(agent.compatibility),
         "deprecation": agent_deprecation(agent),
+        "trust": agent_trust(agent),
     }
     for member in members:
         data[member.name] = member.value(agent)

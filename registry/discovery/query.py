@@ -43,7 +43,7 @@ class DiscoveryQuery:
     # Each filter given besides q, with its value cleaned by its form field, in the
     # FilterSet's order (a blank one too: it keeps every agent).
     filters: tuple[tuple[str, Any], ...]
-    sort: str  # relevance, recent, name, or updated for the change feed
+    sort: str  # relevance, recent, name, trust, or updated for the change feed
     limit: int
     cursor: str | None
     live_only: bool  # liveOnly=true
@@ -108,7 +108,7 @@ def sort_choose(sort: str | None, *, has_text: bool, syncing: bool) -> str:
         return "updated"
     sort = sort or ("relevance" if has_text else "recent")
     if sort not in SORTS or sort == "updated":
-        raise bad_parameter("sort", f"must be one of relevance, recent, name, not '{sort}'")
+        raise bad_parameter("sort", f"must be one of relevance, recent, name, trust, not '{sort}'")
     if sort == "relevance" and not has_text:
         raise bad_parameter("sort", "relevance needs a text query (q)")
     return sort

@@ -23,6 +23,8 @@ class ProbeResult(models.Model):
     # and whether it differed from the card the registry had.
     card_digest = models.CharField(max_length=64, blank=True)
     card_changed = models.BooleanField(default=False)
+    # When the endpoint's TLS certificate expires, where the probe saw it (the task probe).
+    cert_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -25,7 +25,7 @@ from registry import extensions
 from registry.agents.models import HEARTBEAT_GRACE_FACTOR, Agent, Endpoint
 from registry.liveness.models import ProbeResult
 from registry.outbound.fetch import FetchError, fetch
-from registry.signals import endpoints_liveness_written
+from registry.signals import endpoints_liveness_written, probes_written
 
 logger = logging.getLogger(__name__)
 
@@ -166,9 +166,14 @@ def endpoints_probe(endpoints: Iterable[Endpoint]) -> list[tuple[Endpoint, Probe
 
     endpoints = list(endpoints)
     if settings.PROBE_CONCURRENCY <= 1 or len(endpoints) <= 1:
-        return [run(endpoint) for endpoint in endpoints]
-    with ThreadPoolExecutor(max_workers=settings.PROBE_CONCURRENCY) as pool:
-        return list(pool.map(run_in_thread, endpoints))
+        probed = [run(endpoint) for endpoint in endpoints]
+    else:
+        with ThreadPoolExecutor(max_workers=settings.PROBE_CONCURRENCY) as pool:
+            probed = list(pool.map(run_in_thread, endpoints))
+    if probed:
+        agent_ids = sorted({endpoint.agent_id for endpoint, _ in probed}, key=str)
+        probes_written.send(sender=None, agent_ids=agent_ids)
+    return probed
 
 
 def endpoints_probe_due(*, now: datetime | None = None) -> int:
