@@ -190,3 +190,16 @@ def test_a_forged_trust_cursor_is_a_problem(three, anon):
     response = anon.get("/discover/agents?sort=trust&cursor=WyJ0cnVzdCIsInRvcCIsIngiXQ")
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "cursor"
+
+
+@pytest.mark.database_independent
+def test_the_documented_example_computes_to_its_score():
+    import json
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "reference" / "trust.md"
+    example = re.search(r"jq \.trust\n(\{.*?\n\})\n", page.read_text(), re.S).group(1)
+    trust = json.loads(example)
+    assert score_of(trust["signals"]) == trust["score"] == 81
+    assert band_of(trust["score"]) == "75-100"
