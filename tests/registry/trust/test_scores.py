@@ -71,7 +71,7 @@ def test_the_score_is_the_weighted_mean_of_the_values_the_agent_has_rounded_half
         "entityLevel": {"value": None, "weight": 10},
         "tls": {"value": 1.0, "weight": 0},
     }
-    # (1 × 0.5 + 2 × 0.75 + 1 × 0.75) / 4 = 0.6875
+    # (1 * 0.5 + 2 * 0.75 + 1 * 0.75) / 4 = 0.6875
     assert score_of(signals) == 69
     assert score_of({"age": {"value": 0.125, "weight": 1}}) == 13  # 12.5 rounds up
     assert score_of({}) == 0
@@ -102,7 +102,7 @@ def test_a_hand_computed_agent_shows_its_score_and_signals_in_its_json_and_listi
     rewritten(agent_id)
 
     trust = anon.get(f"/agents/{agent_id}").json()["trust"]
-    # age 0.5 × 1, uptime 0.75 × 2, conformance (1 + 2/4) / 2 = 0.75 × 1: 2.75 / 4
+    # age 0.5 * 1, uptime 0.75 * 2, conformance (1 + 2/4) / 2 = 0.75 * 1: 2.75 / 4
     assert trust["score"] == 69
     assert trust["signals"]["age"] == {"value": 0.5, "weight": 1, "days": 45}
     assert trust["signals"]["uptime"] == {"value": 0.75, "weight": 2, "share": 0.75, "probes": 4}
@@ -125,7 +125,7 @@ def test_the_daily_job_moves_scores_that_time_alone_changed(
         )
     call_command("trust_recompute")
     assert "Measured the trust of 1 agents; 1 changed." in capsys.readouterr().out
-    # age in full (1 × 1) of the weights the agent has: 1 + 2 + 1
+    # age in full (1 * 1) of the weights the agent has: 1 + 2 + 1
     assert anon.get(f"/agents/{agent_id}").json()["trust"]["score"] == 25
     listed = anon.get("/discover/agents").json()["results"][0]
     assert listed["trust"]["score"] == 25
