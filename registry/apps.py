@@ -37,6 +37,7 @@ class RegistryConfig(AppConfig):
             vectors_rebuilt,
         )
         from registry.trust import measures as trust_measures
+        from registry.trust.pages import trust_badge, trust_href, trust_panel
         from registry.trust.services import (
             BAND_KIND,
             trust_on_agents_written,
@@ -48,6 +49,10 @@ class RegistryConfig(AppConfig):
         probes_written.connect(trust_on_probes_written, dispatch_uid="trust-probes")
         for signal in trust_measures.SIGNALS:
             extensions.register_trust_signal(signal)
+        extensions.register_badge(extensions.Badge("trust", trust_badge, 10, href=trust_href))
+        extensions.register_agent_panel(
+            extensions.AgentPanel("trust", "registry/trust_panel.html", trust_panel, 15)
+        )
         extensions.register_fact_kind(
             extensions.FactKind(BAND_KIND, "The trust score's band: 75-100, 50-74, 25-49 or 0-24.")
         )

@@ -122,6 +122,8 @@ def entry_data(
         entry["representativeQueries"] = queries
     entry["updatedAt"] = agent.updated_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
     entry["metadata"] = {
+        # First: the liveness of the moment is spliced in after the last member (LIVE_TAIL).
+        "trust": {"score": agent.trust_score, "signals": agent.trust_signals},
         "verifiedDomain": trust.get("verifiedDomain"),
         "cardSignature": trust.get("signature", "unsigned"),
     }
