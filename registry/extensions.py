@@ -187,11 +187,13 @@ class TrustSignal:
     (value, detail)}: ``value`` from 0 to 1, or None where the signal says nothing of that
     agent (left out of its score: an entity's level for an agent that is no entity);
     ``detail``, a small dict of what was seen (shown beside the value). An agent missing
-    from the answer has the value 0. Its weight is ``TRUST_WEIGHTS[name]``."""
+    from the answer has the value ``missing``: 0 (what was not seen is not proved), or None
+    (the signal says nothing of it). Its weight is ``TRUST_WEIGHTS[name]``."""
 
     name: str
     values: Callable[[list], dict]
     help_text: str
+    missing: float | None = 0.0
 
 
 class ExtensionsClosed(ImproperlyConfigured):

@@ -114,6 +114,7 @@ def register() -> None:
             "entityLevel",
             entity_levels,
             "An entity's verification level: 0 a provider's claim, 1 its domain's card, 2 both.",
+            missing=None,
         )
     )
     extensions.register_demo_loader("entities", entities_demo_load)

@@ -35,7 +35,7 @@ def signals_measure(agent_ids: list) -> dict[uuid.UUID, dict[str, dict]]:
         for signal, weight in weighted_signals():
             found = signal.values(agent_ids)
             for agent_id, entries in measured.items():
-                value, detail = found.get(agent_id, (0.0, {}))
+                value, detail = found.get(agent_id, (signal.missing, {}))
                 entries[signal.name] = {"value": _rounded(value), "weight": weight, **detail}
     return measured
 

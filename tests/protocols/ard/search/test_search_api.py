@@ -243,10 +243,10 @@ def test_min_trust_keeps_the_entries_scored_at_or_above_it_and_each_shows_its_tr
         agents_written_send(three.values())
     body = {"query": {"text": "assistant", "mode": "keyword"}, "federation": "none"}
     every = search(anon, body)["results"]
-    assert {entry["metadata"]["trust"]["score"] for entry in every} == {0, 100}
+    assert {entry["metadata"]["trustScore"] for entry in every} == {0, 100}
     trusted = search(anon, {**body, "query": {**body["query"], "minTrust": 50}})["results"]
     assert [entry["displayName"] for entry in trusted] == ["Tide Planner"]
-    assert trusted[0]["metadata"]["trust"]["signals"]["age"]["value"] == 1.0
+    assert trusted[0]["metadata"]["trust.age"] == 1.0
     assert trusted[0]["metadata"]["live"] is False  # the liveness still spliced in after it
 
 
