@@ -37,7 +37,15 @@ class RegistryConfig(AppConfig):
             vectors_rebuilt,
         )
         from registry.trust import measures as trust_measures
-        from registry.trust.pages import trust_badge, trust_href, trust_panel
+        from registry.trust.duplicates import interface_keys
+        from registry.trust.pages import (
+            copy_badge,
+            copy_href,
+            duplicates_panel,
+            trust_badge,
+            trust_href,
+            trust_panel,
+        )
         from registry.trust.services import (
             BAND_KIND,
             trust_on_agents_written,
@@ -49,9 +57,16 @@ class RegistryConfig(AppConfig):
         probes_written.connect(trust_on_probes_written, dispatch_uid="trust-probes")
         for signal in trust_measures.SIGNALS:
             extensions.register_trust_signal(signal)
+        extensions.register_duplicate_keys("interface", interface_keys)
         extensions.register_badge(extensions.Badge("trust", trust_badge, 10, href=trust_href))
         extensions.register_agent_panel(
             extensions.AgentPanel("trust", "registry/trust_panel.html", trust_panel, 15)
+        )
+        extensions.register_badge(extensions.Badge("copy", copy_badge, 5, href=copy_href))
+        extensions.register_agent_panel(
+            extensions.AgentPanel(
+                "duplicates", "registry/duplicates_panel.html", duplicates_panel, 5
+            )
         )
         extensions.register_fact_kind(
             extensions.FactKind(BAND_KIND, "The trust score's band: 75-100, 50-74, 25-49 or 0-24.")

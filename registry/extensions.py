@@ -28,6 +28,8 @@ running registry serves cannot change under it.
   ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
 - trust signals: what an agent's trust score weighs (``registry.trust``): each signal's
   value per agent, read in bulk, with its weight from ``TRUST_WEIGHTS``;
+- duplicate keys: what makes two listings the same agent (``registry.trust.duplicates``):
+  a card's digest, an entity's domain, each agent's keys read in bulk;
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker.
@@ -244,6 +246,7 @@ asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 tools = _Store("tool")
 trust_signals = _Store("trust signal")
+duplicate_keys = _Store("duplicate key")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -323,3 +326,10 @@ def register_tool(tool: Tool) -> None:
 
 def register_trust_signal(signal: TrustSignal) -> None:
     trust_signals.add(signal.name, signal)
+
+
+def register_duplicate_keys(name: str, keys: Callable[[list], dict]) -> None:
+    """``keys(agent_ids) -> {agent id: [key, …]}``: what makes a listing the same agent as
+    another (two agents with a key in common are copies of one): a card's digest
+    (``"card-digest:<sha256>"``), an entity's domain. Keys are at most 300 characters."""
+    duplicate_keys.add(name, keys)

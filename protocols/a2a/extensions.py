@@ -6,13 +6,14 @@ from protocols.a2a.demo import card_demo_load
 from protocols.a2a.registration.probes import a2a_probe
 from protocols.a2a.registration.services import CARD_SOURCE
 from protocols.a2a.registration.trust import SIGNALS as TRUST_SIGNALS
+from protocols.a2a.registration.trust import card_digest_keys
 from protocols.a2a.serving.cards import card_lean, card_url
 from protocols.a2a.serving.pages import card_panel, signed_badge, verified_badge
 from registry import extensions
+from registry.agents.members import TRUST_SCHEMA as SCORE_SCHEMA
+from registry.agents.members import agent_trust
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
-from registry.agents.trust_member import TRUST_SCHEMA as SCORE_SCHEMA
-from registry.agents.trust_member import agent_trust
 from registry.extensions import AgentPanel, Badge, FactKind, LeanRoute, Member
 
 FACT_KINDS = [
@@ -158,6 +159,7 @@ def register() -> None:
     extensions.register_prober(Endpoint.Protocol.A2A, a2a_probe)
     for signal in TRUST_SIGNALS:
         extensions.register_trust_signal(signal)
+    extensions.register_duplicate_keys("card-digest", card_digest_keys)
     # First: card reads (/a2a/agents/<id>) are the most frequent requests; the ordinary
     # ones are answered on the lean lane, before Django (registry.fastpath.lean).
     extensions.register_urls("protocols.a2a.urls", first=True)

@@ -82,6 +82,17 @@ def entity_levels(agent_ids: list) -> dict:
     return {pk: (min(level, 2) / 2, {"level": level}) for pk, level in rows}
 
 
+def entity_domain_keys(agent_ids: list) -> dict:
+    """Duplicates' key of an entity: its domain (one business, whoever lists it)."""
+    from protocols.entities.models import Entity
+
+    rows = Entity.objects.filter(agent_id__in=agent_ids).exclude(domain="")
+    return {
+        pk: [f"entity-domain:{domain.lower()}"]
+        for pk, domain in rows.values_list("agent_id", "domain")
+    }
+
+
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
@@ -117,6 +128,7 @@ def register() -> None:
             missing=None,
         )
     )
+    extensions.register_duplicate_keys("entity-domain", entity_domain_keys)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("protocols.entities.urls")
     extensions.register_tool(RESOLVE_ENTITY)

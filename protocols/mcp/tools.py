@@ -157,6 +157,13 @@ async def discover_agents(
     sort: Annotated[
         str | None, Field(description="relevance, recent, name or trust (most trusted first).")
     ] = None,
+    collapse: Annotated[
+        bool | None,
+        Field(
+            description="false: every copy of an agent listed more than once; by default "
+            "its canonical copy only."
+        ),
+    ] = None,
     mode: Annotated[
         str | None,
         Field(

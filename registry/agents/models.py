@@ -62,6 +62,10 @@ class Agent(models.Model):
     trust_score = models.PositiveSmallIntegerField(default=0, db_default=0)
     trust_signals = models.JSONField(default=dict, blank=True)
     trust_changed_at = models.DateTimeField(null=True, blank=True)
+    # The canonical copy of the agent's group when it is a copy (the same card digest or
+    # preferred interface URL elsewhere, an entity's domain: registry.trust.duplicates),
+    # kept at write time; discovery shows the canonical copies only (collapse=false: all).
+    duplicate_of = models.UUIDField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -71,6 +75,11 @@ class Agent(models.Model):
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
             models.Index(fields=["owner"], name="agent_owner"),
             models.Index(fields=["-trust_score", "id"], name="agent_trust_id"),
+            models.Index(
+                fields=["duplicate_of"],
+                name="agent_duplicate_of",
+                condition=models.Q(duplicate_of__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

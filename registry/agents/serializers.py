@@ -10,6 +10,12 @@ from rest_framework import serializers
 
 from registry import extensions
 from registry.agents.liveness_state import agent_live, agent_uptime, endpoint_liveness
+from registry.agents.members import (
+    DEPRECATION_SCHEMA,
+    TRUST_SCHEMA,
+    agent_deprecation,
+    agent_trust,
+)
 from registry.agents.models import (
     CAPABILITIES_MAX,
     ENDPOINTS_MAX,
@@ -20,7 +26,6 @@ from registry.agents.models import (
     Endpoint,
 )
 from registry.agents.services import AgentInput, CapabilityInput, EndpointInput, tags_clean
-from registry.agents.trust_member import TRUST_SCHEMA, agent_trust
 from registry.http.inputs import ChoiceField, InputSerializer
 from registry.outbound.hosts import https_url_problem, url_credentials_problem
 
@@ -310,34 +315,6 @@ class EndpointSerializer(serializers.ModelSerializer):
         return liveness_shown(endpoint_liveness(endpoint, response_now(self.context)))
 
 
-DEPRECATION_SCHEMA = {
-    "type": "object",
-    "nullable": True,
-    "properties": {
-        "reason": {"type": "string"},
-        "successor": {"type": "string", "format": "uuid", "nullable": True},
-        "sunsetAt": {"type": "string", "format": "date-time", "nullable": True},
-        "since": {"type": "string", "format": "date-time"},
-    },
-}
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
-def agent_deprecation(agent: Agent) -> dict | None:
-    """A deprecated agent's ``deprecation`` member; None for any other."""
-    if agent.status != Agent.Status.DEPRECATED:
-        return None
-    return {
-        "reason": agent.status_reason,
-        "successor": str(agent.successor) if agent.successor else None,
-        "sunsetAt": _iso(agent.sunset_at),
-        "since": _iso(agent.status_changed_at),
-    }
-
-
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -352,6 +329,7 @@ class AgentSerializer(serializers.ModelSerializer):
         help_text="Share of successful probes over a day and a week; null without probes."
     )
     trust = serializers.SerializerMethodField(help_text="Trust score (0-100), its signals.")
+    duplicateOf = serializers.UUIDField(source="duplicate_of", read_only=True, allow_null=True)
 
     class Meta:
         model = Agent
@@ -372,6 +350,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "compatibility",
             "deprecation",
             "trust",
+            "duplicateOf",
         ]
 
     @extend_schema_field(TRUST_SCHEMA)

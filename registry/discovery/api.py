@@ -66,6 +66,14 @@ class DiscoverAgentsView(APIView):
         parameters=[
             OpenApiParameter("sort", str, enum=["relevance", "recent", "name", "trust"]),
             OpenApiParameter(
+                "collapse",
+                str,
+                enum=["true", "false"],
+                description="true (default): one agent listed more than once (the same card "
+                "or interface under other owners) shows as its canonical copy only; false: "
+                "every copy (each names its canonical copy in duplicateOf).",
+            ),
+            OpenApiParameter(
                 "mode",
                 str,
                 enum=["hybrid", "semantic", "keyword"],

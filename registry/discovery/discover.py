@@ -46,6 +46,8 @@ def query_agents(
     keeps them (``filters_apply`` over the cleaned values): the one filtering of every way
     to discover (HTTP, the lean lane, A2A, MCP, ARD). In keyword mode the words keep the
     agents whose words match; in the fused modes they order the filtered agents instead."""
+    if query.collapse:  # the canonical copies of duplicates only (registry.trust.duplicates)
+        queryset = queryset.filter(duplicate_of__isnull=True)
     if query.text and not query.fused:
         queryset = text_filter(queryset, query.text)
     return filters_apply(discovery_filters(without), query.filter_values, queryset)

@@ -29,9 +29,11 @@ from registry.http.params import bad_parameter, limit_parse, params_check
 from registry.http.problems import ProblemError
 
 # The query parameters of discovery besides its filters.
-DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor", "mode"})
+DISCOVERY_PARAMS = frozenset(
+    {"sort", "facets", "updated_since", "limit", "cursor", "mode", "collapse"}
+)
 # Parameters that only shape the answer; any other one filters the agents.
-NOT_FILTERS = frozenset({"q", "sort", "limit", "cursor", "facets", "mode"})
+NOT_FILTERS = frozenset({"q", "sort", "limit", "cursor", "facets", "mode", "collapse"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class DiscoveryQuery:
     repeated: bool = False  # a parameter given twice or more (the last one counts)
     # The parameters as given: the page cache's key and the next link are made of them.
     params: Any = field(default=None, compare=False, repr=False)
+    # collapse (true unless collapse=false): the canonical copy of each duplicate group only
+    # (registry.trust.duplicates).
+    collapse: bool = True
 
     @property
     def filtered(self) -> bool:
@@ -128,6 +133,14 @@ def since_parse(raw: str | None) -> datetime | None:
         raise bad_parameter("updated_since", message) from None
 
 
+def collapse_parse(raw: str | None) -> bool:
+    if raw in (None, "", "true"):
+        return True
+    if raw == "false":
+        return False
+    raise bad_parameter("collapse", f"must be one of true, false, not '{raw}'")
+
+
 def mode_parse(raw: str | None) -> str:
     mode = (raw or DEFAULT_MODE).strip()
     if mode not in MODES:
@@ -186,6 +199,7 @@ def query_parse(
     limit = limit_parse(last.get("limit"))
     mode = mode_parse(last.get("mode"))
     facets = tuple(facets_parse(last["facets"])) if last.get("facets") else ()
+    collapse = collapse_parse(last.get("collapse"))
     return DiscoveryQuery(
         text=text.strip(),
         mode=mode,
@@ -200,6 +214,7 @@ def query_parse(
         names=frozenset(last),
         repeated=repeated,
         params=params,
+        collapse=collapse,
     )
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from registry.agents.models import Agent
 from registry.discovery.models import AgentFacet
 from registry.signals import agents_written_send, dispatch_shared
+from registry.trust.duplicates import duplicates_regroup
 from registry.trust.measures import reads_shared
 from registry.trust.scoring import band_of, score_of, weighted_signals
 
@@ -107,10 +108,24 @@ def _written_fresh(ids: list) -> Iterator[None]:
 
 
 def trust_on_agents_written(sender, agent_ids, **kwargs) -> None:
-    """A write changed these agents: their scores follow, before discovery builds their
-    listings (connected first, registry/apps.py)."""
+    """A write changed these agents: their scores follow, then their duplicate groups,
+    before discovery builds their listings (connected first, registry/apps.py); the other
+    agents whose group changed are written too."""
     fresh = _fresh.get()
-    trust_recompute([pk for pk in agent_ids if pk not in fresh])
+    written = [pk for pk in agent_ids if pk not in fresh]
+    if not written:
+        return
+    trust_recompute(written)
+    regrouped = duplicates_regroup(written)
+    if regrouped:
+        _instances_refresh(
+            Agent.objects.filter(pk__in=regrouped).only("duplicate_of").in_bulk(),
+            ["duplicate_of"],
+        )
+    others = sorted(set(regrouped) - set(written), key=str)
+    if others:
+        with _written_fresh(others):
+            agents_written_send(others)
 
 
 def trust_rescore(agent_ids: Iterable) -> list[uuid.UUID]:

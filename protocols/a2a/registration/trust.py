@@ -67,3 +67,16 @@ SIGNALS = [
     ),
     TrustSignal("signedCard", signed_card, "The card's signature verified."),
 ]
+
+
+def card_digest_keys(agent_ids: list) -> dict:
+    """Duplicates' key of a posted or fetched card: its bytes' digest (a generated card's
+    names its agent: no key)."""
+    from protocols.a2a.cards.documents import cards_stored
+    from protocols.a2a.models import CardDocument
+
+    return {
+        agent_id: [f"card-digest:{stored.sha256}"]
+        for agent_id, stored in cards_stored(agent_ids).items()
+        if stored.origin != CardDocument.Origin.GENERATED
+    }

@@ -1,5 +1,8 @@
-"""The agent JSON's ``trust`` member: the score and signals the trust room keeps on the
-agent's row (registry/trust/), shown as stored."""
+"""Members of the agent JSON that the serializer and the stored listings
+(registry.discovery.bodies) both write from the agent's row: ``deprecation``, and ``trust``
+(the score and signals the trust room keeps, registry/trust/, shown as stored)."""
+
+from datetime import datetime
 
 from rest_framework import serializers
 
@@ -39,4 +42,32 @@ def agent_trust(agent: Agent) -> dict:
         "score": agent.trust_score,
         "signals": agent.trust_signals,
         "changedAt": _time(agent.trust_changed_at),
+    }
+
+
+DEPRECATION_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "reason": {"type": "string"},
+        "successor": {"type": "string", "format": "uuid", "nullable": True},
+        "sunsetAt": {"type": "string", "format": "date-time", "nullable": True},
+        "since": {"type": "string", "format": "date-time"},
+    },
+}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def agent_deprecation(agent: Agent) -> dict | None:
+    """A deprecated agent's ``deprecation`` member; None for any other."""
+    if agent.status != Agent.Status.DEPRECATED:
+        return None
+    return {
+        "reason": agent.status_reason,
+        "successor": str(agent.successor) if agent.successor else None,
+        "sunsetAt": _iso(agent.sunset_at),
+        "since": _iso(agent.status_changed_at),
     }
