@@ -75,10 +75,14 @@ class Agent(models.Model):
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
             models.Index(fields=["owner"], name="agent_owner"),
             models.Index(fields=["-trust_score", "id"], name="agent_trust_id"),
+            # Both hold the copies alone: the copies of an agent, and whether one is a copy.
             models.Index(
                 fields=["duplicate_of"],
                 name="agent_duplicate_of",
                 condition=models.Q(duplicate_of__isnull=False),
+            ),
+            models.Index(
+                fields=["id"], name="agent_copy", condition=models.Q(duplicate_of__isnull=False)
             ),
         ]
 
