@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from registry.agents.models import Agent
 from registry.discovery.models import AgentFacet
+from registry.http.jsonutil import json_stored_order
 from registry.signals import agents_written_send, dispatch_shared
 from registry.trust.duplicates import duplicates_regroup
 from registry.trust.measures import reads_shared
@@ -38,7 +39,8 @@ def signals_measure(agent_ids: list) -> dict[uuid.UUID, dict[str, dict]]:
             for agent_id, entries in measured.items():
                 value, detail = found.get(agent_id, (signal.missing, {}))
                 entries[signal.name] = {"value": _rounded(value), "weight": weight, **detail}
-    return measured
+    # As jsonb keeps them: the instances a bulk write offered read as a read gives them.
+    return {agent_id: json_stored_order(entries) for agent_id, entries in measured.items()}
 
 
 def trust_recompute(agent_ids: Iterable, *, now: datetime | None = None) -> list[uuid.UUID]:
