@@ -250,6 +250,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         )
         live = load.endpoints_make_live(args.seed)
         say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
+        scored = load.trust_spread(args.seed)
+        say(f"{scored} agents given trust scores from 0 to 100 (minTrust, sort=trust)")
         load.database_analyze()
 
     load_to("first", 0, args.small)

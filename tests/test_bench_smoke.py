@@ -64,7 +64,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     for size, agents in (("small", 20), ("full", 60)):
         block = results["discovery"][size]
         assert block["agents"] == agents
-        assert set(block["queries"]) == {"text", "text+skill", "filter", "facets", "text+liveOnly"}
+        assert set(block["queries"]) == {
+            "text",
+            "text+skill",
+            "filter",
+            "facets",
+            "text+liveOnly",
+            "filter+minTrust",
+            "filter+sortTrust",
+        }
         for kind, figures in block["queries"].items():
             if kind == "facets" and not figures["supported"]:
                 assert figures["note"]
@@ -126,6 +134,16 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert sum(name.startswith("hybrid text discovery >= 0.7 x keyword") for name in names) == 2
     assert all(size > 0 for size in results["memory"]["workers_rss_mib"])
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
+    # minTrust and sort=trust beside the same filter without them.
+    for kind in ("filter+minTrust", "filter+sortTrust"):
+        assert (
+            sum(name.startswith(f"discovery '{kind}' p95 <= 1.1 x 'filter'") for name in names) == 1
+        )
+    sorted_trust = results["discovery"]["full"]["queries"]["filter+sortTrust"]
+    assert (
+        sorted_trust["mean_results"]
+        == results["discovery"]["full"]["queries"]["filter"]["mean_results"]
+    )
     assert sum(name.startswith("card fetch >= 0.8 x bare WSGI") for name in names) == 1
     assert sum(name.startswith("card fetch >= 0.85 x bare WSGI") for name in names) == 1
     assert sum(name.startswith("/healthz >= 0.8 x bare WSGI") for name in names) == 2
