@@ -66,6 +66,9 @@ class Agent(models.Model):
     # preferred interface URL elsewhere, an entity's domain: registry.trust.duplicates),
     # kept at write time; discovery shows the canonical copies only (collapse=false: all).
     duplicate_of = models.UUIDField(null=True, blank=True)
+    # The owner lets the registry send the agent a real request to check it (the task
+    # probe: TRUST_TASK_PROBE "opt-in"); a message may make an agent act.
+    task_probe = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at", "id"]

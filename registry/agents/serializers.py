@@ -172,6 +172,9 @@ class AgentInputSerializer(InputSerializer):
         required=False,
         help_text="backward: card changes that break consumers are refused (409 breaking-change).",
     )
+    taskProbe = serializers.BooleanField(
+        required=False, help_text="true: the registry may send the agent a real request."
+    )
 
     def validate_endpoints(self, value):
         seen: dict[str, int] = {}
@@ -203,7 +206,17 @@ class CapabilitySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "tags"]
 
 
-PROBE_CATEGORIES = ["ok", "not_a2a", "http_error", "timeout", "dns", "tls", "connect", "refused"]
+PROBE_CATEGORIES = [
+    "ok",
+    "not_a2a",
+    "http_error",
+    "timeout",
+    "dns",
+    "tls",
+    "connect",
+    "refused",
+    "failed",
+]
 LIVENESS_SCHEMA = {
     "type": "object",
     "properties": {
@@ -330,6 +343,7 @@ class AgentSerializer(serializers.ModelSerializer):
     )
     trust = serializers.SerializerMethodField(help_text="Trust score (0-100), its signals.")
     duplicateOf = serializers.UUIDField(source="duplicate_of", read_only=True, allow_null=True)
+    taskProbe = serializers.BooleanField(source="task_probe", read_only=True)
 
     class Meta:
         model = Agent
@@ -351,6 +365,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "deprecation",
             "trust",
             "duplicateOf",
+            "taskProbe",
         ]
 
     @extend_schema_field(TRUST_SCHEMA)

@@ -128,6 +128,7 @@ def _agent_data(agent: Agent, members, endpoint_members) -> dict:
         "deprecation": agent_deprecation(agent),
         "trust": agent_trust(agent),
         "duplicateOf": _text(agent.duplicate_of),
+        "taskProbe": agent.task_probe,
     }
     for member in members:
         data[member.name] = member.value(agent)

@@ -155,6 +155,13 @@ class ProbeSerializer(serializers.Serializer):
     detail = serializers.CharField()
     cardDigest = serializers.CharField(source="card_digest", allow_blank=True)
     cardChanged = serializers.BooleanField(source="card_changed")
+    check = serializers.CharField(
+        source="task_check",
+        allow_blank=True,
+        help_text="Empty for the liveness probe; else the task probe's check: card, tls, "
+        "binding, wellFormed, taskLifecycle or auth (up: it passed).",
+    )
+    certExpiresAt = serializers.DateTimeField(source="cert_expires_at", allow_null=True)
 
 
 @extend_schema_field(UPTIME_SCHEMA)

@@ -49,3 +49,15 @@ TRUST_HISTORY_DAYS = env_int("TRUST_HISTORY_DAYS", 30)
 # How often the job recomputes every agent's score (the signals that change with time alone:
 # age, certificate expiry, history windows); a write or a probe recomputes its agents' at once.
 TRUST_REFRESH_SECONDS = env_int("TRUST_REFRESH_SECONDS", 86400)
+
+# The task probe (protocols/a2a/registration/task_probe.py): a real A2A request to an agent
+# (a harmless SendMessage naming the registry, then GetTask), which may make it act: "off",
+# "opt-in" (the agents whose owner set taskProbe: true) or "all"; at most once an agent's
+# endpoint every TRUST_TASK_PROBE_INTERVAL_SECONDS, each within TRUST_TASK_PROBE_SECONDS.
+TRUST_TASK_PROBE = os.environ.get("TRUST_TASK_PROBE", "") or "opt-in"
+if TRUST_TASK_PROBE not in ("off", "opt-in", "all"):
+    raise ImproperlyConfigured(
+        f"TRUST_TASK_PROBE must be off, opt-in or all, got {TRUST_TASK_PROBE!r}"
+    )
+TRUST_TASK_PROBE_INTERVAL_SECONDS = env_int("TRUST_TASK_PROBE_INTERVAL_SECONDS", 86400)
+TRUST_TASK_PROBE_SECONDS = env_int("TRUST_TASK_PROBE_SECONDS", 15)

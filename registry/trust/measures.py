@@ -54,7 +54,7 @@ def _history_read(agent_ids: list) -> dict:
     their protocol, reached, with the card fetched, with the card changed."""
     since = timezone.now() - timedelta(days=settings.TRUST_HISTORY_DAYS)
     rows = (
-        ProbeResult.objects.filter(agent_id__in=agent_ids, at__gte=since)
+        ProbeResult.objects.filter(agent_id__in=agent_ids, at__gte=since, task_check="")
         .order_by()
         .values("agent_id")
         .annotate(
