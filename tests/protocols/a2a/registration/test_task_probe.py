@@ -116,7 +116,7 @@ def agent_server(tls_ca, tmp_path):
         return port
 
     yield start
-    for server, thread in started:
+    for server, _ in started:
         server.should_exit = True
     for _, thread in started:
         thread.join(5)
