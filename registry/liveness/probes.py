@@ -106,6 +106,23 @@ def http_probe(endpoint: Endpoint) -> ProbeOutcome:
     )
 
 
+def task_probe_due(endpoint: Endpoint, now: datetime) -> bool:
+    """Whether a prober also sends the endpoint a real request now (a protocol app's task
+    probe): the switch (TRUST_TASK_PROBE), the owner's consent (``Agent.task_probe``) and
+    the interval since the endpoint's last task probe."""
+    mode = settings.TRUST_TASK_PROBE
+    if mode == "off":
+        return False
+    if mode == "opt-in":
+        consent = Agent.objects.filter(pk=endpoint.agent_id).values_list("task_probe", flat=True)
+        if not consent.first():
+            return False
+    since = now - timedelta(seconds=settings.TRUST_TASK_PROBE_INTERVAL_SECONDS)
+    return not ProbeResult.objects.filter(
+        endpoint_id=endpoint.pk, at__gt=since, task_check__in=("tls", "binding")
+    ).exists()
+
+
 def probe_one(endpoint: Endpoint) -> ProbeOutcome:
     prober = extensions.probers.get(endpoint.protocol, http_probe)
     try:

@@ -5,7 +5,7 @@ SDK made of it."""
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import httpx
@@ -31,25 +31,37 @@ class Exchange:
     cert_expires_at: datetime | None = None
 
 
-@dataclass
-class FetcherTransport(httpx.AsyncBaseTransport):
+class _Fetching:
     """Send an httpx client's requests (GET, POST of bytes) through ``fetch``, each within
     ``timeout`` seconds and ``max_bytes``, and none past ``deadline`` (``time.monotonic()``);
-    a non-2xx answer comes back as its status."""
+    a non-2xx answer comes back as its status. ``_http``: the httpx module of the client
+    (httpx, or httpx2 for the mcp SDK), whose requests, answers and errors these are."""
 
-    timeout: float
-    deadline: float | None = None
-    max_bytes: int = 1024 * 1024
-    exchanges: list[Exchange] = field(default_factory=list)
+    _http = httpx
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    def __init__(
+        self, *, timeout: float, deadline: float | None = None, max_bytes: int = 1024 * 1024
+    ) -> None:
+        self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
+        self.exchanges: list[Exchange] = []
+
+    async def handle_async_request(self, request):
+        http = self._http
+        # Neither another method (an MCP session's DELETE) nor a GET of an event stream that
+        # stays open (MCP's stream of server messages): the fetcher reads whole answers.
+        listens = request.method == "GET" and "text/event-stream" in request.headers.get(
+            "accept", ""
+        )
+        if request.method not in ("GET", "POST") or listens:
+            self.exchanges.append(Exchange(request.method, str(request.url), None, "not-sent"))
+            return http.Response(405, request=request)
         body = await request.aread()
         timeout = self.timeout
         if self.deadline is not None:
             timeout = min(timeout, self.deadline - time.monotonic())
             if timeout <= 0:
                 self.exchanges.append(Exchange(request.method, str(request.url), None, "timeout"))
-                raise httpx.ReadTimeout("the probe's time ran out", request=request)
+                raise http.ReadTimeout("the probe's time ran out", request=request)
         headers = {k: v for k, v in request.headers.items() if k.lower() in PASSED_HEADERS}
         try:
             result = await asyncio.to_thread(
@@ -66,13 +78,27 @@ class FetcherTransport(httpx.AsyncBaseTransport):
                 Exchange(request.method, str(request.url), exc.status, exc.reason)
             )
             if exc.reason == "http-status" and exc.status is not None:
-                return httpx.Response(exc.status, request=request)
+                return http.Response(exc.status, request=request)
             if exc.reason == "timeout":
-                raise httpx.ReadTimeout(exc.detail, request=request) from None
-            raise httpx.ConnectError(exc.detail, request=request) from None
+                raise http.ReadTimeout(exc.detail, request=request) from None
+            raise http.ConnectError(exc.detail, request=request) from None
         self.exchanges.append(
             Exchange(request.method, str(request.url), result.status, "", result.cert_expires_at)
         )
-        return httpx.Response(
-            result.status, headers=result.headers, content=result.body, request=request
+        return http.Response(
+            result.status, headers=dict(result.headers), content=result.body, request=request
         )
+
+
+class FetcherTransport(_Fetching, httpx.AsyncBaseTransport):
+    """For httpx clients (a2a-sdk's)."""
+
+
+def fetcher_transport_httpx2(**kwargs):
+    """The same for the mcp SDK's client, which is on httpx2 (imported here, when asked)."""
+    import httpx2
+
+    class Fetcher2(_Fetching, httpx2.AsyncBaseTransport):
+        _http = httpx2
+
+    return Fetcher2(**kwargs)

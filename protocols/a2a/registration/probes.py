@@ -31,11 +31,11 @@ from protocols.a2a.registration.bootstrap import (
 )
 from protocols.a2a.registration.provenance import CardSource, card_signature_check
 from protocols.a2a.registration.services import agent_replace_card
-from protocols.a2a.registration.task_probe import task_probe, task_probe_due
+from protocols.a2a.registration.task_probe import task_probe
 from registry.access.audit import audit_actor
 from registry.agents.models import Agent, Endpoint
 from registry.http.problems import ProblemError
-from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error
+from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error, task_probe_due
 from registry.outbound.fetch import FetchError, FetchResult, fetch
 from registry.outbound.hosts import url_authority
 

@@ -12,7 +12,7 @@ import asyncio
 import copy
 import time
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
@@ -26,8 +26,7 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict
 
 from protocols.a2a.cards.documents import cards_stored
-from registry.agents.models import Agent, Endpoint
-from registry.liveness.models import ProbeResult
+from registry.agents.models import Endpoint
 from registry.liveness.probes import TaskCheck
 from registry.outbound.hosts import url_authority
 from registry.outbound.transport import FetcherTransport
@@ -39,22 +38,6 @@ PROBE_TEXT = (
     "A2A registry probe ({base}): a test message to check that this agent answers A2A. "
     "Nothing needs to be done; a short reply is enough."
 )
-
-
-def task_probe_due(endpoint: Endpoint, now: datetime) -> bool:
-    """The switch (TRUST_TASK_PROBE), the owner's consent, and the interval since the
-    endpoint's last task probe."""
-    mode = settings.TRUST_TASK_PROBE
-    if mode == "off":
-        return False
-    if mode == "opt-in":
-        consent = Agent.objects.filter(pk=endpoint.agent_id).values_list("task_probe", flat=True)
-        if not consent.first():
-            return False
-    since = now - timedelta(seconds=settings.TRUST_TASK_PROBE_INTERVAL_SECONDS)
-    return not ProbeResult.objects.filter(
-        endpoint_id=endpoint.pk, at__gt=since, task_check="card"
-    ).exists()
 
 
 def _card_for(endpoint: Endpoint, binding: str, found: dict | None, stored) -> dict | None:
