@@ -238,3 +238,34 @@ def test_the_ard_bench_runs_end_to_end_at_two_sizes(tmp_path):
         [build] = size["catalog_builds"]
         assert (build["entries"], build["pages"]) == (size["agents"], 1)
         assert size["catalog_fetch"]["root_bytes"] == build["root_bytes"]
+
+
+def test_the_probe_job_and_trust_rows_run_at_a_tiny_size(tmp_path):
+    """``python -m bench.probes``: the probe job against a local HTTPS server, with the
+    trust scores of what it probed, and the daily trust job over every agent."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REGISTRY_BASE_URL")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.probes",
+            "--agents=20",
+            "--batch=10",
+            "--runs=1",
+            "--concurrency=2",
+            f"--database-url=sqlite:///{tmp_path}/bench-probes.sqlite3",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(run.stdout)
+    assert results["agents"] == 20 and results["probes_per_second"] > 0
+    assert "run 1: 10 probes" in run.stderr  # each probe of the batch answered and stored
+    refresh = results["trust_refresh"]
+    assert refresh["agents"] == 20 and refresh["agents_per_second"] > 0
+    # The ten probed agents were scored by their batch; the daily job scores the others.
+    assert refresh["changed"] == 10
