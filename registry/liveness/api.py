@@ -177,7 +177,7 @@ class AgentLivenessSerializer(serializers.Serializer):
 
 
 class AgentLivenessView(APIView):
-    """The agent's recent probe history, newest first (a week at the most)."""
+    """The agent's recent probe history, newest first (TRUST_HISTORY_DAYS at the most)."""
 
     @extend_schema(
         parameters=[
