@@ -68,8 +68,8 @@ def _recompute_chunk(ids: list, now: datetime) -> list[uuid.UUID]:
     for agent_id, signals in signals_measure(list(stored)).items():
         score = score_of(signals)
         old_score, old_signals = stored[agent_id]
-        if score == old_score and signals == old_signals:
-            continue
+        if score == old_score and _values(signals) == _values(old_signals):
+            continue  # what was seen moved (a probe more), not what it weighs: no write
         changed.append(
             Agent(pk=agent_id, trust_score=score, trust_signals=signals, trust_changed_at=now)
         )
@@ -84,6 +84,19 @@ def _recompute_chunk(ids: list, now: datetime) -> list[uuid.UUID]:
         )
     _instances_refresh({agent.pk: agent for agent in changed}, fields)
     return [agent.pk for agent in changed]
+
+
+def _values(signals: dict) -> dict:
+    """What a change of signals is judged by: each one's weight and value to two decimals
+    (a probe more moves a share by less; the details are written with the next change)."""
+    return {
+        name: (
+            entry.get("weight"),
+            None if entry.get("value") is None else round(entry["value"], 2),
+        )
+        for name, entry in (signals or {}).items()
+        if isinstance(entry, dict)
+    }
 
 
 def _instances_refresh(changed: dict, fields: list[str]) -> None:
