@@ -20,6 +20,7 @@ from a2a.client.card_resolver import A2ACardResolver, parse_agent_card
 from a2a.client.errors import A2AClientError
 from a2a.helpers.proto_helpers import new_text_part
 from a2a.types.a2a_pb2 import GetTaskRequest, Message, Role, SendMessageRequest, Task
+from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, VERSION_HEADER
 from a2a.utils.errors import A2AError
 from django.conf import settings
 from django.utils import timezone
@@ -68,7 +69,8 @@ async def _converse(
     seen: dict = {"card": None, "answer": None, "error": None, "task": None, "fetched": None}
     # The fetcher bounds each request (PROBE_TIMEOUT_SECONDS), the caller the whole probe.
     timeout = settings.TRUST_TASK_PROBE_SECONDS
-    async with httpx.AsyncClient(transport=transport, timeout=timeout) as http:
+    version = {VERSION_HEADER: PROTOCOL_VERSION_CURRENT}  # the card's request too
+    async with httpx.AsyncClient(transport=transport, timeout=timeout, headers=version) as http:
         authority = url_authority(endpoint.address)
         if authority:
             try:
