@@ -14,6 +14,7 @@ TRUST_WEIGHTS_DEFAULT = {
     "signedCard": 10,
     "tls": 10,
     "conformance": 20,
+    "taskProbe": 15,
     "uptime": 15,
     "age": 5,
     "crawlHistory": 10,

@@ -157,6 +157,30 @@ def crawl_history(agent_ids: list) -> dict:
     return values
 
 
+def task_probe(agent_ids: list) -> dict:
+    """The share of the checks its latest task probe passed (a real request: the card,
+    TLS, the binding, a well-formed answer, the task's lifecycle, the declared
+    authentication); nothing for an agent never so probed."""
+    since = timezone.now() - timedelta(days=settings.TRUST_HISTORY_DAYS)
+    rows = (
+        ProbeResult.objects.filter(agent_id__in=agent_ids, at__gte=since)
+        .exclude(task_check="")
+        .order_by("agent_id", "-at")
+        .values_list("agent_id", "at", "task_check", "ok")
+    )
+    latest: dict = {}
+    for agent_id, at, check, ok in rows:
+        first = latest.setdefault(agent_id, (at, {}))
+        if at == first[0]:
+            first[1][check] = first[1].get(check, True) and ok
+    values = {}
+    for agent_id, (_, checks) in latest.items():
+        passed = sum(1 for ok in checks.values() if ok)
+        failed = sorted(name for name, ok in checks.items() if not ok)
+        values[agent_id] = (passed / len(checks), {"passed": passed, "failed": failed})
+    return values
+
+
 SIGNALS = [
     TrustSignal(
         "conformance",
@@ -166,6 +190,12 @@ SIGNALS = [
     TrustSignal("uptime", uptime, "The share of the window's probes that found it up."),
     TrustSignal("tls", tls, "TLS valid at the last probe, and the certificate's days to run."),
     TrustSignal("age", age, "Time in the registry."),
+    TrustSignal(
+        "taskProbe",
+        task_probe,
+        "The share of the checks its latest task probe (a real request) passed.",
+        missing=None,
+    ),
     TrustSignal(
         "crawlHistory",
         crawl_history,

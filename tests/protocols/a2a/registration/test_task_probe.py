@@ -136,7 +136,7 @@ def card_at(make_card, port: int) -> dict:
     return card
 
 
-def probed(alice, anon, card: dict, capsys, *, opt_in: bool = True) -> dict[str, tuple]:
+def probed(alice, anon, card: dict, capsys, *, opt_in: bool = True, trust=None) -> dict:
     created = alice.post("/a2a/agents", {"card": card}, format="json")
     assert created.status_code == 201, created.content
     agent_id = created.json()["id"]
@@ -146,12 +146,16 @@ def probed(alice, anon, card: dict, capsys, *, opt_in: bool = True) -> dict[str,
     call_command("probe_endpoints", agent=agent_id)
     capsys.readouterr()
     probes = anon.get(f"/agents/{agent_id}/liveness").json()["probes"]
+    if trust is not None:  # the trust signal the task probe gives, as the agent shows it
+        trust.update(anon.get(f"/agents/{agent_id}").json()["trust"]["signals"]["taskProbe"])
     return {p["check"]: (p["up"], p["detail"], p["certExpiresAt"]) for p in probes}
 
 
 def test_a_working_agent_passes_every_check(probing, agent_server, make_card, alice, anon, capsys):
     port = agent_server("works", lambda p: card_at(make_card, p))
-    checks = probed(alice, anon, card_at(make_card, port), capsys)
+    signal = {}
+    checks = probed(alice, anon, card_at(make_card, port), capsys, trust=signal)
+    assert (signal["value"], signal["passed"], signal["failed"]) == (1.0, 6, [])
     assert {name: up for name, (up, *_) in checks.items()} == {
         "": True,
         "card": True,
@@ -177,7 +181,10 @@ def test_malformed_json_rpc_is_not_well_formed(
     probing, agent_server, make_card, alice, anon, capsys
 ):
     port = agent_server("malformed", lambda p: card_at(make_card, p))
-    checks = probed(alice, anon, card_at(make_card, port), capsys)
+    signal = {}
+    checks = probed(alice, anon, card_at(make_card, port), capsys, trust=signal)
+    assert signal["failed"] == ["taskLifecycle", "wellFormed"]
+    assert signal["value"] == round(4 / 6, 3)
     assert checks["binding"][0] is True
     assert checks["wellFormed"][0] is False
     assert checks["taskLifecycle"][0] is False
