@@ -4,8 +4,7 @@ The order matters: discovery is measured at --small agents; more are loaded (the
 keeps running) up to --middle, where the throughput rows are driven by the load generator
 (the bare WSGI application, /healthz, card fetch, discovery); the rest are loaded up to
 --agents, where discovery, the pages and the throughput rows are measured again, with
-heartbeats and A2A discovery messages.
-"""
+heartbeats and A2A discovery messages."""
 
 import argparse
 import os
@@ -230,6 +229,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         )
         live = load.endpoints_make_live(args.seed)
         say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
+        say(f"{load.trust_spread(args.seed)} agents given trust scores (minTrust, sort=trust)")
         load.database_analyze()
 
     load_to("first", 0, args.small)

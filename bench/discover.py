@@ -15,6 +15,8 @@ QUERY_KINDS = {
     "filter": "tag=<tag>",
     "facets": "q=<word>&facets=tag,protocolBinding",
     "text+liveOnly": "q=<word>&liveOnly=true (the words of 'text')",
+    "filter+minTrust": "tag=<tag>&minTrust=50 (the tags of 'filter')",
+    "filter+sortTrust": "tag=<tag>&sort=trust (the tags of 'filter')",
 }
 
 
@@ -22,6 +24,10 @@ def query_paths(kind: str, count: int, seed: int) -> list[str]:
     """`count` discovery URLs of one kind; the same list at every database size."""
     if kind == "text+liveOnly":  # the same queries as "text", compared with them
         return [f"{path}&liveOnly=true" for path in query_paths("text", count, seed)]
+    if kind == "filter+minTrust":  # the same queries as "filter", compared with them
+        return [f"{path}&minTrust=50" for path in query_paths("filter", count, seed)]
+    if kind == "filter+sortTrust":
+        return [f"{path}&sort=trust" for path in query_paths("filter", count, seed)]
     rng = random.Random(f"{seed}-{kind}")
     words = query_words() + [a.split()[-1] for a in AUDIENCES] + [o.lower() for o in ORG_FIRST]
     skills = skill_names()

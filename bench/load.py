@@ -189,3 +189,23 @@ def endpoints_make_live(seed: int, share: float = LIVE_SHARE) -> int:
     for start in range(0, len(live), 2000):
         endpoints_heartbeat(Endpoint.objects.filter(pk__in=live[start : start + 2000]), now)
     return len(live)
+
+
+def trust_spread(seed: int) -> int:
+    """Give the agents trust scores spread from 0 to 100 (at random, the same at every
+    size), as a registry whose agents were probed for weeks would have: what minTrust and
+    sort=trust read. Only the indexed score is set (the stored listings keep theirs): the
+    rows measure the filter and the order, not the bodies."""
+    import random
+
+    from registry.agents.models import Agent
+
+    ids = list(Agent.objects.order_by("pk").values_list("pk", flat=True).iterator(10_000))
+    rng = random.Random(f"{seed}-trust")
+    by_score: dict[int, list] = {}
+    for pk in ids:
+        by_score.setdefault(rng.randrange(101), []).append(pk)
+    for score, agents in by_score.items():
+        for start in range(0, len(agents), 2000):
+            Agent.objects.filter(pk__in=agents[start : start + 2000]).update(trust_score=score)
+    return len(ids)

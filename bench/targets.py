@@ -31,6 +31,8 @@ HEARTBEAT_TO_CARD_MIN = 0.5
 # A pinned card version (?version=<n>) against the latest card.
 PINNED_TO_CARD_MIN = 0.9
 LIVE_ONLY_P95_RATIO_MAX = 1.5
+# minTrust and sort=trust read the indexed score: within 10 % of the same filter without.
+TRUST_P95_RATIO_MAX = 1.1
 A2A_TO_DISCOVER_MIN = 0.5
 PAGE_P95_MS_MAX = 100.0
 ENTITY_P95_RATIO_MAX = 3.0
@@ -219,6 +221,17 @@ def targets_evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": ratio <= LIVE_ONLY_P95_RATIO_MAX,
             }
         )
+    for kind in ("filter+minTrust", "filter+sortTrust"):
+        if kind in full["queries"]:
+            ratio = full["queries"][kind]["p95_ms"] / full["queries"]["filter"]["p95_ms"]
+            targets.append(
+                {
+                    "target": f"discovery '{kind}' p95 <= 1.1 x 'filter' p95 at N={full['agents']}",
+                    "value": round(ratio, 2),
+                    "limit": TRUST_P95_RATIO_MAX,
+                    "holds": ratio <= TRUST_P95_RATIO_MAX,
+                }
+            )
     for kind, at_small in small["queries"].items():
         at_full = full["queries"][kind]
         name = f"discovery '{kind}' p95 at N={full['agents']} <= 3 x p95 at N={small['agents']}"

@@ -34,9 +34,44 @@ class RegistryConfig(AppConfig):
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
+            probes_written,
             vectors_rebuilt,
         )
+        from registry.trust import measures as trust_measures
+        from registry.trust.duplicates import interface_keys
+        from registry.trust.pages import (
+            copy_badge,
+            copy_href,
+            duplicates_panel,
+            trust_badge,
+            trust_href,
+            trust_panel,
+        )
+        from registry.trust.services import (
+            BAND_KIND,
+            trust_on_agents_written,
+            trust_on_probes_written,
+        )
 
+        # Trust scores first: the listings built next show them (registry.trust).
+        agents_written.connect(trust_on_agents_written, dispatch_uid="trust-scores")
+        probes_written.connect(trust_on_probes_written, dispatch_uid="trust-probes")
+        for signal in trust_measures.SIGNALS:
+            extensions.register_trust_signal(signal)
+        extensions.register_duplicate_keys("interface", interface_keys)
+        extensions.register_badge(extensions.Badge("trust", trust_badge, 10, href=trust_href))
+        extensions.register_agent_panel(
+            extensions.AgentPanel("trust", "registry/trust_panel.html", trust_panel, 15)
+        )
+        extensions.register_badge(extensions.Badge("copy", copy_badge, 5, href=copy_href))
+        extensions.register_agent_panel(
+            extensions.AgentPanel(
+                "duplicates", "registry/duplicates_panel.html", duplicates_panel, 5
+            )
+        )
+        extensions.register_fact_kind(
+            extensions.FactKind(BAND_KIND, "The trust score's band: 75-100, 50-74, 25-49 or 0-24.")
+        )
         # Discovery's stored listings follow every write (registry.signals), then the
         # outbox writes each change's events with the fresh listings (registry.events).
         agents_written.connect(listings_on_write, dispatch_uid="discovery-listings")
@@ -97,6 +132,9 @@ class RegistryConfig(AppConfig):
         )
         extensions.register_schedule("events-prune", "registry.events.tasks.events_prune", 3600)
         extensions.register_schedule("vectors-fill", "registry.semantic.tasks.vectors_fill", 300)
+        extensions.register_schedule(
+            "trust-refresh", "registry.trust.tasks.trust_refresh", settings.TRUST_REFRESH_SECONDS
+        )
 
 
 def listings_after_migrate(sender, using: str = "default", **kwargs) -> None:

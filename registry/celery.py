@@ -30,6 +30,7 @@ app.autodiscover_tasks(
         "registry.agents",
         "registry.events",
         "registry.semantic",
+        "registry.trust",
     ]
 )
 

@@ -26,6 +26,10 @@ running registry serves cannot change under it.
   before Django's request machinery (``registry.fastpath.lean``);
 - tools: what an app answers model clients (the MCP face lists each beside its own tools,
   ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
+- trust signals: what an agent's trust score weighs (``registry.trust``): each signal's
+  value per agent, read in bulk, with its weight from ``TRUST_WEIGHTS``;
+- duplicate keys: what makes two listings the same agent (``registry.trust.duplicates``):
+  a card's digest, an entity's domain, each agent's keys read in bulk;
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker;
@@ -194,6 +198,22 @@ class ServedCard:
     read: Callable[[list], dict]
 
 
+@dataclass(frozen=True)
+class TrustSignal:
+    """A signal of the trust score (registry/trust/): ``values(agent_ids)`` reads it for
+    many agents at once (a few statements, whatever their number) and returns {agent id:
+    (value, detail)}: ``value`` from 0 to 1, or None where the signal says nothing of that
+    agent (left out of its score: an entity's level for an agent that is no entity);
+    ``detail``, a small dict of what was seen (shown beside the value). An agent missing
+    from the answer has the value ``missing``: 0 (what was not seen is not proved), or None
+    (the signal says nothing of it). Its weight is ``TRUST_WEIGHTS[name]``."""
+
+    name: str
+    values: Callable[[list], dict]
+    help_text: str
+    missing: float | None = 0.0
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -244,6 +264,8 @@ tools = _Store("tool")
 served_cards = _Store("served card")
 origin_cards = _Store("origin card")
 scrape_gauges = _Store("scrape gauge")
+trust_signals = _Store("trust signal")
+duplicate_keys = _Store("duplicate key")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -336,3 +358,14 @@ def register_scrape_gauges(name: str, collect: Callable[[], Iterable]) -> None:
     when ``/metrics`` is scraped: what an app holds now (one cheap query). Their names are
     made with ``registry.http.metrics.PREFIX`` and documented with the core's series."""
     scrape_gauges.add(name, collect)
+
+
+def register_trust_signal(signal: TrustSignal) -> None:
+    trust_signals.add(signal.name, signal)
+
+
+def register_duplicate_keys(name: str, keys: Callable[[list], dict]) -> None:
+    """``keys(agent_ids) -> {agent id: [key, …]}``: what makes a listing the same agent as
+    another (two agents with a key in common are copies of one): a card's digest
+    (``"card-digest:<sha256>"``), an entity's domain. Keys are at most 300 characters."""
+    duplicate_keys.add(name, keys)

@@ -24,6 +24,7 @@ from registry.discovery.models import (
 from registry.events.models import Delivery, EndpointStatusSeen, Event, Subscription
 from registry.liveness.models import ProbeResult
 from registry.semantic.models import AgentVector
+from registry.trust.models import DuplicateKey
 
 __all__ = [
     "Agent",
@@ -40,6 +41,7 @@ __all__ = [
     "DataGeneration",
     "Delivery",
     "DomainClaim",
+    "DuplicateKey",
     "Endpoint",
     "EndpointStatusSeen",
     "Event",

@@ -157,3 +157,9 @@ endpoints_liveness_written = Signal()
 # by meaning finds changed without an agent's write. Discovery bumps its data generation, so
 # pages found by meaning before are no longer served from its cache.
 vectors_rebuilt = Signal()
+
+# Sent after a batch of active probes was stored (registry.liveness.probes: the probe job,
+# ``manage.py probe_endpoints``), outside their transactions, with ``agent_ids``: the agents
+# whose probe history grew. What derives from that history (the trust scores,
+# registry.trust) is measured again, once for the batch.
+probes_written = Signal()

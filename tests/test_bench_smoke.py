@@ -65,7 +65,15 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     for size, agents in (("small", 20), ("full", 60)):
         block = results["discovery"][size]
         assert block["agents"] == agents
-        assert set(block["queries"]) == {"text", "text+skill", "filter", "facets", "text+liveOnly"}
+        assert set(block["queries"]) == {
+            "text",
+            "text+skill",
+            "filter",
+            "facets",
+            "text+liveOnly",
+            "filter+minTrust",
+            "filter+sortTrust",
+        }
         for kind, figures in block["queries"].items():
             if kind == "facets" and not figures["supported"]:
                 assert figures["note"]
@@ -127,6 +135,16 @@ def test_bench_runs_end_to_end_and_reports_every_figure(tmp_path, generator):
     assert sum(name.startswith("hybrid text discovery >= 0.7 x keyword") for name in names) == 2
     assert all(size > 0 for size in results["memory"]["workers_rss_mib"])
     assert {t["holds"] for t in results["targets"]} <= {True, False, None}
+    # minTrust and sort=trust beside the same filter without them.
+    for kind in ("filter+minTrust", "filter+sortTrust"):
+        assert (
+            sum(name.startswith(f"discovery '{kind}' p95 <= 1.1 x 'filter'") for name in names) == 1
+        )
+    sorted_trust = results["discovery"]["full"]["queries"]["filter+sortTrust"]
+    assert (
+        sorted_trust["mean_results"]
+        == results["discovery"]["full"]["queries"]["filter"]["mean_results"]
+    )
     assert sum(name.startswith("card fetch >= 0.8 x bare WSGI") for name in names) == 1
     assert sum(name.startswith("card fetch >= 0.85 x bare WSGI") for name in names) == 1
     assert sum(name.startswith("/healthz >= 0.8 x bare WSGI") for name in names) == 2
@@ -258,3 +276,34 @@ def test_the_replica_rows_run_and_report_lag_wal_sizes_and_reads(tmp_path):
     tables = result["sizes"]["tables"]
     assert tables["registry_agent"]["rows_per_agent"] >= 1
     assert result["sizes"]["total_bytes_per_agent"] > 0
+
+
+def test_the_probe_job_and_trust_rows_run_at_a_tiny_size(tmp_path):
+    """``python -m bench.probes``: the probe job against a local HTTPS server, with the
+    trust scores of what it probed, and the daily trust job over every agent."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REGISTRY_BASE_URL")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.probes",
+            "--agents=20",
+            "--batch=10",
+            "--runs=1",
+            "--concurrency=2",
+            f"--database-url=sqlite:///{tmp_path}/bench-probes.sqlite3",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(run.stdout)
+    assert results["agents"] == 20 and results["probes_per_second"] > 0
+    assert "run 1: 10 probes" in run.stderr  # each probe of the batch answered and stored
+    refresh = results["trust_refresh"]
+    assert refresh["agents"] == 20 and refresh["agents_per_second"] > 0
+    # The ten probed agents were scored by their batch; the daily job scores the others.
+    assert refresh["changed"] == 10

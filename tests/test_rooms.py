@@ -34,6 +34,16 @@ ROOMS = {
     "liveness": {"http", "outbound", "access", "fastpath", "agents"},
     "semantic": {"http", "outbound", "access", "fastpath", "agents"},
     "discovery": {"http", "outbound", "access", "fastpath", "agents", "semantic"},
+    "trust": {
+        "http",
+        "outbound",
+        "access",
+        "fastpath",
+        "agents",
+        "liveness",
+        "semantic",
+        "discovery",
+    },
     "events": {
         "http",
         "outbound",
@@ -43,6 +53,7 @@ ROOMS = {
         "liveness",
         "semantic",
         "discovery",
+        "trust",
     },
     "observability": {
         "http",
@@ -53,6 +64,7 @@ ROOMS = {
         "liveness",
         "semantic",
         "discovery",
+        "trust",
         "events",
     },
 }

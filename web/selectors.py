@@ -23,7 +23,7 @@ PAGE_SIZE = 20
 ALIASES = {"live": "liveOnly", "binding": "protocolBinding"}
 ALIASES_BACK = {v: k for k, v in ALIASES.items()}
 # What a page's query keeps besides the filters: the text, the order and the page.
-SHAPING = {"q", "sort", "cursor", "mode"}
+SHAPING = {"q", "sort", "cursor", "mode", "collapse"}
 # The facets shown first in the sidebar, in this order; other registered ones follow.
 FACET_ORDER = ["tag", "protocolBinding", "provider", "protocol", "live", "aap", "aapCompliant"]
 FACET_TITLES = {
@@ -53,7 +53,12 @@ FLAGS = [
     ("aap", "AAP dealer"),
     ("aapCompliant", "AAP compliant"),
 ]
-SORTS = [("", "Best match / newest"), ("recent", "Newest"), ("name", "Name")]
+SORTS = [
+    ("", "Best match / newest"),
+    ("recent", "Newest"),
+    ("name", "Name"),
+    ("trust", "Most trusted"),
+]
 # How the search text matches (registry.discovery.hybrid); the first is the default.
 MODES = [("", "Words and meaning"), ("semantic", "Meaning"), ("keyword", "Words")]
 
@@ -140,10 +145,13 @@ def search(query: QueryDict, context: dict) -> Search:
         raise SearchError("; ".join(errors))
     try:
         query = query_parse(data, strict=False)
+        agents = filterset.qs
+        if query.collapse:  # the canonical copies only, as every discovery face shows them
+            agents = agents.filter(duplicate_of__isnull=True)
         page, result.sort, _ = discovery.discover(
-            filterset.qs, query, full_rows=selectors.agent_discoverable_queryset()
+            agents, query, full_rows=selectors.agent_discoverable_queryset()
         )
-        source = discovery.facet_source(filterset.qs, query)
+        source = discovery.facet_source(agents, query)
         counts, result.exact = facets.facet_counts(source, facet_list())
     except ProblemError as error:
         raise SearchError(str(error.detail)) from None

@@ -5,10 +5,14 @@ from django.conf import settings
 from protocols.a2a.demo import card_demo_load
 from protocols.a2a.registration.probes import a2a_probe
 from protocols.a2a.registration.services import CARD_SOURCE
+from protocols.a2a.registration.trust import SIGNALS as TRUST_SIGNALS
+from protocols.a2a.registration.trust import card_digest_keys
 from protocols.a2a.relay.metrics import relay_gauges
 from protocols.a2a.serving.cards import card_lean, card_url
 from protocols.a2a.serving.pages import card_panel, signed_badge, verified_badge
 from registry import extensions
+from registry.agents.members import TRUST_SCHEMA as SCORE_SCHEMA
+from registry.agents.members import agent_trust
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
 from registry.extensions import AgentPanel, Badge, FactKind, LeanRoute, Member
@@ -70,19 +74,23 @@ TRUST_SCHEMA = {
         "verified": {"type": "boolean"},
         "verifiedDomain": {"type": "string", "nullable": True},
         "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
+        **SCORE_SCHEMA["properties"],
     },
 }
 
 
 def trust(agent: Agent) -> dict:
+    """The core's ``trust`` member (score, signals) with what the card's provenance proves."""
     provenance = getattr(agent, "a2a_provenance", None)  # select_related (register_related)
     if provenance is None:
-        return {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
-    return {
-        "verified": provenance.verified,
-        "verifiedDomain": provenance.verified_domain or None,
-        "signature": provenance.signature,
-    }
+        found = {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
+    else:
+        found = {
+            "verified": provenance.verified,
+            "verifiedDomain": provenance.verified_domain or None,
+            "signature": provenance.signature,
+        }
+    return {**found, **agent_trust(agent)}
 
 
 def queue_url(endpoint: Endpoint) -> str | None:
@@ -138,7 +146,8 @@ def register() -> None:
             "trust",
             trust,
             TRUST_SCHEMA,
-            "verified: the agent's domain served this card; signature: of the card.",
+            "verified: the agent's domain served this card; signature: of the card; score "
+            "and signals: how far to trust the listing (docs/reference/trust.md).",
         )
     )
     extensions.register_endpoint_member(
@@ -149,6 +158,9 @@ def register() -> None:
     extensions.register_badge(Badge("signed", signed_badge, 30))
     extensions.register_demo_loader("a2a", card_demo_load)
     extensions.register_prober(Endpoint.Protocol.A2A, a2a_probe)
+    for signal in TRUST_SIGNALS:
+        extensions.register_trust_signal(signal)
+    extensions.register_duplicate_keys("card-digest", card_digest_keys)
     # First: card reads (/a2a/agents/<id>) are the most frequent requests; the ordinary
     # ones are answered on the lean lane, before Django (registry.fastpath.lean).
     extensions.register_urls("protocols.a2a.urls", first=True)

@@ -11,7 +11,7 @@ from protocols.entities.servers.server_cards import origin_cards_read
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
-from registry.extensions import AgentPanel, Badge, FactKind, Member
+from registry.extensions import AgentPanel, Badge, FactKind, Member, TrustSignal
 
 FACT_KINDS = [
     FactKind("entityCategory", "An entity's category: restaurant, hotel, health …"),
@@ -72,6 +72,28 @@ def entity_categories(agent_ids: list) -> dict:
     return {a: v.replace("_", " ") for a, v in rows.values_list("agent_id", "value")}
 
 
+def entity_levels(agent_ids: list) -> dict:
+    """The trust signal of an entity's verification level (0, 1, 2 as 0, 0.5, 1); nothing
+    for the agents that are no entity."""
+    from protocols.entities.models import Entity
+
+    rows = Entity.objects.filter(agent_id__in=agent_ids).values_list(
+        "agent_id", "verification_level"
+    )
+    return {pk: (min(level, 2) / 2, {"level": level}) for pk, level in rows}
+
+
+def entity_domain_keys(agent_ids: list) -> dict:
+    """Duplicates' key of an entity: its domain (one business, whoever lists it)."""
+    from protocols.entities.models import Entity
+
+    rows = Entity.objects.filter(agent_id__in=agent_ids).exclude(domain="")
+    return {
+        pk: [f"entity-domain:{domain.lower()}"]
+        for pk, domain in rows.values_list("agent_id", "domain")
+    }
+
+
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
@@ -100,6 +122,15 @@ def register() -> None:
     extensions.register_badge(Badge("entity", entity_badge, 45, href=entity_page_path))
     extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
     extensions.register_origin_card("mcp-server-card", origin_cards_read)
+    extensions.register_trust_signal(
+        TrustSignal(
+            "entityLevel",
+            entity_levels,
+            "An entity's verification level: 0 a provider's claim, 1 its domain's card, 2 both.",
+            missing=None,
+        )
+    )
+    extensions.register_duplicate_keys("entity-domain", entity_domain_keys)
     extensions.register_demo_loader("entities", entities_demo_load)
     extensions.register_urls("protocols.entities.urls")
     extensions.register_tool(RESOLVE_ENTITY)

@@ -53,6 +53,7 @@ class AgentFound(_Open):
     name: str
     description: str
     cardUrl: str | None
+    trustScore: int | None = None
     skills: list[dict[str, Any]]
 
 
@@ -146,7 +147,23 @@ async def discover_agents(
     protocolBinding: Annotated[str | None, Field(description="JSONRPC, HTTP+JSON, GRPC …")] = None,
     provider: Annotated[str | None, Field(description="Provider organization.")] = None,
     liveOnly: Annotated[bool | None, Field(description="Only agents live now.")] = None,
-    sort: Annotated[str | None, Field(description="relevance, recent or name.")] = None,
+    minTrust: Annotated[
+        int | None,
+        Field(
+            description="Only agents whose trust score (0-100: verified domain, signature, "
+            "TLS, conformance, uptime, age …) is at least this."
+        ),
+    ] = None,
+    sort: Annotated[
+        str | None, Field(description="relevance, recent, name or trust (most trusted first).")
+    ] = None,
+    collapse: Annotated[
+        bool | None,
+        Field(
+            description="false: every copy of an agent listed more than once; by default "
+            "its canonical copy only."
+        ),
+    ] = None,
     mode: Annotated[
         str | None,
         Field(

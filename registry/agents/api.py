@@ -111,6 +111,8 @@ class AgentDetailView(APIView):
             )
             if "compatibility" in data:
                 lifecycle.agent_compatibility_set(agent=agent, compatibility=data["compatibility"])
+            if "taskProbe" in data:
+                lifecycle.agent_task_probe_set(agent=agent, task_probe=data["taskProbe"])
         return agent_response(request, agent.id)
 
 

@@ -154,3 +154,21 @@ def agent_compatibility_set(*, agent: Agent, compatibility: str) -> Agent:
         )
         agents_written_send([agent.pk])
     return agent
+
+
+def agent_task_probe_set(*, agent: Agent, task_probe: bool) -> Agent:
+    """The owner's consent to the task probe (a real request to the agent; a setting: no
+    version, no lifecycle change)."""
+    agent = agent_lock(agent)
+    if agent.task_probe != task_probe:
+        agent.task_probe = task_probe
+        agent.save(update_fields=["task_probe", "updated_at"])
+        audit_record(
+            "agent.task_probe",
+            agent_id=agent.id,
+            object_repr=agent.name,
+            before={"taskProbe": not task_probe},
+            after={"taskProbe": task_probe},
+        )
+        agents_written_send([agent.pk])
+    return agent

@@ -56,6 +56,19 @@ class Agent(models.Model):
         default=Compatibility.NONE,
         db_default=Compatibility.NONE,
     )
+    # Trust (registry.trust): the score (0-100) of the agent's signals and each signal's
+    # value and weight, kept when a signal changes and by a daily job, never computed by a
+    # read; discovery filters (minTrust) and sorts (sort=trust) by the indexed score.
+    trust_score = models.PositiveSmallIntegerField(default=0, db_default=0)
+    trust_signals = models.JSONField(default=dict, blank=True)
+    trust_changed_at = models.DateTimeField(null=True, blank=True)
+    # The canonical copy of the agent's group when it is a copy (the same card digest or
+    # preferred interface URL elsewhere, an entity's domain: registry.trust.duplicates),
+    # kept at write time; discovery shows the canonical copies only (collapse=false: all).
+    duplicate_of = models.UUIDField(null=True, blank=True)
+    # The owner lets the registry send the agent a real request to check it (the task
+    # probe: TRUST_TASK_PROBE "opt-in"); a message may make an agent act.
+    task_probe = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -64,6 +77,16 @@ class Agent(models.Model):
             models.Index(fields=["-created_at", "id"], name="agent_created_id"),
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
             models.Index(fields=["owner"], name="agent_owner"),
+            models.Index(fields=["-trust_score", "id"], name="agent_trust_id"),
+            # Both hold the copies alone: the copies of an agent, and whether one is a copy.
+            models.Index(
+                fields=["duplicate_of"],
+                name="agent_duplicate_of",
+                condition=models.Q(duplicate_of__isnull=False),
+            ),
+            models.Index(
+                fields=["id"], name="agent_copy", condition=models.Q(duplicate_of__isnull=False)
+            ),
         ]
 
     def __str__(self) -> str:

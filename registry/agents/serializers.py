@@ -10,6 +10,12 @@ from rest_framework import serializers
 
 from registry import extensions
 from registry.agents.liveness_state import agent_live, agent_uptime, endpoint_liveness
+from registry.agents.members import (
+    DEPRECATION_SCHEMA,
+    TRUST_SCHEMA,
+    agent_deprecation,
+    agent_trust,
+)
 from registry.agents.models import (
     CAPABILITIES_MAX,
     ENDPOINTS_MAX,
@@ -166,6 +172,9 @@ class AgentInputSerializer(InputSerializer):
         required=False,
         help_text="backward: card changes that break consumers are refused (409 breaking-change).",
     )
+    taskProbe = serializers.BooleanField(
+        required=False, help_text="true: the registry may send the agent a real request."
+    )
 
     def validate_endpoints(self, value):
         seen: dict[str, int] = {}
@@ -197,7 +206,17 @@ class CapabilitySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "tags"]
 
 
-PROBE_CATEGORIES = ["ok", "not_a2a", "http_error", "timeout", "dns", "tls", "connect", "refused"]
+PROBE_CATEGORIES = [
+    "ok",
+    "not_a2a",
+    "http_error",
+    "timeout",
+    "dns",
+    "tls",
+    "connect",
+    "refused",
+    "failed",
+]
 LIVENESS_SCHEMA = {
     "type": "object",
     "properties": {
@@ -309,34 +328,6 @@ class EndpointSerializer(serializers.ModelSerializer):
         return liveness_shown(endpoint_liveness(endpoint, response_now(self.context)))
 
 
-DEPRECATION_SCHEMA = {
-    "type": "object",
-    "nullable": True,
-    "properties": {
-        "reason": {"type": "string"},
-        "successor": {"type": "string", "format": "uuid", "nullable": True},
-        "sunsetAt": {"type": "string", "format": "date-time", "nullable": True},
-        "since": {"type": "string", "format": "date-time"},
-    },
-}
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
-def agent_deprecation(agent: Agent) -> dict | None:
-    """A deprecated agent's ``deprecation`` member; None for any other."""
-    if agent.status != Agent.Status.DEPRECATED:
-        return None
-    return {
-        "reason": agent.status_reason,
-        "successor": str(agent.successor) if agent.successor else None,
-        "sunsetAt": _iso(agent.sunset_at),
-        "since": _iso(agent.status_changed_at),
-    }
-
-
 class AgentSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -350,6 +341,9 @@ class AgentSerializer(serializers.ModelSerializer):
     uptime = serializers.SerializerMethodField(
         help_text="Share of successful probes over a day and a week; null without probes."
     )
+    trust = serializers.SerializerMethodField(help_text="Trust score (0-100), its signals.")
+    duplicateOf = serializers.UUIDField(source="duplicate_of", read_only=True, allow_null=True)
+    taskProbe = serializers.BooleanField(source="task_probe", read_only=True)
 
     class Meta:
         model = Agent
@@ -369,7 +363,14 @@ class AgentSerializer(serializers.ModelSerializer):
             "status",
             "compatibility",
             "deprecation",
+            "trust",
+            "duplicateOf",
+            "taskProbe",
         ]
+
+    @extend_schema_field(TRUST_SCHEMA)
+    def get_trust(self, agent: Agent) -> dict:
+        return agent_trust(agent)
 
     @extend_schema_field(DEPRECATION_SCHEMA)
     def get_deprecation(self, agent: Agent) -> dict | None:

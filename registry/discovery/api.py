@@ -64,7 +64,15 @@ class DiscoverAgentsView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("sort", str, enum=["relevance", "recent", "name"]),
+            OpenApiParameter("sort", str, enum=["relevance", "recent", "name", "trust"]),
+            OpenApiParameter(
+                "collapse",
+                str,
+                enum=["true", "false"],
+                description="true (default): one agent listed more than once (the same card "
+                "or interface under other owners) shows as its canonical copy only; false: "
+                "every copy (each names its canonical copy in duplicateOf).",
+            ),
             OpenApiParameter(
                 "mode",
                 str,

@@ -8,8 +8,9 @@ from rest_framework.compat import LONG_SEPARATORS, SHORT_SEPARATORS
 from rest_framework.renderers import JSONRenderer
 
 from registry import extensions
+from registry.agents.members import agent_deprecation, agent_trust
 from registry.agents.models import Agent, Endpoint
-from registry.agents.serializers import agent_deprecation, time_shown
+from registry.agents.serializers import time_shown
 
 # Never in the renderer's output: it escapes every control character inside strings.
 HOLE = b"\x00"
@@ -125,6 +126,9 @@ def _agent_data(agent: Agent, members, endpoint_members) -> dict:
         "status": _text(agent.status),
         "compatibility": _text(agent.compatibility),
         "deprecation": agent_deprecation(agent),
+        "trust": agent_trust(agent),
+        "duplicateOf": _text(agent.duplicate_of),
+        "taskProbe": agent.task_probe,
     }
     for member in members:
         data[member.name] = member.value(agent)

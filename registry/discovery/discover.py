@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from django.db.models import DateTimeField, Max, Q, QuerySet
+from django.db.models import DateTimeField, Exists, Max, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -46,6 +46,8 @@ def query_agents(
     keeps them (``filters_apply`` over the cleaned values): the one filtering of every way
     to discover (HTTP, the lean lane, A2A, MCP, ARD). In keyword mode the words keep the
     agents whose words match; in the fused modes they order the filtered agents instead."""
+    if query.collapse:  # the canonical copies of duplicates only (registry.trust.duplicates)
+        queryset = queryset.filter(duplicate_of__isnull=True)
     if query.text and not query.fused:
         queryset = text_filter(queryset, query.text)
     return filters_apply(discovery_filters(without), query.filter_values, queryset)
@@ -97,6 +99,10 @@ def _text_scope(
 
 def _matches(query: DiscoveryQuery, agents: QuerySet | None, keys: list, live: bool, tier=None):
     rows = text_matches(query.text, agents, keys, tier)
+    if rows is not None and query.collapse:  # each row's agent looked up among the copies
+        rows = rows.exclude(
+            Exists(Agent.objects.filter(pk=OuterRef("pk"), duplicate_of__isnull=False))
+        )
     if rows is not None and live:
         rows = rows.filter(live_agents(timezone.now()))  # the search row's pk: the agent's
     return rows

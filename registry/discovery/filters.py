@@ -5,6 +5,7 @@ import functools
 import uuid
 
 import django_filters
+from django import forms
 from django.core.exceptions import ValidationError
 from django.db import connections
 from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, Subquery, Value
@@ -152,6 +153,10 @@ def _endpoint_filter(column: str, help_text: str) -> django_filters.Filter:
     return _kept(found, ids)
 
 
+class _WholeNumberFilter(django_filters.NumberFilter):
+    field_class = forms.IntegerField
+
+
 class AgentFilter(django_filters.FilterSet):
     capability = _kept(
         django_filters.CharFilter(
@@ -187,6 +192,14 @@ class AgentFilter(django_filters.FilterSet):
         method="filter_live_only",
         help_text="true: only agents with an endpoint live now (a heartbeat or renewal "
         "within its grace).",
+    )
+
+    minTrust = _WholeNumberFilter(
+        field_name="trust_score",
+        lookup_expr="gte",
+        min_value=0,
+        max_value=100,
+        help_text="Only agents whose trust score (0-100) is at least this.",
     )
 
     conformant = django_filters.ChoiceFilter(

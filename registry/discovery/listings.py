@@ -60,10 +60,15 @@ LIVENESS_COLUMNS = (
 )
 
 
+# The core's own members change with this (listings of an older one are built again).
+LISTING_FORMAT = "core:trust"
+
+
 def listing_context() -> str:
     """The digest of what a listing depends on besides the agent's rows."""
     parts = [
         settings.REGISTRY_BASE_URL,
+        LISTING_FORMAT,
         *(f"agent:{m.name}" for m in extensions.agent_members.read()),
         *(f"endpoint:{m.name}" for m in extensions.endpoint_members.read()),
     ]

@@ -27,6 +27,8 @@ SORTS = {
     "name": (Lower("name"), False),
     "relevance": (F("rank"), True),
     "updated": (F("updated_at"), False),
+    # The trust score, best first (the agent_trust_id index: score descending, then id).
+    "trust": (F("trust_score"), True),
 }
 
 
@@ -50,6 +52,8 @@ def _decode(cursor: str, sort: str) -> tuple[Any, uuid.UUID]:
         raise bad_parameter("cursor", f"belongs to another sort order ({cursor_sort})")
     if sort in {"recent", "updated"}:
         key = _datetime(key)
+    elif sort == "trust":
+        key = key if type(key) is int and 0 <= key <= 100 else None
     # A name is a string (without NUL: no database text holds one); a relevance rank a
     # finite number, or (PostgreSQL) a tier and a time.
     elif (

@@ -29,9 +29,11 @@ from registry.http.params import bad_parameter, limit_parse, params_check
 from registry.http.problems import ProblemError
 
 # The query parameters of discovery besides its filters.
-DISCOVERY_PARAMS = frozenset({"sort", "facets", "updated_since", "limit", "cursor", "mode"})
+DISCOVERY_PARAMS = frozenset(
+    {"sort", "facets", "updated_since", "limit", "cursor", "mode", "collapse"}
+)
 # Parameters that only shape the answer; any other one filters the agents.
-NOT_FILTERS = frozenset({"q", "sort", "limit", "cursor", "facets", "mode"})
+NOT_FILTERS = frozenset({"q", "sort", "limit", "cursor", "facets", "mode", "collapse"})
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class DiscoveryQuery:
     # Each filter given besides q, with its value cleaned by its form field, in the
     # FilterSet's order (a blank one too: it keeps every agent).
     filters: tuple[tuple[str, Any], ...]
-    sort: str  # relevance, recent, name, or updated for the change feed
+    sort: str  # relevance, recent, name, trust, or updated for the change feed
     limit: int
     cursor: str | None
     live_only: bool  # liveOnly=true
@@ -56,6 +58,9 @@ class DiscoveryQuery:
     repeated: bool = False  # a parameter given twice or more (the last one counts)
     # The parameters as given: the page cache's key and the next link are made of them.
     params: Any = field(default=None, compare=False, repr=False)
+    # collapse (true unless collapse=false): the canonical copy of each duplicate group only
+    # (registry.trust.duplicates).
+    collapse: bool = True
 
     @property
     def filtered(self) -> bool:
@@ -108,7 +113,7 @@ def sort_choose(sort: str | None, *, has_text: bool, syncing: bool) -> str:
         return "updated"
     sort = sort or ("relevance" if has_text else "recent")
     if sort not in SORTS or sort == "updated":
-        raise bad_parameter("sort", f"must be one of relevance, recent, name, not '{sort}'")
+        raise bad_parameter("sort", f"must be one of relevance, recent, name, trust, not '{sort}'")
     if sort == "relevance" and not has_text:
         raise bad_parameter("sort", "relevance needs a text query (q)")
     return sort
@@ -126,6 +131,14 @@ def since_parse(raw: str | None) -> datetime | None:
         return value.astimezone(UTC)
     except (ValueError, OverflowError):
         raise bad_parameter("updated_since", message) from None
+
+
+def collapse_parse(raw: str | None) -> bool:
+    if raw in (None, "", "true"):
+        return True
+    if raw == "false":
+        return False
+    raise bad_parameter("collapse", f"must be one of true, false, not '{raw}'")
 
 
 def mode_parse(raw: str | None) -> str:
@@ -186,6 +199,7 @@ def query_parse(
     limit = limit_parse(last.get("limit"))
     mode = mode_parse(last.get("mode"))
     facets = tuple(facets_parse(last["facets"])) if last.get("facets") else ()
+    collapse = collapse_parse(last.get("collapse"))
     return DiscoveryQuery(
         text=text.strip(),
         mode=mode,
@@ -200,6 +214,7 @@ def query_parse(
         names=frozenset(last),
         repeated=repeated,
         params=params,
+        collapse=collapse,
     )
 
 

@@ -35,7 +35,7 @@ _STAND_INS = {
 # Parameters a filter-only first query may have besides the filters (liveOnly and the words
 # have their own ways: discover's candidates, the search statement).
 _OTHER = frozenset({"sort", "limit"})
-_NOT_HERE = frozenset({"q", "liveOnly", "cursor", "updated_since", "facets", "mode"})
+_NOT_HERE = frozenset({"q", "liveOnly", "cursor", "updated_since", "facets", "mode", "minTrust"})
 # Shapes kept per process; the queries' shapes are few (sets of filters, sorts).
 MAX_SHAPES = 512
 

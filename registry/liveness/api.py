@@ -155,6 +155,13 @@ class ProbeSerializer(serializers.Serializer):
     detail = serializers.CharField()
     cardDigest = serializers.CharField(source="card_digest", allow_blank=True)
     cardChanged = serializers.BooleanField(source="card_changed")
+    check = serializers.CharField(
+        source="task_check",
+        allow_blank=True,
+        help_text="Empty for the liveness probe; else the task probe's check: card, tls, "
+        "binding, wellFormed, taskLifecycle or auth (up: it passed).",
+    )
+    certExpiresAt = serializers.DateTimeField(source="cert_expires_at", allow_null=True)
 
 
 @extend_schema_field(UPTIME_SCHEMA)
@@ -170,7 +177,7 @@ class AgentLivenessSerializer(serializers.Serializer):
 
 
 class AgentLivenessView(APIView):
-    """The agent's recent probe history, newest first (a week at the most)."""
+    """The agent's recent probe history, newest first (TRUST_HISTORY_DAYS at the most)."""
 
     @extend_schema(
         parameters=[

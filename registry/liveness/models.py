@@ -23,6 +23,11 @@ class ProbeResult(models.Model):
     # and whether it differed from the card the registry had.
     card_digest = models.CharField(max_length=64, blank=True)
     card_changed = models.BooleanField(default=False)
+    # When the endpoint's TLS certificate expires, where the probe saw it.
+    cert_expires_at = models.DateTimeField(null=True, blank=True)
+    # Empty for the liveness probe itself; else the task probe's check this row is the
+    # outcome of (registry.liveness.probes.TASK_CHECKS): ok says it passed.
+    task_check = models.CharField(max_length=20, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -25,7 +25,7 @@ from registry import extensions
 from registry.agents.models import HEARTBEAT_GRACE_FACTOR, Agent, Endpoint
 from registry.liveness.models import ProbeResult
 from registry.outbound.fetch import FetchError, fetch
-from registry.signals import endpoints_liveness_written
+from registry.signals import endpoints_liveness_written, probes_written
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,22 @@ CATEGORIES = {
 }
 
 
+# The task probe's checks (a real request to the agent, where its owner opted in or
+# TRUST_TASK_PROBE=all): its card is reachable, TLS valid, the binding answers, in a well-
+# formed protocol answer, a task's lifecycle holds (a task sent back is found by its id),
+# and the authentication it declares is the one it requires.
+TASK_CHECKS = ("card", "tls", "binding", "wellFormed", "taskLifecycle", "auth")
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """One check of the task probe: its name (TASK_CHECKS), whether it passed, and why."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
 @dataclass(frozen=True)
 class ProbeOutcome:
     """What one probe found: ``ok`` the endpoint is up; ``category`` ok, not_a2a,
@@ -56,6 +72,9 @@ class ProbeOutcome:
     status: int | None = None
     card_digest: str = ""
     card_changed: bool = False
+    # What the task probe found, when it ran, and the certificate's expiry where seen.
+    checks: tuple[TaskCheck, ...] = ()
+    cert_expires_at: datetime | None = None
 
 
 def outcome_of_error(exc: FetchError) -> ProbeOutcome:
@@ -78,7 +97,30 @@ def http_probe(endpoint: Endpoint) -> ProbeOutcome:
         )
     except FetchError as exc:
         return outcome_of_error(exc)
-    return ProbeOutcome(True, "ok", f"answered with HTTP status {result.status}", result.status)
+    return ProbeOutcome(
+        True,
+        "ok",
+        f"answered with HTTP status {result.status}",
+        result.status,
+        cert_expires_at=result.cert_expires_at,
+    )
+
+
+def task_probe_due(endpoint: Endpoint, now: datetime) -> bool:
+    """Whether a prober also sends the endpoint a real request now (a protocol app's task
+    probe): the switch (TRUST_TASK_PROBE), the owner's consent (``Agent.task_probe``) and
+    the interval since the endpoint's last task probe."""
+    mode = settings.TRUST_TASK_PROBE
+    if mode == "off":
+        return False
+    if mode == "opt-in":
+        consent = Agent.objects.filter(pk=endpoint.agent_id).values_list("task_probe", flat=True)
+        if not consent.first():
+            return False
+    since = now - timedelta(seconds=settings.TRUST_TASK_PROBE_INTERVAL_SECONDS)
+    return not ProbeResult.objects.filter(
+        endpoint_id=endpoint.pk, at__gt=since, task_check__in=("tls", "binding")
+    ).exists()
 
 
 def probe_one(endpoint: Endpoint) -> ProbeOutcome:
@@ -124,6 +166,20 @@ def endpoint_probe_store(
             detail=outcome.detail[:300],
             card_digest=outcome.card_digest,
             card_changed=outcome.card_changed,
+            cert_expires_at=outcome.cert_expires_at,
+        )
+        ProbeResult.objects.bulk_create(
+            ProbeResult(
+                endpoint_id=endpoint.pk,
+                agent_id=endpoint.agent_id,
+                at=at,
+                ok=check.ok,
+                category="ok" if check.ok else "failed",
+                detail=check.detail[:300],
+                cert_expires_at=outcome.cert_expires_at,
+                task_check=check.name,
+            )
+            for check in outcome.checks
         )
         current = Endpoint.objects.filter(pk=endpoint.pk)
         if outcome.ok:
@@ -140,7 +196,7 @@ def endpoint_probe_store(
 
 def _uptime(endpoint_id, at: datetime) -> dict[str, float | None]:
     share = Avg(Case(When(ok=True, then=1.0), default=0.0, output_field=FloatField()))
-    probes = ProbeResult.objects.filter(endpoint_id=endpoint_id)
+    probes = ProbeResult.objects.filter(endpoint_id=endpoint_id, task_check="")
     return {
         "uptime_day": probes.filter(at__gt=at - timedelta(days=1)).aggregate(v=share)["v"],
         "uptime_week": probes.filter(at__gt=at - timedelta(days=7)).aggregate(v=share)["v"],
@@ -166,9 +222,19 @@ def endpoints_probe(endpoints: Iterable[Endpoint]) -> list[tuple[Endpoint, Probe
 
     endpoints = list(endpoints)
     if settings.PROBE_CONCURRENCY <= 1 or len(endpoints) <= 1:
-        return [run(endpoint) for endpoint in endpoints]
-    with ThreadPoolExecutor(max_workers=settings.PROBE_CONCURRENCY) as pool:
-        return list(pool.map(run_in_thread, endpoints))
+        probed = [run(endpoint) for endpoint in endpoints]
+    else:
+        with ThreadPoolExecutor(max_workers=settings.PROBE_CONCURRENCY) as pool:
+            probed = list(pool.map(run_in_thread, endpoints))
+    if probed:
+        agent_ids = sorted({endpoint.agent_id for endpoint, _ in probed}, key=str)
+        probes_written.send(sender=None, agent_ids=agent_ids)
+    return probed
+
+
+def history_days() -> int:
+    """How long probe history is kept: a week, or the trust score's window when longer."""
+    return max(HISTORY_DAYS, getattr(settings, "TRUST_HISTORY_DAYS", HISTORY_DAYS))
 
 
 def endpoints_probe_due(*, now: datetime | None = None) -> int:
@@ -182,5 +248,5 @@ def endpoints_probe_due(*, now: datetime | None = None) -> int:
         .order_by("next_probe_at", "pk")[: settings.PROBE_BATCH]
     )
     probed = endpoints_probe(due)
-    ProbeResult.objects.filter(at__lt=now - timedelta(days=HISTORY_DAYS)).delete()
+    ProbeResult.objects.filter(at__lt=now - timedelta(days=history_days())).delete()
     return len(probed)

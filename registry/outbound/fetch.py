@@ -11,6 +11,7 @@ import json
 import ssl
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import certifi
@@ -58,6 +59,8 @@ class FetchResult:
     status: int
     headers: httpx.Headers
     body: bytes
+    # When the server's TLS certificate expires (its notAfter), as the handshake saw it.
+    cert_expires_at: datetime | None = None
 
     def json(self) -> Any:
         try:
@@ -331,11 +334,30 @@ def _exchange(
                     raise FetchError(
                         "timeout", url, f"{url} was not fetched: the time limit ran out."
                     )
-            return FetchResult(url=url, status=response.status, headers=headers, body=bytes(body))
+            return FetchResult(
+                url=url,
+                status=response.status,
+                headers=headers,
+                body=bytes(body),
+                cert_expires_at=_cert_expiry(response),
+            )
     except httpcore.TimeoutException:
         raise FetchError("timeout", url, f"{url} did not answer in time.") from None
     except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
         raise _connection_error(exc, url) from None
+
+
+def _cert_expiry(response) -> datetime | None:
+    """The verified peer certificate's notAfter, from the response's TLS connection."""
+    stream = response.extensions.get("network_stream")
+    ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+    try:
+        not_after = (ssl_object.getpeercert() or {}).get("notAfter") if ssl_object else None
+        return (
+            datetime.fromtimestamp(ssl.cert_time_to_seconds(not_after), UTC) if not_after else None
+        )
+    except (ValueError, AttributeError):
+        return None
 
 
 def _connection_error(exc: Exception, url: str) -> FetchError:

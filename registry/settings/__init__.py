@@ -377,4 +377,5 @@ DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 from registry.settings.identity import *  # noqa: E402, F403
 from registry.settings.metrics import *  # noqa: E402, F403
 from registry.settings.protocols import *  # noqa: E402, F403
+from registry.settings.trust import *  # noqa: E402, F403
 from registry.settings.webhooks import *  # noqa: E402, F403

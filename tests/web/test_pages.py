@@ -246,3 +246,24 @@ def test_a_browser_gets_a_404_page_and_an_api_client_the_problem(client, db):
         assert problem.status_code == 404
         assert problem["Content-Type"] == "application/problem+json"
         assert problem.json()["type"].endswith("/problems/not-found")
+
+
+def test_the_trust_badge_opens_the_signals_on_the_agent_page(client, agents, settings):
+    from django.db import transaction
+
+    from registry.agents.models import Agent
+    from registry.signals import agents_written_send
+
+    agent = agents["weather"]
+    settings.TRUST_WEIGHTS = {"age": 1, "verifiedDomain": 1}  # 45 of 90 days, not verified
+    with transaction.atomic():
+        Agent.objects.filter(pk=agent.pk).update(created_at=timezone.now() - timedelta(days=45))
+        agents_written_send([agent.pk])
+    link = f'<a href="/browse/agents/{agent.pk}#trust-title">Trust 25 →</a>'
+    assert link in page(client, "/browse")
+    html = page(client, f"/browse/agents/{agent.pk}")
+    assert link in html
+    assert '<h2 id="trust-title">Trust: 25 of 100</h2>' in html
+    rows = re.findall(r'<tr><th scope="row">(\w+)</th><td>([^<]*)</td><td>(\d+)</td>', html)
+    assert rows == [("age", "50%", "1"), ("verifiedDomain", "0%", "1")]
+    assert "days: 45" in html

@@ -130,6 +130,7 @@ def _summaries_sql() -> str:
     # Only table names and a constant are formatted in: the ids are a parameter.
     return (
         f"SELECT (SELECT value FROM {generation} WHERE id = 1), a.id, a.name, a.description, "
+        "a.trust_score, "
         f"EXISTS (SELECT 1 FROM {endpoint} e WHERE e.agent_id = a.id "
         f"AND e.protocol = '{Endpoint.Protocol.A2A.value}'), "
         "c.id, c.external_id, c.name, c.description, c.tags "
@@ -157,6 +158,7 @@ def _summary_rows(ids: list[uuid.UUID]) -> list[tuple]:
             "id",
             "name",
             "description",
+            "trust_score",
             "has_card",
             "capabilities__id",
             "capabilities__external_id",
@@ -168,14 +170,15 @@ def _summary_rows(ids: list[uuid.UUID]) -> list[tuple]:
 
 
 def agent_summaries(ids: list[uuid.UUID]) -> tuple[list[dict[str, Any]], int | None]:
-    """The A2A summaries of these agents (id, name, description, card URL, skills with
+    """The A2A summaries of these agents (id, name, description, card URL, trust score
+    (registry.trust), skills with
     their A2A ids), in this order, and the data generation read by the same statement:
     one query, no model instances. Agents gone since their ids were found are left out."""
     rows = _summary_rows(ids) if ids else []
     if not rows:  # nothing to read: the generation alone
         return [], generation_read()
     agents: dict[uuid.UUID, dict[str, Any]] = {}
-    for _, pk, name, description, has_card, skill, external_id, *shown in rows:
+    for _, pk, name, description, trust, has_card, skill, external_id, *shown in rows:
         agent = agents.get(pk)
         if agent is None:
             agent = agents[pk] = {
@@ -183,6 +186,7 @@ def agent_summaries(ids: list[uuid.UUID]) -> tuple[list[dict[str, Any]], int | N
                 "name": name,
                 "description": description,
                 "cardUrl": registry_url(f"/a2a/agents/{pk}") if has_card else None,
+                "trustScore": trust,
                 "skills": [],
             }
         if skill is not None:

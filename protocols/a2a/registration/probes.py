@@ -14,12 +14,14 @@ with ``A2A_PROBE_REIMPORT`` re-imported when it validates (a signed card, or one
 signed card, only when its signature verifies).
 """
 
+import dataclasses
 import hashlib
 import json
 import logging
 import uuid
 
 from django.conf import settings
+from django.utils import timezone
 
 from protocols.a2a.models import CardDocument, CardProvenance
 from protocols.a2a.registration.bootstrap import (
@@ -29,10 +31,11 @@ from protocols.a2a.registration.bootstrap import (
 )
 from protocols.a2a.registration.provenance import CardSource, card_signature_check
 from protocols.a2a.registration.services import agent_replace_card
+from protocols.a2a.registration.task_probe import task_probe
 from registry.access.audit import audit_actor
 from registry.agents.models import Agent, Endpoint
 from registry.http.problems import ProblemError
-from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error
+from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error, task_probe_due
 from registry.outbound.fetch import FetchError, FetchResult, fetch
 from registry.outbound.hosts import url_authority
 
@@ -57,6 +60,16 @@ class _Fetches:
 
 
 def a2a_probe(endpoint: Endpoint) -> ProbeOutcome:
+    outcome = _a2a_probe(endpoint)
+    if not task_probe_due(endpoint, timezone.now()):
+        return outcome
+    checks, expiry = task_probe(endpoint)
+    return dataclasses.replace(
+        outcome, checks=checks, cert_expires_at=expiry or outcome.cert_expires_at
+    )
+
+
+def _a2a_probe(endpoint: Endpoint) -> ProbeOutcome:
     fetches = _Fetches()
     named = _card_naming(endpoint, fetches)
     if named is None:

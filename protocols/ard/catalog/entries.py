@@ -162,6 +162,13 @@ def entry_data(
         entry["representativeQueries"] = queries
     entry["updatedAt"] = agent.updated_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
     entry["metadata"] = {
+        # Scalars only (the schema's metadata): the score, then each signal's value.
+        "trustScore": agent.trust_score,
+        **{
+            f"trust.{name}": signal.get("value")
+            for name, signal in sorted((agent.trust_signals or {}).items())
+            if isinstance(signal, dict)
+        },
         "verifiedDomain": trust.get("verifiedDomain"),
         "cardSignature": trust.get("signature", "unsigned"),
     }

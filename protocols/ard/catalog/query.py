@@ -94,11 +94,17 @@ class Query:
     filters: dict[str, list[str]] = field(default_factory=dict)
     # How the text ranks: registry/discovery/hybrid.py (hybrid, semantic or keyword).
     mode: str = "hybrid"
+    # Only entries whose trust score is at least this (the registry's extension; GET
+    # /discover/agents's minTrust).
+    min_trust: int | None = None
 
 
 def query_parse(value, path: str, *, text_required: bool) -> Query:
     body = _closed(
-        value, path, {"text", "filter", "mode", "@context"}, {"text"} if text_required else set()
+        value,
+        path,
+        {"text", "filter", "mode", "minTrust", "@context"},
+        {"text"} if text_required else set(),
     )
     text = body.get("text", "")
     if not isinstance(text, str) or len(text) > MAX_TEXT:
@@ -108,7 +114,10 @@ def query_parse(value, path: str, *, text_required: bool) -> Query:
     mode = body.get("mode", "hybrid")
     if mode not in MODES:
         raise invalid(f"{path}.mode", f"must be one of {', '.join(MODES)}")
-    return Query(text.strip(), _filters(body.get("filter"), f"{path}.filter"), mode)
+    min_trust = body.get("minTrust")
+    if min_trust is not None and (type(min_trust) is not int or not 0 <= min_trust <= 100):
+        raise invalid(f"{path}.minTrust", "must be an integer from 0 to 100")
+    return Query(text.strip(), _filters(body.get("filter"), f"{path}.filter"), mode, min_trust)
 
 
 @dataclass

@@ -80,6 +80,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
         entry.listed = (
             data is not None
             and agent.status != Agent.Status.RETIRED
+            and agent.duplicate_of is None  # a copy: its canonical copy is listed
             and not (provenance is not None and provenance.retired)
         )
         entry.type = data["type"] if data else ""

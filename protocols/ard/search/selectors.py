@@ -127,6 +127,7 @@ def _search_params(query: Query, page_size: int, token: str | None) -> dict[str,
         "limit": str(page_size),
         "token": token or "",
         "filter": filters,
+        "minTrust": "" if query.min_trust is None else str(query.min_trust),
     }
 
 
@@ -158,6 +159,8 @@ def search(
     that reads the entries reads it too)."""
     offset, cursor = _search_token_parse(token)
     params = {"q": query.text, "sort": "relevance", "limit": str(page_size), "mode": query.mode}
+    if query.min_trust is not None:
+        params["minTrust"] = str(query.min_trust)
     if cursor:
         params["cursor"] = cursor
 

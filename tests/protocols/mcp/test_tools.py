@@ -248,3 +248,30 @@ def test_discover_agents_takes_the_search_mode(weather, registry_url):
         {"query": {"text": "will it rain tomorrow", "mode": "semantic"}, "federation": "none"},
     )
     assert ard.structured_content["results"][0]["identifier"].endswith(weather)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discover_agents_takes_min_trust_and_the_trust_order(
+    weather, alice, make_card, registry_url, settings
+):
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from registry.signals import agents_written_send
+
+    card = make_card(name="Old Hand")
+    card["supportedInterfaces"][0]["url"] = "https://old.example.com/a2a"
+    old = alice.post("/a2a/agents", {"card": card}, format="json").json()["id"]
+    settings.TRUST_WEIGHTS = {"age": 1}  # the agents' age alone: 100 or 0
+    with transaction.atomic():
+        Agent.objects.filter(pk=old).update(created_at=timezone.now() - timedelta(days=400))
+        agents_written_send([old, weather])
+    ordered = call(registry_url, "discover_agents", {"sort": "trust"}).structured_content
+    assert [(a["id"], a["trustScore"]) for a in ordered["agents"]] == [(old, 100), (weather, 0)]
+    kept = call(registry_url, "discover_agents", {"minTrust": 50}).structured_content
+    assert [a["id"] for a in kept["agents"]] == [old]
+    refused = call(registry_url, "discover_agents", {"minTrust": 101})
+    assert refused.is_error is True
+    assert refused.structured_content["problem"]["errors"][0]["path"] == "minTrust"

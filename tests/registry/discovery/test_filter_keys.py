@@ -153,7 +153,8 @@ def test_inside_a_bulk_write_the_keys_are_refreshed_once_at_its_end(alice, nativ
     assert stored() == expected()
     assert {agent.pk for agent in created} <= set(stored())
     assert "~f kind ferry" in stored()[kept.pk][0]
-    assert stored()[created[0].pk][0] == {"~capability sail"}
+    # (and the trust score's band, a fact of every agent: registry/trust/)
+    assert stored()[created[0].pk][0] == {"~capability sail", "~f trustBand 0-24"}
     assert set(before) - set(stored()) == {gone.pk}
 
 

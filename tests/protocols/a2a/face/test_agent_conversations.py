@@ -318,3 +318,25 @@ def test_discovery_by_data_takes_the_search_mode(registered, registry_url):
     with pytest.raises(InvalidParamsError) as refused:  # as every bad search: invalid params
         converse(registry_url, "JSONRPC", [new_data_part({"q": "x", "mode": "vibes"})])
     assert [e["path"] for e in refused.value.data["problem"]["errors"]] == ["mode"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_discovery_by_data_takes_min_trust_and_the_trust_order(registered, registry_url, settings):
+    from django.db import transaction
+
+    from registry.signals import agents_written_send
+
+    settings.TRUST_WEIGHTS = {"age": 1}  # the agents' age alone: 100 or 0
+    with transaction.atomic():
+        Agent.objects.filter(pk=registered["lingua"]).update(
+            created_at=timezone.now() - timedelta(days=400)
+        )
+        agents_written_send(registered.values())
+    ordered, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"sort": "trust"})])
+    data, _ = reply(ordered)
+    assert [(a["id"], a["trustScore"]) for a in data["agents"]] == [
+        (registered["lingua"], 100),
+        (registered["weather"], 0),
+    ]
+    kept, _, _ = converse(registry_url, "JSONRPC", [new_data_part({"minTrust": 50})])
+    assert [a["id"] for a in reply(kept)[0]["agents"]] == [registered["lingua"]]

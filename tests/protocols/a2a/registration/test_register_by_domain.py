@@ -41,11 +41,16 @@ def test_register_by_domain_finds_the_well_known_card_and_stores_its_bytes(
         "url": https_server.url("/.well-known/agent-card.json"),
     }
     assert result["card"]["verified"] is True
-    assert result["trust"] == {
+    trust = result["trust"]
+    assert {name: trust[name] for name in ("verified", "verifiedDomain", "signature")} == {
         "verified": True,
         "verifiedDomain": domain_of(https_server),
         "signature": "unsigned",
     }
+    # The verified domain weighs 20 of the 90 the agent's signals weigh (default weights).
+    assert trust["signals"]["verifiedDomain"]["value"] == 1.0
+    assert trust["signals"]["verifiedDomain"]["by"] == "card"
+    assert trust["score"] == 22
     assert response["Location"] == f"/a2a/agents/{result['id']}"
     assert anon.get(f"/a2a/agents/{result['id']}").content == body
 

@@ -32,7 +32,12 @@ def test_the_catalog_lists_each_agent_with_the_digest_of_its_served_card(anon, w
     )
     # One skill example: fewer than two representative queries are none.
     assert "representativeQueries" not in entry
-    assert entry["metadata"] == {
+    metadata = entry["metadata"]
+    # The trust score and each signal's value (registry/trust/): new, unproved, so 0.
+    trust = {name: metadata.pop(name) for name in list(metadata) if name.startswith("trust")}
+    assert trust["trustScore"] == 0
+    assert (trust["trust.verifiedDomain"], trust["trust.signedCard"]) == (0.0, 0.0)
+    assert metadata == {
         "verifiedDomain": None,
         "cardSignature": "unsigned",
         "live": False,

@@ -262,3 +262,36 @@ def test_mcp_servers_are_found_by_type_in_search_explore_and_the_list(
         {"value": mcp, "count": 2},
         {"value": "application/ai-catalog+json", "count": 1},
     ]
+
+
+def test_min_trust_keeps_the_entries_scored_at_or_above_it_and_each_shows_its_trust(
+    anon, three, settings
+):
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from registry.agents.models import Agent
+    from registry.signals import agents_written_send
+
+    settings.TRUST_WEIGHTS = {"age": 1}  # the agents' age alone: 100 or 0
+    with transaction.atomic():
+        Agent.objects.filter(pk=three["tides"]).update(
+            created_at=timezone.now() - timedelta(days=400)
+        )
+        agents_written_send(three.values())
+    body = {"query": {"text": "assistant", "mode": "keyword"}, "federation": "none"}
+    every = search(anon, body)["results"]
+    assert {entry["metadata"]["trustScore"] for entry in every} == {0, 100}
+    trusted = search(anon, {**body, "query": {**body["query"], "minTrust": 50}})["results"]
+    assert [entry["displayName"] for entry in trusted] == ["Tide Planner"]
+    assert trusted[0]["metadata"]["trust.age"] == 1.0
+    assert trusted[0]["metadata"]["live"] is False  # the liveness still spliced in after it
+
+
+@pytest.mark.parametrize("value", [101, -1, "50", 2.5, True])
+def test_a_bad_min_trust_is_invalid_argument_naming_it(anon, db, value):
+    response = anon.post("/ard/search", {"query": {"text": "x", "minTrust": value}}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "query.minTrust"
