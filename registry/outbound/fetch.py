@@ -6,15 +6,13 @@ check and the connection. TLS is always verified; time and size are capped;
 redirects are followed by hand so that each target passes the same checks.
 """
 
-import functools
 import json
 import ssl
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import certifi
 import httpcore
 import httpx
 from django.conf import settings
@@ -33,6 +31,7 @@ from registry.outbound.addresses import (
     is_public_address,
     setting_hint,
 )
+from registry.outbound.tls import cert_expiry, ssl_context
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -292,7 +291,7 @@ def _exchange(
     try:
         with (
             httpcore.ConnectionPool(
-                ssl_context=_ssl_context(getattr(settings, "FETCH_CA_BUNDLE", None)),
+                ssl_context=ssl_context(getattr(settings, "FETCH_CA_BUNDLE", None)),
                 network_backend=PinnedBackend(target, deadline),
             ) as pool,
             pool.stream(
@@ -339,25 +338,12 @@ def _exchange(
                 status=response.status,
                 headers=headers,
                 body=bytes(body),
-                cert_expires_at=_cert_expiry(response),
+                cert_expires_at=cert_expiry(response),
             )
     except httpcore.TimeoutException:
         raise FetchError("timeout", url, f"{url} did not answer in time.") from None
     except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
         raise _connection_error(exc, url) from None
-
-
-def _cert_expiry(response) -> datetime | None:
-    """The verified peer certificate's notAfter, from the response's TLS connection."""
-    stream = response.extensions.get("network_stream")
-    ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
-    try:
-        not_after = (ssl_object.getpeercert() or {}).get("notAfter") if ssl_object else None
-        return (
-            datetime.fromtimestamp(ssl.cert_time_to_seconds(not_after), UTC) if not_after else None
-        )
-    except (ValueError, AttributeError):
-        return None
 
 
 def _connection_error(exc: Exception, url: str) -> FetchError:
@@ -376,11 +362,6 @@ def _connection_error(exc: Exception, url: str) -> FetchError:
             "protocol-error", url, f"{url} answered with a malformed HTTP response ({exc})."
         )
     return FetchError("connect-failed", url, f"The connection to {url} failed ({exc}).")
-
-
-@functools.lru_cache(maxsize=8)
-def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else certifi.where())
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
