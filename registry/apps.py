@@ -30,6 +30,7 @@ class RegistryConfig(AppConfig):
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
+            agent_listing_changed,
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
@@ -45,6 +46,9 @@ class RegistryConfig(AppConfig):
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
         agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")
+        agent_listing_changed.connect(
+            outbox.on_agent_listing_changed, dispatch_uid="events-listing"
+        )
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

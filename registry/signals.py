@@ -157,3 +157,10 @@ endpoints_liveness_written = Signal()
 # by meaning finds changed without an agent's write. Discovery bumps its data generation, so
 # pages found by meaning before are no longer served from its cache.
 vectors_rebuilt = Signal()
+
+# Sent inside the write's transaction after an agent became publicly listed or unlisted
+# (registry.agents.listing: moderation's decisions), with ``agent`` and ``listed`` (now).
+# Receivers withdraw or restore what they serve of it in public: a2a its card and versions
+# (and the processes' card caches), ard its catalog entry, the semantic index its vector,
+# the event feeds its public events.
+agent_listing_changed = Signal()

@@ -173,7 +173,7 @@ def home_counts() -> list[tuple[str, int, str]]:
     """(label, count, browse link) for the home page: agents, live now, and the agents with
     each registered trust fact (verified, signed, AAP dealers)."""
     counts = [
-        ("agents", Agent.objects.count(), "/browse"),
+        ("agents", Agent.objects.filter(listed=True).count(), "/browse"),
         ("live now", live_count(), "/browse?live=true"),
     ]
     kinds = {k.name for k in extensions.fact_kinds.read()}
@@ -184,7 +184,7 @@ def home_counts() -> list[tuple[str, int, str]]:
         ("aapCompliant", "AAP compliant"),
     ):
         if kind in kinds:
-            n = AgentFacet.objects.filter(kind=kind, value="true").count()
+            n = AgentFacet.objects.filter(kind=kind, value="true", agent__listed=True).count()
             counts.append((label, n, f"/browse?{kind}=true"))
     return counts
 
@@ -213,7 +213,11 @@ def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
         return None
     if agent.status == Agent.Status.RETIRED:
         return None  # gone for the public (its API answers 410)
+    request = context.get("request")
+    if not agent.listed and not (request is not None and request.user.is_staff):
+        return None  # not publicly listed (registry.agents.listing): staff only
     row = agents_shown([agent], context)[0]
+    row["unlisted"] = not agent.listed
     panels = []
     for panel in sorted(extensions.agent_panels.read(), key=lambda p: (p.order, p.name)):
         panel_context = panel.context(agent)

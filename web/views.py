@@ -100,6 +100,9 @@ def agent_page(request: HttpRequest, agent_id: str) -> HttpResponse:
         )
     agent, panels = found
     skills = next((p["skills"] for p in panels if p.get("skills") is not None), None)
-    return render(
+    response = render(
         request, "web/agent.html", _context(request, agent=agent, panels=panels, skills=skills)
     )
+    if agent["unlisted"]:  # a staff member's view of an unlisted agent: kept by no cache
+        response["Cache-Control"] = "private, no-store"
+    return response

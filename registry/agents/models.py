@@ -56,6 +56,11 @@ class Agent(models.Model):
         default=Compatibility.NONE,
         db_default=Compatibility.NONE,
     )
+    # Publicly listed: the one gate of every public read (discovery, cards, catalogs, the
+    # change feed, events, pages), kept at write time by registry.agents.listing from what
+    # decides it (moderation: pending review, rejected, quarantined). An unlisted agent is
+    # its owner's and the admins' only.
+    listed = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -64,6 +69,9 @@ class Agent(models.Model):
             models.Index(fields=["-created_at", "id"], name="agent_created_id"),
             models.Index(fields=["updated_at", "id"], name="agent_updated_id"),
             models.Index(fields=["owner"], name="agent_owner"),
+            # The few unlisted agents (moderation's queue, the admin's filter): public
+            # reads read the column of the row they read anyway, no index.
+            models.Index(fields=["id"], name="agent_unlisted", condition=models.Q(listed=False)),
         ]
 
     def __str__(self) -> str:

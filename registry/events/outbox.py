@@ -29,7 +29,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from registry.agents.models import Tombstone
+from registry.agents.models import Agent, Tombstone
 from registry.discovery.listings import listings_built, listings_read
 from registry.discovery.models import AgentListing
 from registry.events import envelope
@@ -83,6 +83,13 @@ def on_agent_status_changed(sender, agent, status, **kwargs) -> None:
         event_add(agent.pk, _STATUS_EVENTS[status])
 
 
+def on_agent_listing_changed(sender, agent, listed, **kwargs) -> None:
+    """An agent unlisted is gone from the public feed (agent.deleted, its tombstone); listed
+    again, it comes back (agent.created, its listing) (receiver of agent_listing_changed)."""
+    entry = _pending().setdefault(agent.pk, {"created": False, "changed": set(), "types": []})
+    entry["listing"] = listed
+
+
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """Write the events of the agents a write changed (receiver of agents_written, after
     discovery's: the listings are current)."""
@@ -112,6 +119,11 @@ def agent_events_write(changes: dict) -> int:
     """The events of these agents (id -> what a write changed, or None: an app's rows),
     each with its listing as of now; returns how many were written."""
     ids = list(changes)
+    # Unlisted agents make no public event (registry.agents.listing), but the one that
+    # withdraws them: their tombstone.
+    unlisted = set(Agent.objects.filter(pk__in=ids, listed=False).values_list("pk", flat=True))
+    withdrawn = [pk for pk in unlisted if (changes[pk] or {}).get("listing") is False]
+    ids = [pk for pk in ids if pk not in unlisted or pk in withdrawn]
     # Those discovery just built as it stores and shows them (no read), the others read.
     built = listings_built(ids)
     bodies = {pk: stored for pk, (stored, _) in built.items()}
@@ -121,6 +133,9 @@ def agent_events_write(changes: dict) -> int:
     read = [pk for pk in rest if pk in bodies]
     if read:
         listings |= dict(zip(read, listings_read(read).listings, strict=True))
+    for pk in withdrawn:  # as a deleted agent's: its tombstone, if it has one
+        bodies.pop(pk, None)
+        listings.pop(pk, None)
     present = [pk for pk in ids if pk in bodies]
     # (A created agent has no earlier event to compare with.)
     last = _last_digests([pk for pk in present if not (changes[pk] or {}).get("created")])
@@ -143,7 +158,7 @@ def agent_events_write(changes: dict) -> int:
         types = [(t, ext) for t, ext in change["types"]]
         changed = set(change["changed"])
         attributes = change.get("attributes", {})
-        if change["created"]:
+        if change["created"] or change.get("listing"):
             types.insert(0, (envelope.AGENT_CREATED, dict(attributes)))
         else:
             if "owner" in changed:

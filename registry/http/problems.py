@@ -31,6 +31,8 @@ PROBLEM_TYPES = {
     "forbidden": "The API key may not change this resource.",
     "not-found": "There is no such resource.",
     "retired": "The agent was retired: no longer served or discovered; its versions stay.",
+    "unlisted": "The agent is not publicly listed: it awaits the moderators' review, was "
+    "rejected, or is quarantined. Its owner and admins still read it through the API.",
     "transfer-pending": "The agent has a pending ownership transfer: cancel it first.",
     "transfer-closed": "The ownership transfer was accepted, cancelled or expired already.",
     "domain-claimed": "Another owner has proven the domain is theirs: they register from it.",

@@ -76,6 +76,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
         entry.listed = (
             data is not None
             and agent.status != Agent.Status.RETIRED
+            and agent.listed  # registry.agents.listing: moderation's gate
             and not (provenance is not None and provenance.retired)
         )
         entry.type = data["type"] if data else ""
