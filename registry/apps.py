@@ -25,12 +25,14 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
+        from registry.moderation import admin as moderation_admin  # noqa: F401
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
             agent_listing_changed,
+            agent_moderated,
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
@@ -49,6 +51,7 @@ class RegistryConfig(AppConfig):
         agent_listing_changed.connect(
             outbox.on_agent_listing_changed, dispatch_uid="events-listing"
         )
+        agent_moderated.connect(outbox.on_agent_moderated, dispatch_uid="events-moderation")
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

@@ -164,3 +164,8 @@ vectors_rebuilt = Signal()
 # (and the processes' card caches), ard its catalog entry, the semantic index its vector,
 # the event feeds its public events.
 agent_listing_changed = Signal()
+
+# Sent inside the write's transaction after a moderator's decision about an agent
+# (registry.moderation.services): ``agent``, ``action`` ("quarantined", "released",
+# "approved", "rejected"), ``reason``. For the event feeds of admin subscribers only.
+agent_moderated = Signal()

@@ -12,6 +12,7 @@ from registry.events import api as events_api
 from registry.events.stream import events_view
 from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
+from registry.moderation import api as moderation_api
 from registry.observability import scrape
 
 
@@ -68,6 +69,17 @@ urlpatterns = [
         ownership_api.AgentTransferListView.as_view(),
         name="agent-transfers",
     ),
+    path(
+        "agents/<str:agent_id>/quarantine",
+        moderation_api.AgentQuarantineView.as_view(),
+        name="agent-quarantine",
+    ),
+    path(
+        "agents/<str:agent_id>/moderation",
+        moderation_api.AgentModerationView.as_view(),
+        name="agent-moderation",
+    ),
+    path("moderation", moderation_api.ModerationQueueView.as_view(), name="moderation"),
     path("transfers", ownership_api.TransferListView.as_view(), name="transfers"),
     path(
         "transfers/<str:transfer_id>", ownership_api.TransferDetailView.as_view(), name="transfer"

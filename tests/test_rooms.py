@@ -34,7 +34,9 @@ ROOMS = {
     "liveness": {"http", "outbound", "access", "fastpath", "agents"},
     "semantic": {"http", "outbound", "access", "fastpath", "agents"},
     "discovery": {"http", "outbound", "access", "fastpath", "agents", "semantic"},
+    "moderation": {"http", "outbound", "access", "fastpath", "agents", "semantic", "discovery"},
     "events": {
+        "moderation",
         "http",
         "outbound",
         "access",
@@ -45,6 +47,7 @@ ROOMS = {
         "discovery",
     },
     "observability": {
+        "moderation",
         "http",
         "outbound",
         "access",

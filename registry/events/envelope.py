@@ -14,6 +14,12 @@ AGENT_OWNER_CHANGED = "agent.owner_changed"
 AGENT_DEPRECATED = "agent.deprecated"
 AGENT_RETIRED = "agent.retired"
 LIVENESS_CHANGED = "endpoint.liveness_changed"
+# The moderators' decisions (registry.moderation): for admin subscribers only.
+AGENT_QUARANTINED = "agent.quarantined"
+AGENT_RELEASED = "agent.released"
+AGENT_APPROVED = "agent.approved"
+AGENT_REJECTED = "agent.rejected"
+ADMIN_AUDIENCE = "admin"
 ENTITY_CREATED = "entity.created"
 ENTITY_UPDATED = "entity.updated"
 ENTITY_FLAGGED = "entity.flagged"
@@ -33,6 +39,10 @@ EVENT_TYPES = (
     ENTITY_UPDATED,
     ENTITY_FLAGGED,
     SIGNATURE_CHANGED,
+    AGENT_QUARANTINED,
+    AGENT_RELEASED,
+    AGENT_APPROVED,
+    AGENT_REJECTED,
 )
 DESCRIPTIONS = {
     AGENT_CREATED: "An agent was registered; data: its listing.",
@@ -52,6 +62,14 @@ DESCRIPTIONS = {
     ENTITY_CREATED: "An entity card listed a new entity; data: the entity's JSON.",
     ENTITY_UPDATED: "An entity was stored again from its card; data: the entity's JSON.",
     ENTITY_FLAGGED: "The crawl found the entity's card missing or invalid; data: the entity.",
+    AGENT_QUARANTINED: "Admin subscribers only: a moderator quarantined the agent (out of "
+    "every public read; agent.deleted tells the others); data: {id, name, owner, reason}.",
+    AGENT_RELEASED: "Admin subscribers only: the agent's quarantine was lifted; data: {id, "
+    "name, owner, reason} (the quarantine's reason).",
+    AGENT_APPROVED: "Admin subscribers only: a moderator approved the agent or its change "
+    "under review; data: {id, name, owner, reason}.",
+    AGENT_REJECTED: "Admin subscribers only: a moderator rejected the agent or its change "
+    "under review; data: {id, name, owner, reason} (the owner reads the reason).",
     SIGNATURE_CHANGED: "A card's signature status changed (verified, invalid, ...); data: "
     "the agent's listing, extension attribute signature: the new status.",
 }

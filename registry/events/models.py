@@ -22,6 +22,9 @@ class Event(models.Model):
     # The digest of the agent's stored listing the event showed (agent events): an
     # app's write that leaves the listing as it was makes no agent.updated.
     digest = models.CharField(max_length=16, blank=True, default="")
+    # Who may read it: everyone (empty), or "admin": streams and webhooks of admin keys'
+    # owners only (the moderators' decisions).
+    audience = models.CharField(max_length=8, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

@@ -90,6 +90,28 @@ def on_agent_listing_changed(sender, agent, listed, **kwargs) -> None:
     entry["listing"] = listed
 
 
+_MODERATED = {
+    "quarantined": envelope.AGENT_QUARANTINED,
+    "released": envelope.AGENT_RELEASED,
+    "approved": envelope.AGENT_APPROVED,
+    "rejected": envelope.AGENT_REJECTED,
+}
+
+
+def on_agent_moderated(sender, agent, action, reason="", **kwargs) -> None:
+    """A moderator's decision: an event for admin subscribers only (receiver of
+    agent_moderated)."""
+    data = {"id": str(agent.pk), "name": agent.name, "owner": agent.owner, "reason": reason}
+    event = Event(
+        type=_MODERATED[action],
+        subject=agent.pk,
+        time=timezone.now(),
+        data=json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(),
+        audience=envelope.ADMIN_AUDIENCE,
+    )
+    events_insert([event])
+
+
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """Write the events of the agents a write changed (receiver of agents_written, after
     discovery's: the listings are current)."""
