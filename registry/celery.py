@@ -24,6 +24,7 @@ app.autodiscover_tasks(
         "registry.agents",
         "registry.events",
         "registry.semantic",
+        "registry.moderation",
     ]
 )
 

@@ -80,6 +80,8 @@ urlpatterns = [
         name="agent-moderation",
     ),
     path("moderation", moderation_api.ModerationQueueView.as_view(), name="moderation"),
+    path("blocklist", moderation_api.BlocklistView.as_view(), name="blocklist"),
+    path("blocklist/<str:entry_id>", moderation_api.BlockEntryView.as_view(), name="block-entry"),
     path("transfers", ownership_api.TransferListView.as_view(), name="transfers"),
     path(
         "transfers/<str:transfer_id>", ownership_api.TransferDetailView.as_view(), name="transfer"

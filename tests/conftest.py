@@ -140,12 +140,15 @@ def _fresh_cache():
     from django.core.cache import cache
 
     from registry.access.throttles import counters_clear
+    from registry.moderation.blocklist import entries_forget
 
     cache.clear()
     counters_clear()
+    entries_forget()  # the blocklist entries this process read (a second at most)
     yield
     cache.clear()
     counters_clear()
+    entries_forget()
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from protocols.a2a.registration.provenance import trust_facts_save
 from protocols.a2a.registration.services import WRITER, card_facts_save, document_save
 from protocols.a2a.relay.queues import queue_names_claim
 from protocols.a2a.serving.listing import cards_listed_follow, cards_listed_set
-from protocols.a2a.signals import StoredCard, cards_stored_send
+from protocols.a2a.signals import StoredCard, card_stored, cards_stored_send
 from protocols.a2a.versions.history import version_record
 from registry.agents.models import Agent
 from registry.agents.ownership import agent_owner_move
@@ -30,6 +30,8 @@ from registry.agents.selectors import agent_queryset
 from registry.fastpath.notices import announce
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
+from registry.moderation.blocklist import block_check, block_matching, entries_in_force
+from registry.moderation.models import BlockEntry
 from registry.signals import (
     agent_changed,
     agent_listing_changed,
@@ -246,3 +248,21 @@ def on_agent_listing_changed(sender, agent: Agent, listed: bool, **kwargs) -> No
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """A card stored for an agent that is not listed is not served."""
     cards_listed_follow(agent_ids)
+
+
+@receiver(card_stored, dispatch_uid="a2a-card-blocklist")
+def on_card_stored_blocked(sender, cards: list[StoredCard], **kwargs) -> None:
+    """A card whose digest the blocklist names is refused (422 blocked), on every path."""
+    if not any(e.kind == BlockEntry.Kind.DIGEST for e in entries_in_force()):
+        return
+    ids = [stored.agent.pk for stored in cards if stored.card is not None]
+    for digest in CardDocument.objects.filter(agent_id__in=ids).values_list("sha256", flat=True):
+        block_check(digest=digest)
+
+
+@receiver(block_matching, dispatch_uid="a2a-block-matching")
+def on_block_matching(sender, kind: str, value: str, **kwargs):
+    """The agents whose served card has the blocked digest."""
+    if kind != BlockEntry.Kind.DIGEST:
+        return None
+    return list(CardDocument.objects.filter(sha256=value).values_list("agent_id", flat=True))

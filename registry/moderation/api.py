@@ -25,8 +25,9 @@ from registry.http.params import (
     params_check,
     parse_uuid,
 )
-from registry.moderation import services
-from registry.moderation.models import Moderation
+from registry.http.problems import ProblemError
+from registry.moderation import blocklist, services
+from registry.moderation.models import BlockEntry, Moderation
 
 
 class HasAdminKey(BasePermission):
@@ -170,3 +171,107 @@ class ModerationQueueView(APIView):
         more = len(page) > limit
         token = _cursor_make(page[limit - 1]) if more else None
         return Response({"items": items, "next": f"/moderation?cursor={token}" if more else None})
+
+
+def block_json(entry: BlockEntry) -> dict[str, Any]:
+    return {
+        "id": str(entry.id),
+        "kind": entry.kind,
+        "value": entry.value,
+        "reason": entry.reason,
+        "expiresAt": _iso(entry.expires_at),
+        "createdAt": _iso(entry.created_at),
+        "createdBy": entry.created_by,
+        "quarantined": entry.quarantined,
+    }
+
+
+BLOCK = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "kind": {"type": "string", "enum": list(BlockEntry.Kind.values)},
+        "value": {"type": "string"},
+        "reason": {"type": "string"},
+        "expiresAt": _TIME,
+        "createdAt": _TIME,
+        "createdBy": {"type": "string"},
+        "quarantined": {
+            "type": "integer",
+            "nullable": True,
+            "description": "How many agents its job quarantined (null: not run yet).",
+        },
+    },
+}
+
+
+class BlockInputSerializer(InputSerializer):
+    kind = serializers.ChoiceField(choices=BlockEntry.Kind.values)
+    value = serializers.CharField(
+        max_length=2048,
+        help_text="A domain (its subdomains too), a host, a URL prefix, an owner or a card's "
+        "SHA-256.",
+    )
+    reason = serializers.CharField(
+        max_length=500, help_text="Shown to whoever a write it refuses (never the pattern)."
+    )
+    expiresAt = serializers.DateTimeField(required=False, allow_null=True)
+
+    def validate(self, data):
+        try:
+            data["value"] = blocklist.value_clean(data["kind"], data["value"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"value": str(exc)}) from None
+        return data
+
+
+class BlocklistView(APIView):
+    permission_classes = [HasAdminKey]
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                {"type": "object", "properties": {"items": {"type": "array", "items": BLOCK}}},
+                description="The entries, newest first (expired ones included).",
+            )
+        }
+    )
+    def get(self, request: Request) -> Response:
+        params_check(request.query_params, set())
+        rows = BlockEntry.objects.order_by("-created_at", "id")[:1000]
+        return Response({"items": [block_json(entry) for entry in rows]})
+
+    @extend_schema(
+        request=BlockInputSerializer,
+        responses={201: OpenApiResponse(BLOCK, description="The new entry.")},
+    )
+    def post(self, request: Request) -> Response:
+        """Block: refused on every write path from now on (422 ``blocked``, naming the
+        reason), and the listed agents it matches quarantined by a job (its count in
+        ``quarantined``)."""
+        payload = BlockInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        entry = blocklist.block_add(
+            kind=data["kind"],
+            value=data["value"],
+            reason=data["reason"],
+            expires_at=data.get("expiresAt"),
+        )
+        entry.refresh_from_db()
+        return Response(
+            block_json(entry), status=201, headers={"Location": f"/blocklist/{entry.id}"}
+        )
+
+
+class BlockEntryView(APIView):
+    permission_classes = [HasAdminKey]
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, entry_id: str) -> Response:
+        """Remove the entry; what it quarantined stays so until released."""
+        entry = BlockEntry.objects.filter(pk=parse_uuid(entry_id, "blocklist entry")).first()
+        if entry is None:
+            raise ProblemError(404, "not-found", f"There is no blocklist entry {entry_id}.")
+        blocklist.block_remove(entry=entry)
+        return Response(status=204)

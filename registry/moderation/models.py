@@ -1,6 +1,8 @@
 """The moderators' decisions about an agent. An agent without a row is as registered:
 admitted, not quarantined."""
 
+import uuid
+
 from django.db import models
 
 from registry.agents.models import Agent
@@ -38,3 +40,34 @@ class Moderation(models.Model):
     def listed(self) -> bool:
         """Whether these decisions let the agent be publicly listed."""
         return self.admission == self.Admission.APPROVED and self.quarantined_at is None
+
+
+class BlockEntry(models.Model):
+    """What the registry refuses: agents of an owner, endpoints on a domain (and its
+    subdomains), on a host or under a URL prefix, a card of a digest. Enforced on every write
+    path and retroactively (``registry.moderation.blocklist``); refusals name the reason,
+    never the pattern."""
+
+    class Kind(models.TextChoices):
+        DOMAIN = "domain", "Domain and its subdomains"
+        HOST = "host", "Endpoint host"
+        URL_PREFIX = "url-prefix", "Endpoint URL prefix"
+        OWNER = "owner", "Owner"
+        DIGEST = "digest", "Card digest (SHA-256)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    value = models.CharField(max_length=2048)
+    reason = models.CharField(max_length=500)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=200, blank=True, default="")
+    # What its retroactive quarantine found (null: not run yet).
+    quarantined = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "block entries"
+        ordering = ["-created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.value}"
