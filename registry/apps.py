@@ -26,7 +26,7 @@ class RegistryConfig(AppConfig):
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
         from registry.moderation import admin as moderation_admin  # noqa: F401
-        from registry.moderation import blocklist
+        from registry.moderation import blocklist, rules, scanning
         from registry.moderation import tasks as moderation_tasks  # noqa: F401
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
@@ -56,6 +56,9 @@ class RegistryConfig(AppConfig):
         agent_moderated.connect(outbox.on_agent_moderated, dispatch_uid="events-moderation")
         # Every write of an agent, on every path, meets the blocklist (registry.moderation).
         agent_changed.connect(blocklist.on_agent_changed, dispatch_uid="moderation-blocklist")
+        agent_changed.connect(scanning.on_agent_changed, dispatch_uid="moderation-scanning")
+        for scanner in rules.SHIPPED:
+            extensions.register_scanner(scanner)
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

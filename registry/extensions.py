@@ -26,6 +26,9 @@ running registry serves cannot change under it.
   before Django's request machinery (``registry.fastpath.lean``);
 - tools: what an app answers model clients (the MCP face lists each beside its own tools,
   ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
+- scanners: rules every agent meets when it is written, on every path (names, texts,
+  endpoints), each finding with a verdict: refuse the write, hold it for review, or note it
+  (``registry.moderation.scanning``);
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker.
@@ -178,6 +181,22 @@ class Tool:
     read_only: bool = True
 
 
+Verdict = Literal["block", "review", "note"]
+
+
+@dataclass(frozen=True)
+class Scanner:
+    """A rule of admission (``registry.moderation.scanning``): ``scan(subject)`` returns
+    ``(path, message)`` for each thing it finds in an agent being written (the subject's
+    ``owner``, ``name``, ``texts``: [(path, text)] and ``addresses``: [(path, URL)]). Its
+    ``verdict`` applies unless the ``SCAN_VERDICTS`` setting names the rule."""
+
+    name: str
+    scan: Callable[[Any], list[tuple[str, str]]]
+    verdict: Verdict = "review"
+    severity: Literal["high", "medium", "low"] = "medium"
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -225,6 +244,7 @@ lean_routes = _Store("lean route")
 asgi_routes = _Store("ASGI route")
 meaning_texts = _Store("meaning text")
 tools = _Store("tool")
+scanners = _Store("scanner")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -300,3 +320,7 @@ def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
 
 def register_tool(tool: Tool) -> None:
     tools.add(tool.name, tool)
+
+
+def register_scanner(scanner: Scanner) -> None:
+    scanners.add(scanner.name, scanner)

@@ -56,6 +56,7 @@ def moderation_json(moderation: Moderation) -> dict[str, Any]:
         "quarantinedAt": _iso(moderation.quarantined_at),
         "quarantineReason": moderation.quarantine_reason,
         "decidedBy": moderation.decided_by,
+        "findings": moderation.findings,
         "updatedAt": _iso(moderation.updated_at),
     }
 
@@ -74,6 +75,20 @@ MODERATION = {
         "quarantinedAt": _TIME,
         "quarantineReason": {"type": "string"},
         "decidedBy": {"type": "string"},
+        "findings": {
+            "type": "array",
+            "description": "The scanners' findings at the last write.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "rule": {"type": "string"},
+                    "path": {"type": "string"},
+                    "severity": {"type": "string", "enum": ["high", "medium", "low"]},
+                    "verdict": {"type": "string", "enum": ["block", "review", "note"]},
+                    "message": {"type": "string"},
+                },
+            },
+        },
         "updatedAt": _TIME,
     },
 }

@@ -27,6 +27,9 @@ class Moderation(models.Model):
     quarantine_reason = models.TextField(blank=True, default="")
     # Who decided last (the audit log keeps every decision).
     decided_by = models.CharField(max_length=200, blank=True, default="")
+    # The scanners' findings at the last write (registry.moderation.scanning): each
+    # {rule, path, severity, verdict, message}.
+    findings = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
