@@ -26,7 +26,7 @@ class RegistryConfig(AppConfig):
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
         from registry.moderation import admin as moderation_admin  # noqa: F401
-        from registry.moderation import blocklist, rules, scanning
+        from registry.moderation import blocklist, publishers, rules, scanning
         from registry.moderation import tasks as moderation_tasks  # noqa: F401
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
@@ -38,6 +38,7 @@ class RegistryConfig(AppConfig):
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
+            moderation_noted,
             vectors_rebuilt,
         )
 
@@ -56,9 +57,23 @@ class RegistryConfig(AppConfig):
         agent_moderated.connect(outbox.on_agent_moderated, dispatch_uid="events-moderation")
         # Every write of an agent, on every path, meets the blocklist (registry.moderation).
         agent_changed.connect(blocklist.on_agent_changed, dispatch_uid="moderation-blocklist")
+        agent_changed.connect(publishers.on_agent_changed, dispatch_uid="moderation-publishers")
         agent_changed.connect(scanning.on_agent_changed, dispatch_uid="moderation-scanning")
+        moderation_noted.connect(outbox.on_moderation_noted, dispatch_uid="events-noted")
         for scanner in rules.SHIPPED:
             extensions.register_scanner(scanner)
+        rules.protected_sources.append(publishers.protected_names)
+        # Verified publishers: a filter and facet, and trust.verifiedPublisher (read with
+        # the agent: its moderation row).
+        extensions.register_fact_kind(
+            extensions.FactKind(
+                publishers.FACT,
+                "true: agents of verified publishers (an owner or domain the moderators "
+                "verified); false: the others.",
+                filter="present",
+            )
+        )
+        extensions.register_related("moderation")
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

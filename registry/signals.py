@@ -169,3 +169,9 @@ agent_listing_changed = Signal()
 # (registry.moderation.services): ``agent``, ``action`` ("quarantined", "released",
 # "approved", "rejected"), ``reason``. For the event feeds of admin subscribers only.
 agent_moderated = Signal()
+
+# Sent inside the write's transaction after a moderator changed the blocklist or the
+# verified publishers (registry.moderation): ``type`` ("blocklist.added",
+# "blocklist.removed", "publisher.verified", "publisher.unverified") and ``data`` (a dict).
+# For the event feeds of admin subscribers only.
+moderation_noted = Signal()

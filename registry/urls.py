@@ -13,6 +13,7 @@ from registry.events.stream import events_view
 from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
 from registry.moderation import api as moderation_api
+from registry.moderation import publishers_api
 from registry.observability import scrape
 
 
@@ -79,7 +80,23 @@ urlpatterns = [
         moderation_api.AgentModerationView.as_view(),
         name="agent-moderation",
     ),
+    path(
+        "agents/<str:agent_id>/approve",
+        moderation_api.AgentApproveView.as_view(),
+        name="agent-approve",
+    ),
+    path(
+        "agents/<str:agent_id>/reject",
+        moderation_api.AgentRejectView.as_view(),
+        name="agent-reject",
+    ),
     path("moderation", moderation_api.ModerationQueueView.as_view(), name="moderation"),
+    path("publishers", publishers_api.PublisherListView.as_view(), name="publishers"),
+    path(
+        "publishers/<str:name>/verified",
+        publishers_api.PublisherVerifiedView.as_view(),
+        name="publisher-verified",
+    ),
     path("blocklist", moderation_api.BlocklistView.as_view(), name="blocklist"),
     path("blocklist/<str:entry_id>", moderation_api.BlockEntryView.as_view(), name="block-entry"),
     path("transfers", ownership_api.TransferListView.as_view(), name="transfers"),

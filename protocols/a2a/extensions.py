@@ -1,6 +1,7 @@
 """What the A2A app adds to the core (registry.extensions), registered at start-up."""
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 
 from protocols.a2a.demo import card_demo_load
 from protocols.a2a.registration.probes import a2a_probe
@@ -69,18 +70,37 @@ TRUST_SCHEMA = {
         "verified": {"type": "boolean"},
         "verifiedDomain": {"type": "string", "nullable": True},
         "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
+        "verifiedPublisher": {
+            "type": "boolean",
+            "description": "The registry's moderators verified its owner or domain.",
+        },
     },
 }
 
 
+def _verified_publisher(agent: Agent) -> bool:
+    # The core's moderation row, read with the agent (select_related): none, not verified.
+    try:
+        return agent.moderation.verified_publisher
+    except ObjectDoesNotExist:
+        return False
+
+
 def trust(agent: Agent) -> dict:
     provenance = getattr(agent, "a2a_provenance", None)  # select_related (register_related)
+    publisher = _verified_publisher(agent)
     if provenance is None:
-        return {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
+        return {
+            "verified": False,
+            "verifiedDomain": None,
+            "signature": "unsigned",
+            "verifiedPublisher": publisher,
+        }
     return {
         "verified": provenance.verified,
         "verifiedDomain": provenance.verified_domain or None,
         "signature": provenance.signature,
+        "verifiedPublisher": publisher,
     }
 
 

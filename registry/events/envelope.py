@@ -19,6 +19,10 @@ AGENT_QUARANTINED = "agent.quarantined"
 AGENT_RELEASED = "agent.released"
 AGENT_APPROVED = "agent.approved"
 AGENT_REJECTED = "agent.rejected"
+BLOCKLIST_ADDED = "blocklist.added"
+BLOCKLIST_REMOVED = "blocklist.removed"
+PUBLISHER_VERIFIED = "publisher.verified"
+PUBLISHER_UNVERIFIED = "publisher.unverified"
 ADMIN_AUDIENCE = "admin"
 ENTITY_CREATED = "entity.created"
 ENTITY_UPDATED = "entity.updated"
@@ -43,6 +47,10 @@ EVENT_TYPES = (
     AGENT_RELEASED,
     AGENT_APPROVED,
     AGENT_REJECTED,
+    BLOCKLIST_ADDED,
+    BLOCKLIST_REMOVED,
+    PUBLISHER_VERIFIED,
+    PUBLISHER_UNVERIFIED,
 )
 DESCRIPTIONS = {
     AGENT_CREATED: "An agent was registered; data: its listing.",
@@ -70,6 +78,14 @@ DESCRIPTIONS = {
     "under review; data: {id, name, owner, reason}.",
     AGENT_REJECTED: "Admin subscribers only: a moderator rejected the agent or its change "
     "under review; data: {id, name, owner, reason} (the owner reads the reason).",
+    BLOCKLIST_ADDED: "Admin subscribers only: a blocklist entry was added; data: {id, kind, "
+    "value, reason, expiresAt}.",
+    BLOCKLIST_REMOVED: "Admin subscribers only: a blocklist entry was removed; data: {id, "
+    "kind, value}.",
+    PUBLISHER_VERIFIED: "Admin subscribers only: an owner or domain was marked a verified "
+    "publisher; data: {kind, value, reason, agents} (agents: how many it marked).",
+    PUBLISHER_UNVERIFIED: "Admin subscribers only: a verified publisher's mark was removed; "
+    "data: {kind, value, agents}.",
     SIGNATURE_CHANGED: "A card's signature status changed (verified, invalid, ...); data: "
     "the agent's listing, extension attribute signature: the new status.",
 }

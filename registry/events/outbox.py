@@ -112,6 +112,19 @@ def on_agent_moderated(sender, agent, action, reason="", **kwargs) -> None:
     events_insert([event])
 
 
+def on_moderation_noted(sender, type, data, **kwargs) -> None:
+    """A change of the blocklist or the verified publishers: an event for admin subscribers
+    only (receiver of moderation_noted)."""
+    event = Event(
+        type=type,
+        subject=None,
+        time=timezone.now(),
+        data=json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(),
+        audience=envelope.ADMIN_AUDIENCE,
+    )
+    events_insert([event])
+
+
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """Write the events of the agents a write changed (receiver of agents_written, after
     discovery's: the listings are current)."""

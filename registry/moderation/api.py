@@ -52,6 +52,8 @@ def moderation_json(moderation: Moderation) -> dict[str, Any]:
         "listed": agent.listed,
         "admission": moderation.admission,
         "admissionReason": moderation.admission_reason,
+        "change": moderation.admission == Moderation.Admission.PENDING and moderation.approved_once,
+        "verifiedPublisher": moderation.verified_publisher,
         "quarantined": moderation.quarantined_at is not None,
         "quarantinedAt": _iso(moderation.quarantined_at),
         "quarantineReason": moderation.quarantine_reason,
@@ -71,6 +73,11 @@ MODERATION = {
         "listed": {"type": "boolean", "description": "Publicly listed now."},
         "admission": {"type": "string", "enum": list(Moderation.Admission.values)},
         "admissionReason": {"type": "string"},
+        "change": {
+            "type": "boolean",
+            "description": "What waits is a change of an agent that was approved before.",
+        },
+        "verifiedPublisher": {"type": "boolean"},
         "quarantined": {"type": "boolean"},
         "quarantinedAt": _TIME,
         "quarantineReason": {"type": "string"},
@@ -132,6 +139,46 @@ class AgentQuarantineView(APIView):
         """Lift the quarantine (an ``agent.released`` event for admin subscribers)."""
         agent = selectors.agent_get(agent_id)
         return Response(moderation_json(services.agent_release(agent=agent)))
+
+
+class ApproveSerializer(InputSerializer):
+    reason = serializers.CharField(
+        max_length=2000, required=False, default="", help_text="A note for the owner."
+    )
+
+
+class AgentApproveView(APIView):
+    permission_classes = [HasAdminKey]
+
+    @extend_schema(
+        request=ApproveSerializer,
+        responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
+    )
+    def post(self, request: Request, agent_id: str) -> Response:
+        """Approve the agent, or its change, waiting for review: listed (unless
+        quarantined); audited; ``agent.approved`` for admin subscribers."""
+        agent = selectors.agent_get(agent_id)
+        payload = ApproveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        reason = payload.validated_data["reason"]
+        return Response(moderation_json(services.agent_approve(agent=agent, reason=reason)))
+
+
+class AgentRejectView(APIView):
+    permission_classes = [HasAdminKey]
+
+    @extend_schema(
+        request=ReasonSerializer,
+        responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
+    )
+    def post(self, request: Request, agent_id: str) -> Response:
+        """Reject the agent, or its change: not listed; the owner reads the reason at
+        ``/agents/<id>/moderation``; its next change waits for review again."""
+        agent = selectors.agent_get(agent_id)
+        payload = ReasonSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        reason = payload.validated_data["reason"]
+        return Response(moderation_json(services.agent_reject(agent=agent, reason=reason)))
 
 
 class AgentModerationView(APIView):

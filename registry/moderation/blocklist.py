@@ -27,6 +27,7 @@ from registry.http.problems import ProblemError
 from registry.moderation.models import BlockEntry
 from registry.moderation.services import agent_quarantine
 from registry.outbound.hosts import InvalidHost, domain_parse
+from registry.signals import moderation_noted
 
 ENTRIES_SECONDS = 1.0
 # Sent by ``block_apply`` with ``kind`` and ``value``: an app answers the ids of the agents
@@ -150,6 +151,14 @@ def block_add(*, kind: str, value: str, reason: str, expires_at=None) -> BlockEn
         after={"id": str(entry.id), "kind": kind, "value": entry.value, "reason": reason},
     )
     entries_forget()
+    data = {
+        "id": str(entry.id),
+        "kind": kind,
+        "value": entry.value,
+        "reason": reason,
+        "expiresAt": expires_at.isoformat() if expires_at else None,
+    }
+    moderation_noted.send(sender=BlockEntry, type="blocklist.added", data=data)
     transaction.on_commit(lambda: _apply_later(entry.id))
     return entry
 
@@ -167,8 +176,10 @@ def block_remove(*, entry: BlockEntry) -> None:
         object_repr=f"{entry.kind} entry",
         before={"id": str(entry.id), "kind": entry.kind, "value": entry.value},
     )
+    data = {"id": str(entry.id), "kind": entry.kind, "value": entry.value}
     entry.delete()
     entries_forget()
+    moderation_noted.send(sender=BlockEntry, type="blocklist.removed", data=data)
 
 
 def matching_agents(entry: BlockEntry) -> list[uuid.UUID]:

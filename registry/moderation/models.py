@@ -20,20 +20,32 @@ class Moderation(models.Model):
     admission = models.CharField(
         max_length=10, choices=Admission.choices, default=Admission.APPROVED
     )
-    # Why it was rejected (the owner reads it), or why it waits (the rule that flagged it).
+    # Why it was rejected (the owner reads it), or why it waits (the rules that flagged it).
     admission_reason = models.TextField(blank=True, default="")
+    # Approved once: what waits now is a change of an agent that was listed.
+    approved_once = models.BooleanField(default=True)
     # Quarantined: hidden from every public read until released (services).
     quarantined_at = models.DateTimeField(null=True, blank=True)
     quarantine_reason = models.TextField(blank=True, default="")
     # Who decided last (the audit log keeps every decision).
     decided_by = models.CharField(max_length=200, blank=True, default="")
+    # The owner, or the domain of one of its endpoints, is a verified publisher
+    # (registry.moderation.publishers): the agent's trust.verifiedPublisher, its fact.
+    verified_publisher = models.BooleanField(default=False)
     # The scanners' findings at the last write (registry.moderation.scanning): each
     # {rule, path, severity, verdict, message}.
     findings = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["-updated_at", "agent"], name="moderation_recent")]
+        indexes = [
+            models.Index(fields=["-updated_at", "agent"], name="moderation_recent"),
+            models.Index(
+                fields=["-updated_at", "agent"],
+                name="moderation_waiting",
+                condition=models.Q(admission="pending") | models.Q(quarantined_at__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         state = "quarantined" if self.quarantined_at else self.admission
@@ -71,6 +83,31 @@ class BlockEntry(models.Model):
     class Meta:
         verbose_name_plural = "block entries"
         ordering = ["-created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.value}"
+
+
+class VerifiedPublisher(models.Model):
+    """An owner, or a domain (its subdomains too), that the moderators verified: its agents
+    carry ``trust.verifiedPublisher``, skip admission review, and their names are protected
+    from look-alikes (registry.moderation.publishers)."""
+
+    class Kind(models.TextChoices):
+        OWNER = "owner", "Owner"
+        DOMAIN = "domain", "Domain"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    value = models.CharField(max_length=262)
+    reason = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "value"], name="verified_publisher_once")
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.value}"

@@ -69,13 +69,15 @@ def _brands(brands: tuple[str, ...]) -> dict[str, str]:
     return {skeleton(brand): brand for brand in brands if skeleton(brand)}
 
 
-# Names of verified publishers' agents, {skeleton: name} (registry.moderation.publishers
-# fills it); a name imitating one of them is confusable too.
-protected_names: dict = {"names": {}}
+# Where the names of verified publishers' agents come from ({skeleton: name}): set by
+# registry.moderation.publishers; a name imitating one of them is confusable too.
+protected_sources: list = []
 
 
 def confusable_name(subject) -> list[tuple[str, str]]:
-    protected = {**_brands(tuple(settings.SCAN_BRANDS)), **protected_names["names"]}
+    protected = dict(_brands(tuple(settings.SCAN_BRANDS)))
+    for source in protected_sources:
+        protected.update(source())
     if not protected or not subject.name:
         return []
     found = []

@@ -16,6 +16,7 @@ from registry import extensions
 from registry.agents.models import Agent
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
+from registry.moderation.admission import admission_decide
 from registry.moderation.models import Moderation
 
 # The parts of a write that the scanners read.
@@ -110,3 +111,4 @@ def on_agent_changed(sender, agent: Agent, changed: set, created: bool = False, 
     findings = subject_scan(agent_subject(agent))
     findings_refuse(findings)
     findings_store(agent, findings, created=created)
+    admission_decide(agent, findings, created=created)

@@ -70,3 +70,27 @@ def agent_release(*, agent: Agent) -> Moderation:
     moderation.quarantined_at = None
     reason, moderation.quarantine_reason = moderation.quarantine_reason, ""
     return _decided(agent, moderation, "released", reason, before)
+
+
+@transaction.atomic
+def agent_approve(*, agent: Agent, reason: str = "") -> Moderation:
+    """Admit the agent (or its change): listed, unless quarantined."""
+    agent = agent_lock(agent)
+    moderation = moderation_of(agent, lock=True)
+    before = _state(moderation)
+    moderation.admission = Moderation.Admission.APPROVED
+    moderation.admission_reason = reason
+    moderation.approved_once = True
+    return _decided(agent, moderation, "approved", reason, before)
+
+
+@transaction.atomic
+def agent_reject(*, agent: Agent, reason: str) -> Moderation:
+    """Refuse the agent (or its change): not listed; its owner reads the reason, and its
+    next change goes to the queue again."""
+    agent = agent_lock(agent)
+    moderation = moderation_of(agent, lock=True)
+    before = _state(moderation)
+    moderation.admission = Moderation.Admission.REJECTED
+    moderation.admission_reason = reason
+    return _decided(agent, moderation, "rejected", reason, before)

@@ -1,7 +1,11 @@
 """Moderation's settings, from the environment (docs/operations/moderation.md): admission
 review, the scanners' verdicts, reports and the blocklist's retroactive quarantine."""
 
-from registry.settings.env import env_int, env_list
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+from registry.settings.env import env_bool, env_int, env_list
 
 # Adding a blocklist entry quarantines the agents it matches, in a job: at most this many
 # per entry (the count found is reported on the entry).
@@ -18,3 +22,14 @@ SCAN_BRANDS = env_list(
 # An agent's texts longer than this in all (characters) are an oversized card, as are texts
 # of 2,000 characters or more that compress to a twelfth of their length (oversized-card).
 SCAN_TEXT_MAX_CHARS = env_int("SCAN_TEXT_MAX_CHARS", 60000)
+# open: every agent is listed as written (scanners' review findings are warnings); review:
+# new agents, and changes a scanner flags for review, wait for a moderator's approval.
+REGISTRY_ADMISSION = os.environ.get("REGISTRY_ADMISSION", "open")
+if REGISTRY_ADMISSION not in ("open", "review"):
+    raise ImproperlyConfigured(
+        f"REGISTRY_ADMISSION must be open or review, not {REGISTRY_ADMISSION!r}"
+    )
+# Under review: owners whose writes are admitted without review.
+ADMISSION_TRUSTED_OWNERS = env_list("ADMISSION_TRUSTED_OWNERS", "")
+# Under review: an owner with a verified domain claim skips review for the agents on it.
+ADMISSION_TRUST_CLAIMED_DOMAINS = env_bool("ADMISSION_TRUST_CLAIMED_DOMAINS", True)
