@@ -13,7 +13,7 @@ from registry.events.stream import events_view
 from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
 from registry.moderation import api as moderation_api
-from registry.moderation import publishers_api
+from registry.moderation import publishers_api, reports_api
 from registry.observability import scrape
 
 
@@ -89,6 +89,17 @@ urlpatterns = [
         "agents/<str:agent_id>/reject",
         moderation_api.AgentRejectView.as_view(),
         name="agent-reject",
+    ),
+    path(
+        "agents/<str:agent_id>/reports",
+        reports_api.AgentReportListView.as_view(),
+        name="agent-reports",
+    ),
+    path("reports", reports_api.ReportListView.as_view(), name="reports"),
+    path(
+        "reports/<str:report_id>/resolve",
+        reports_api.ReportResolveView.as_view(),
+        name="report-resolve",
     ),
     path("moderation", moderation_api.ModerationQueueView.as_view(), name="moderation"),
     path("publishers", publishers_api.PublisherListView.as_view(), name="publishers"),

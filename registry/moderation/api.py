@@ -54,6 +54,7 @@ def moderation_json(moderation: Moderation) -> dict[str, Any]:
         "admissionReason": moderation.admission_reason,
         "change": moderation.admission == Moderation.Admission.PENDING and moderation.approved_once,
         "verifiedPublisher": moderation.verified_publisher,
+        "openReports": moderation.open_reports,
         "quarantined": moderation.quarantined_at is not None,
         "quarantinedAt": _iso(moderation.quarantined_at),
         "quarantineReason": moderation.quarantine_reason,
@@ -78,6 +79,7 @@ MODERATION = {
             "description": "What waits is a change of an agent that was approved before.",
         },
         "verifiedPublisher": {"type": "boolean"},
+        "openReports": {"type": "integer", "description": "From distinct reporters."},
         "quarantined": {"type": "boolean"},
         "quarantinedAt": _TIME,
         "quarantineReason": {"type": "string"},
@@ -217,12 +219,14 @@ class ModerationQueueView(APIView):
         responses={200: OpenApiResponse(QUEUE, description="The queue, newest first.")},
     )
     def get(self, request: Request) -> Response:
-        """What waits for the moderators, newest first: agents pending review and agents in
-        quarantine."""
+        """What waits for the moderators, newest first: agents pending review (new, or a
+        change), agents in quarantine, and agents with open reports."""
         params_check(request.query_params, {"limit", "cursor"})
         limit = limit_parse(request.query_params.get("limit"))
         rows = Moderation.objects.select_related("agent").filter(
-            Q(admission=Moderation.Admission.PENDING) | Q(quarantined_at__isnull=False)
+            Q(admission=Moderation.Admission.PENDING)
+            | Q(quarantined_at__isnull=False)
+            | Q(open_reports__gt=0)
         )
         cursor = request.query_params.get("cursor")
         if cursor:

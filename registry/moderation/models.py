@@ -32,6 +32,8 @@ class Moderation(models.Model):
     # The owner, or the domain of one of its endpoints, is a verified publisher
     # (registry.moderation.publishers): the agent's trust.verifiedPublisher, its fact.
     verified_publisher = models.BooleanField(default=False)
+    # Open reports from distinct reporters (registry.moderation.reports), kept at write time.
+    open_reports = models.PositiveIntegerField(default=0)
     # The scanners' findings at the last write (registry.moderation.scanning): each
     # {rule, path, severity, verdict, message}.
     findings = models.JSONField(default=list, blank=True)
@@ -43,7 +45,9 @@ class Moderation(models.Model):
             models.Index(
                 fields=["-updated_at", "agent"],
                 name="moderation_waiting",
-                condition=models.Q(admission="pending") | models.Q(quarantined_at__isnull=False),
+                condition=models.Q(admission="pending")
+                | models.Q(quarantined_at__isnull=False)
+                | models.Q(open_reports__gt=0),
             ),
         ]
 
@@ -111,3 +115,47 @@ class VerifiedPublisher(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.value}"
+
+
+class Report(models.Model):
+    """Someone's report of an agent (registry.moderation.reports): anyone may report; the
+    reporter's address is kept only as a keyed digest (distinct reporters, rate limits),
+    never shown."""
+
+    class Reason(models.TextChoices):
+        SPAM = "spam", "Spam"
+        IMPERSONATION = "impersonation", "Impersonation"
+        MALICIOUS = "malicious", "Malicious"
+        BROKEN = "broken", "Broken"
+        OTHER = "other", "Other"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+        DISMISSED = "dismissed", "Dismissed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Indexed by report_agent, which begins with it.
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="reports", db_index=False
+    )
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    detail = models.TextField(blank=True, default="")
+    # The reporting API key's owner (empty: anonymous); admins see it, owners do not.
+    reporter = models.CharField(max_length=200, blank=True, default="")
+    # Who reported, as a digest: the key's owner, else the address (keyed with SECRET_KEY).
+    reporter_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    resolution = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "-created_at", "id"], name="report_status"),
+            models.Index(fields=["agent", "status"], name="report_agent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reason} report of {self.agent_id} ({self.status})"

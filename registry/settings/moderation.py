@@ -33,3 +33,7 @@ if REGISTRY_ADMISSION not in ("open", "review"):
 ADMISSION_TRUSTED_OWNERS = env_list("ADMISSION_TRUSTED_OWNERS", "")
 # Under review: an owner with a verified domain claim skips review for the agents on it.
 ADMISSION_TRUST_CLAIMED_DOMAINS = env_bool("ADMISSION_TRUST_CLAIMED_DOMAINS", True)
+# Reports (POST /agents/<id>/reports): this many open reports from distinct reporters
+# quarantine the agent pending review (0: never); reports an address may send an hour.
+REPORTS_QUARANTINE_AT = env_int("REPORTS_QUARANTINE_AT", 3)
+REPORTS_PER_ADDRESS_HOUR = env_int("REPORTS_PER_ADDRESS_HOUR", 10)
