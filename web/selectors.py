@@ -17,6 +17,7 @@ from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentFacet
 from registry.discovery.query import query_parse
 from registry.http.problems import ProblemError
+from registry.moderation import reports
 
 PAGE_SIZE = 20
 # Short names the pages use for discovery parameters (/browse?live=true&binding=GRPC).
@@ -224,3 +225,10 @@ def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
         if panel_context is not None:
             panels.append({"template": panel.template, **panel_context})
     return row, panels
+
+
+def agent_report(agent_id: str, reason: str, detail: str, address: str) -> None:
+    """A report from the agent's page, as the API files one (anonymous, limited per address)."""
+    reports.report_limit(address)
+    agent = selectors.agent_get(agent_id)
+    reports.report_create(agent=agent, reason=reason, detail=detail, owner="", address=address)
