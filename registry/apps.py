@@ -74,6 +74,9 @@ class RegistryConfig(AppConfig):
             )
         )
         extensions.register_related("moderation")
+        extensions.register_badge(
+            extensions.Badge("verified-publisher", publishers.publisher_badge, 10)
+        )
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

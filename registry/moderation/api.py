@@ -110,7 +110,7 @@ QUEUE = {
 }
 
 
-class ReasonSerializer(InputSerializer):
+class DecisionReasonSerializer(InputSerializer):
     reason = serializers.CharField(
         max_length=2000, help_text="Why: kept in the audit log, shown to the owner."
     )
@@ -120,7 +120,7 @@ class AgentQuarantineView(APIView):
     permission_classes = [HasAdminKey]
 
     @extend_schema(
-        request=ReasonSerializer,
+        request=DecisionReasonSerializer,
         responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
     )
     def post(self, request: Request, agent_id: str) -> Response:
@@ -128,7 +128,7 @@ class AgentQuarantineView(APIView):
         catalogs, feeds, pages), kept for its owner and admins; audited; an
         ``agent.quarantined`` event for admin subscribers."""
         agent = selectors.agent_get(agent_id)
-        payload = ReasonSerializer(data=request.data)
+        payload = DecisionReasonSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         moderation = services.agent_quarantine(agent=agent, reason=payload.validated_data["reason"])
         return Response(moderation_json(moderation))
@@ -143,7 +143,7 @@ class AgentQuarantineView(APIView):
         return Response(moderation_json(services.agent_release(agent=agent)))
 
 
-class ApproveSerializer(InputSerializer):
+class ApprovalSerializer(InputSerializer):
     reason = serializers.CharField(
         max_length=2000, required=False, default="", help_text="A note for the owner."
     )
@@ -153,14 +153,14 @@ class AgentApproveView(APIView):
     permission_classes = [HasAdminKey]
 
     @extend_schema(
-        request=ApproveSerializer,
+        request=ApprovalSerializer,
         responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         """Approve the agent, or its change, waiting for review: listed (unless
         quarantined); audited; ``agent.approved`` for admin subscribers."""
         agent = selectors.agent_get(agent_id)
-        payload = ApproveSerializer(data=request.data)
+        payload = ApprovalSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         reason = payload.validated_data["reason"]
         return Response(moderation_json(services.agent_approve(agent=agent, reason=reason)))
@@ -170,14 +170,14 @@ class AgentRejectView(APIView):
     permission_classes = [HasAdminKey]
 
     @extend_schema(
-        request=ReasonSerializer,
+        request=DecisionReasonSerializer,
         responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         """Reject the agent, or its change: not listed; the owner reads the reason at
         ``/agents/<id>/moderation``; its next change waits for review again."""
         agent = selectors.agent_get(agent_id)
-        payload = ReasonSerializer(data=request.data)
+        payload = DecisionReasonSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         reason = payload.validated_data["reason"]
         return Response(moderation_json(services.agent_reject(agent=agent, reason=reason)))
@@ -271,7 +271,7 @@ BLOCK = {
 }
 
 
-class BlockInputSerializer(InputSerializer):
+class BlockSerializer(InputSerializer):
     kind = serializers.ChoiceField(choices=BlockEntry.Kind.values)
     value = serializers.CharField(
         max_length=2048,
@@ -308,14 +308,14 @@ class BlocklistView(APIView):
         return Response({"items": [block_json(entry) for entry in rows]})
 
     @extend_schema(
-        request=BlockInputSerializer,
+        request=BlockSerializer,
         responses={201: OpenApiResponse(BLOCK, description="The new entry.")},
     )
     def post(self, request: Request) -> Response:
         """Block: refused on every write path from now on (422 ``blocked``, naming the
         reason), and the listed agents it matches quarantined by a job (its count in
         ``quarantined``)."""
-        payload = BlockInputSerializer(data=request.data)
+        payload = BlockSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         entry = blocklist.block_add(

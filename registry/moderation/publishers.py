@@ -135,3 +135,11 @@ def publisher_unverify(*, entry: VerifiedPublisher) -> int:
     data = {"kind": kind, "value": value, "agents": unmarked}
     moderation_noted.send(sender=VerifiedPublisher, type="publisher.unverified", data=data)
     return unmarked
+
+
+def publisher_badge(agent: Agent) -> str | None:
+    """The pages' badge of a verified publisher's agent (its moderation row, read with it)."""
+    try:
+        return "Verified publisher" if agent.moderation.verified_publisher else None
+    except Moderation.DoesNotExist:
+        return None

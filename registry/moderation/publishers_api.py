@@ -42,7 +42,7 @@ def publisher_json(entry: VerifiedPublisher, agents: int | None = None) -> dict[
     return body if agents is None else {**body, "agents": agents}
 
 
-class VerifySerializer(InputSerializer):
+class PublisherVerifySerializer(InputSerializer):
     reason = serializers.CharField(max_length=500, help_text="Why: kept in the audit log.")
     kind = serializers.ChoiceField(
         choices=VerifiedPublisher.Kind.values,
@@ -87,7 +87,7 @@ class PublisherVerifiedView(APIView):
     permission_classes = [HasAdminKey]
 
     @extend_schema(
-        request=VerifySerializer,
+        request=PublisherVerifySerializer,
         responses={200: OpenApiResponse(PUBLISHER, description="The verified publisher.")},
     )
     def put(self, request: Request, name: str) -> Response:
@@ -95,7 +95,7 @@ class PublisherVerifiedView(APIView):
         carry ``trust.verifiedPublisher`` and the ``verifiedPublisher`` fact, skip review,
         and their names are protected from look-alikes; audited; ``publisher.verified`` for
         admin subscribers."""
-        payload = VerifySerializer(data=request.data)
+        payload = PublisherVerifySerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         kind, value = _kind_value(name, data.get("kind"))

@@ -63,7 +63,7 @@ def _items(schema: dict) -> dict:
     }
 
 
-class ReportInputSerializer(InputSerializer):
+class ReportSerializer(InputSerializer):
     reason = serializers.ChoiceField(choices=Report.Reason.values)
     detail = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
 
@@ -72,7 +72,7 @@ class AgentReportListView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        request=ReportInputSerializer,
+        request=ReportSerializer,
         responses={201: OpenApiResponse(REPORT, description="The report, received.")},
     )
     def post(self, request: Request, agent_id: str) -> Response:
@@ -81,7 +81,7 @@ class AgentReportListView(APIView):
         agent = selectors.agent_get_shown(agent_id, request.user)
         address = client_ip_of(request.META)
         reports.report_limit(address)
-        payload = ReportInputSerializer(data=request.data)
+        payload = ReportSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         owner = request.user.owner if isinstance(request.user, Principal) else ""
@@ -138,7 +138,7 @@ class ReportListView(APIView):
         return Response({"items": items, "next": after})
 
 
-class ResolveSerializer(InputSerializer):
+class ReportResolutionSerializer(InputSerializer):
     status = serializers.ChoiceField(choices=["resolved", "dismissed"])
     resolution = serializers.CharField(max_length=2000, required=False, default="")
 
@@ -147,7 +147,7 @@ class ReportResolveView(APIView):
     permission_classes = [HasAdminKey]
 
     @extend_schema(
-        request=ResolveSerializer,
+        request=ReportResolutionSerializer,
         responses={200: OpenApiResponse(REPORT, description="The closed report.")},
     )
     def post(self, request: Request, report_id: str) -> Response:
@@ -155,7 +155,7 @@ class ReportResolveView(APIView):
         report = Report.objects.filter(pk=parse_uuid(report_id, "report")).first()
         if report is None:
             raise ProblemError(404, "not-found", f"There is no report {report_id}.")
-        payload = ResolveSerializer(data=request.data)
+        payload = ReportResolutionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         report = reports.report_resolve(
