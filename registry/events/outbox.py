@@ -157,7 +157,12 @@ def agent_events_write(changes: dict) -> int:
     # Unlisted agents make no public event (registry.agents.listing), but the one that
     # withdraws them: their tombstone.
     unlisted = set(Agent.objects.filter(pk__in=ids, listed=False).values_list("pk", flat=True))
-    withdrawn = [pk for pk in unlisted if (changes[pk] or {}).get("listing") is False]
+    # (An agent created unlisted, waiting for review, was never public: no event at all.)
+    withdrawn = [
+        pk
+        for pk in unlisted
+        if (changes[pk] or {}).get("listing") is False and not changes[pk].get("created")
+    ]
     ids = [pk for pk in ids if pk not in unlisted or pk in withdrawn]
     # Those discovery just built as it stores and shows them (no read), the others read.
     built = listings_built(ids)

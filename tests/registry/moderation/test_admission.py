@@ -21,7 +21,9 @@ def _found(anon, **params) -> list[str]:
 def test_a_new_agent_waits_for_approval_unlisted_then_is_listed(
     review, admin_client, alice, anon, native_payload
 ):
+    public_before = Event.objects.filter(audience="").count()
     agent = alice.post("/agents", native_payload(name="Fresh Agent"), format="json").json()
+    assert Event.objects.filter(audience="").count() == public_before  # never public yet
     assert anon.get(f"/agents/{agent['id']}").status_code == 404
     assert agent["id"] not in _found(anon, q="Fresh")
     assert _found(anon, updated_since=agent["createdAt"]) == []
@@ -33,7 +35,6 @@ def test_a_new_agent_waits_for_approval_unlisted_then_is_listed(
     )
     queue = admin_client.get("/moderation").json()["items"]
     assert [i["agentId"] for i in queue] == [agent["id"]]
-    public_before = Event.objects.filter(audience="").count()
     approved = admin_client.post(f"/agents/{agent['id']}/approve", {}, format="json")
     assert approved.status_code == 200 and approved.json()["listed"] is True
     assert agent["id"] in _found(anon, q="Fresh")
