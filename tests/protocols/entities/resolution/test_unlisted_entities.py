@@ -21,12 +21,15 @@ def test_a_quarantined_business_leaves_resolve_nearby_and_its_page(admin_client,
     )
     zinc = Entity.objects.get(domain="zinc.example")
     assert sorted(names(anon.get("/v1/resolve?query=zinc"))) == ["Cafe Zinc", "Le Petit Zinc"]
+    page = anon.get(f"/browse/entities/{zinc.pk}").content.decode()
+    assert f'href="/browse/agents/{zinc.pk}/report"' in page
     admin_client.post(f"/agents/{zinc.pk}/quarantine", {"reason": "fake"}, format="json")
     assert names(anon.get("/v1/resolve?query=zinc")) == ["Cafe Zinc"]
     nearby = anon.get("/v1/nearby?lat=48.8534&lng=2.3328&radius=500").json()["results"]
     assert [r["entity"]["name"] for r in nearby] == ["Cafe Zinc"]
     assert anon.get("/v1/resolve/domain/zinc.example").status_code == 404
     assert anon.get(f"/entities/{zinc.pk}").status_code == 404
+    assert anon.get(f"/browse/entities/{zinc.pk}").status_code == 404
     admin_client.delete(f"/agents/{zinc.pk}/quarantine")
     assert sorted(names(anon.get("/v1/resolve?query=zinc"))) == ["Cafe Zinc", "Le Petit Zinc"]
 
