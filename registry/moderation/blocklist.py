@@ -4,11 +4,10 @@ naming the entry's reason, never its pattern; and, once an entry is added, the a
 matches quarantined in a job (``block_apply``: the apps name the agents of a kind they
 keep, a card's digest, through ``block_matching``).
 
-The entries in force are read once a second per process at most (``ENTRIES_SECONDS``):
-a write in another process within that second of an entry's addition may pass, and the
-entry's job, which runs after it commits, quarantines it."""
+Each process keeps the entries while the shared cache's stamp of them stays the same
+(``registry.moderation.stamps``): a change reaches every process once it commits; a write
+that committed just before it is quarantined by the entry's job."""
 
-import time
 import uuid
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -16,7 +15,6 @@ from urllib.parse import urlsplit
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -26,27 +24,32 @@ from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.moderation.models import BlockEntry
 from registry.moderation.services import agent_quarantine
+from registry.moderation.stamps import Kept, stamp_renew
 from registry.outbound.hosts import InvalidHost, domain_parse
 from registry.signals import moderation_noted
 
-ENTRIES_SECONDS = 1.0
 # Sent by ``block_apply`` with ``kind`` and ``value``: an app answers the ids of the agents
 # matching an entry of a kind only it knows (a2a: "digest", its cards' SHA-256), or None.
 block_matching = Signal()
 
-_cache: dict = {"at": -1e9, "entries": []}
+STAMP = "blocklist"
+_kept = Kept(STAMP, lambda: list(BlockEntry.objects.all()[:10000]))
 
 
 def entries_in_force() -> list[BlockEntry]:
-    if time.monotonic() - _cache["at"] > ENTRIES_SECONDS:
-        now = timezone.now()
-        rows = BlockEntry.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        _cache["entries"], _cache["at"] = list(rows), time.monotonic()
-    return _cache["entries"]
+    now = timezone.now()
+    return [e for e in _kept.get() if e.expires_at is None or e.expires_at > now]
 
 
 def entries_forget() -> None:
-    _cache["at"] = -1e9
+    """This process reads the entries again."""
+    _kept.forget()
+
+
+def entries_changed() -> None:
+    """Every process reads them again: this one now, the others once the write commits."""
+    _kept.forget()
+    stamp_renew(STAMP)
 
 
 def value_clean(kind: str, value: str) -> str:
@@ -150,7 +153,7 @@ def block_add(*, kind: str, value: str, reason: str, expires_at=None) -> BlockEn
         object_repr=f"{kind} entry",
         after={"id": str(entry.id), "kind": kind, "value": entry.value, "reason": reason},
     )
-    entries_forget()
+    entries_changed()
     data = {
         "id": str(entry.id),
         "kind": kind,
@@ -178,7 +181,7 @@ def block_remove(*, entry: BlockEntry) -> None:
     )
     data = {"id": str(entry.id), "kind": entry.kind, "value": entry.value}
     entry.delete()
-    entries_forget()
+    entries_changed()
     moderation_noted.send(sender=BlockEntry, type="blocklist.removed", data=data)
 
 

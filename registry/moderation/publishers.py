@@ -5,7 +5,6 @@ agent's ``Moderation.verified_publisher``, read with it), the ``verifiedPublishe
 look-alikes (the ``confusable-name`` rule). Kept at write time: an agent's write (its owner
 or endpoints) and a publisher's verification, which refreshes its agents."""
 
-import time
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -17,30 +16,43 @@ from registry.agents.models import Agent, Endpoint
 from registry.discovery.facts import agent_facts_set
 from registry.moderation import rules
 from registry.moderation.models import Moderation, VerifiedPublisher
+from registry.moderation.stamps import Kept, stamp_renew
 from registry.signals import agents_written_send, moderation_noted
 
 FACT = "verifiedPublisher"
-READ_SECONDS = 1.0
-_cache: dict = {"at": -1e9, "owners": set(), "domains": set(), "names": {}}
+STAMP = "publishers"
 
 
-def _read() -> dict:
-    if time.monotonic() - _cache["at"] > READ_SECONDS:
-        rows = list(VerifiedPublisher.objects.values_list("kind", "value"))
-        _cache["owners"] = {v for k, v in rows if k == VerifiedPublisher.Kind.OWNER}
-        _cache["domains"] = {v for k, v in rows if k == VerifiedPublisher.Kind.DOMAIN}
-        names = Agent.objects.filter(moderation__verified_publisher=True, listed=True)
-        _cache["names"] = {
+def _load() -> dict:
+    rows = list(VerifiedPublisher.objects.values_list("kind", "value")[:10000])
+    names = Agent.objects.filter(moderation__verified_publisher=True, listed=True)
+    return {
+        "owners": {v for k, v in rows if k == VerifiedPublisher.Kind.OWNER},
+        "domains": {v for k, v in rows if k == VerifiedPublisher.Kind.DOMAIN},
+        "names": {
             rules.skeleton(name): name
             for name in names.values_list("name", flat=True)[:5000]
             if rules.skeleton(name)
-        }
-        _cache["at"] = time.monotonic()
-    return _cache
+        },
+    }
+
+
+_kept = Kept(STAMP, _load)
+
+
+def _read() -> dict:
+    return _kept.get()
 
 
 def publishers_forget() -> None:
-    _cache["at"] = -1e9
+    """This process reads the publishers again."""
+    _kept.forget()
+
+
+def publishers_changed() -> None:
+    """Every process reads them again: this one now, the others once the write commits."""
+    _kept.forget()
+    stamp_renew(STAMP)
 
 
 def protected_names() -> dict:
@@ -83,9 +95,12 @@ def agent_publisher_refresh(agent: Agent, *, created: bool = False) -> bool:
 
 
 def on_agent_changed(sender, agent: Agent, changed: set, created: bool = False, **kwargs):
-    """Receiver of ``agent_changed``: a new owner or endpoints may make it one's or not."""
-    if changed & {"owner", "endpoints"}:
-        agent_publisher_refresh(agent, created=created)
+    """Receiver of ``agent_changed``: a new owner or endpoints may make it one's or not; a
+    verified publisher's renamed agent changes the protected names."""
+    if (changed & {"owner", "endpoints"} and agent_publisher_refresh(agent, created=created)) or (
+        "name" in changed and not created and owner_verified(agent)
+    ):
+        publishers_changed()
 
 
 def _agents_of(kind: str, value: str):
@@ -98,14 +113,14 @@ def _agents_of(kind: str, value: str):
 
 
 def _refresh_all(kind: str, value: str) -> int:
-    publishers_forget()
+    publishers_changed()
     changed = []
     most = settings.BLOCKLIST_QUARANTINE_MAX
     for agent in _agents_of(kind, value).distinct().order_by("pk")[:most]:
         if agent_publisher_refresh(agent):
             changed.append(agent.pk)
     agents_written_send(changed)
-    publishers_forget()
+    publishers_changed()
     return len(changed)
 
 

@@ -10,6 +10,7 @@ its identifier is never given to another agent.
 import uuid
 from collections.abc import Iterable
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,9 +30,17 @@ from registry.fastpath.copy import objects_insert
 
 def _trust(agent: Agent) -> dict:
     provenance = getattr(agent, "a2a_provenance", None)
+    try:  # the core's moderation row, read with the agent
+        publisher = agent.moderation.verified_publisher
+    except ObjectDoesNotExist:
+        publisher = False
     if provenance is None:
-        return {}
-    return {"verifiedDomain": provenance.verified_domain or None, "signature": provenance.signature}
+        return {"verifiedPublisher": publisher}
+    return {
+        "verifiedDomain": provenance.verified_domain or None,
+        "signature": provenance.signature,
+        "verifiedPublisher": publisher,
+    }
 
 
 def _publisher_identifier(agent: Agent) -> str | None:

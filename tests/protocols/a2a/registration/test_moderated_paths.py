@@ -35,6 +35,7 @@ def test_under_review_cards_wait_unlisted_on_every_a2a_path(
     assert [a["id"] for a in anon.get("/discover/agents").json()["results"]] == [agent_id]
 
 
+@pytest.mark.apps("ard")
 def test_a_verified_publisher_is_marked_filtered_counted_and_protected(
     settings, admin_client, alice, bob, anon, make_card
 ):
@@ -51,6 +52,11 @@ def test_a_verified_publisher_is_marked_filtered_counted_and_protected(
     assert (marked.json()["kind"], marked.json()["agents"]) == ("domain", 1)
     assert anon.get(f"/agents/{acme_id}").json()["trust"]["verifiedPublisher"] is True
     assert anon.get(f"/agents/{other_id}").json()["trust"]["verifiedPublisher"] is False
+    catalog = anon.get("/.well-known/ai-catalog.json").json()["entries"]
+    marks = {e.get("displayName"): e.get("metadata", {}).get("verifiedPublisher") for e in catalog}
+    assert marks["Acme Travel"] is True and marks["Weather Agent"] is None
+    page = anon.get(f"/browse/agents/{acme_id}").content.decode()
+    assert "Verified publisher" in page
     found = anon.get("/discover/agents", {"verifiedPublisher": "true"}).json()["results"]
     assert [a["id"] for a in found] == [acme_id]
     counts = anon.get("/discover/agents", {"facets": "verifiedPublisher"}).json()["facets"]

@@ -45,6 +45,7 @@ def test_register_by_domain_finds_the_well_known_card_and_stores_its_bytes(
         "verified": True,
         "verifiedDomain": domain_of(https_server),
         "signature": "unsigned",
+        "verifiedPublisher": False,
     }
     assert response["Location"] == f"/a2a/agents/{result['id']}"
     assert anon.get(f"/a2a/agents/{result['id']}").content == body
