@@ -61,7 +61,7 @@ def card_read_served(pk: uuid.UUID) -> tuple[bytes, str, Any, str] | None:
     None too when the agent is not publicly listed (registry.agents.listing)."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor == "postgresql":
-        row = prepared_row(db, "registry_card_read_listed", _card_read_postgres_sql(), [pk.bytes])
+        row = prepared_row(db, "registry_card_read", _card_read_postgres_sql(), [pk.bytes])
         if row is None or row[4] != b"\x01":
             return None
         body, sha256, updated_at, headers, _ = row
@@ -106,7 +106,7 @@ def card_version_read(pk: uuid.UUID, seq: int) -> tuple[bytes, str, Any] | None:
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor == "postgresql":
         params = [pk.bytes, seq.to_bytes(4, "big", signed=True)]
-        name = "registry_card_version_read_listed"
+        name = "registry_card_version_read"
         row = prepared_row(db, name, _version_read_postgres_sql(), params)
         if row is None or row[3] != b"\x01":
             return None
