@@ -3,6 +3,7 @@ queue ``GET /moderation``; and ``GET /agents/<id>/moderation`` for the agent's o
 
 import base64
 import binascii
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -203,7 +204,7 @@ def _cursor_read(raw: str) -> tuple[datetime, str]:
     try:
         text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
         when, agent_id = text.split("|", 1)
-        return datetime.fromisoformat(when), str(parse_uuid(agent_id))
+        return datetime.fromisoformat(when), str(uuid.UUID(agent_id))
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise bad_parameter("cursor", "is not a cursor this list gave") from None
 

@@ -2,6 +2,7 @@
 (its owner and admins: the open ones), ``GET /reports`` and
 ``POST /reports/<id>/resolve`` (admin keys)."""
 
+import uuid
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -125,9 +126,12 @@ class ReportListView(APIView):
         rows = Report.objects.filter(status=status).order_by("-created_at", "-id")
         before = request.query_params.get("before")
         if before:
-            last = Report.objects.filter(pk=parse_uuid(before, "before")).first()
+            try:
+                last = Report.objects.filter(pk=uuid.UUID(before)).first()
+            except ValueError:
+                last = None
             if last is None:
-                raise bad_parameter("before", "is no report")
+                raise bad_parameter("before", "is not a report of this list")
             rows = rows.filter(created_at__lte=last.created_at).exclude(pk=last.pk)
             rows = rows.exclude(created_at=last.created_at, id__gt=last.id)
         page = list(rows[: limit + 1])
