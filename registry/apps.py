@@ -25,16 +25,22 @@ class RegistryConfig(AppConfig):
         from registry.health import healthz_lean
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
+        from registry.moderation import admin as moderation_admin  # noqa: F401
+        from registry.moderation import blocklist, publishers, rules, scanning
+        from registry.moderation import tasks as moderation_tasks  # noqa: F401
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
         from registry.observability.tracing import tracing_start
         from registry.semantic.vectors import vectors_on_write
         from registry.signals import (
             agent_changed,
+            agent_listing_changed,
+            agent_moderated,
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
             probes_written,
+            moderation_noted,
             vectors_rebuilt,
         )
         from registry.trust import measures as trust_measures
@@ -81,6 +87,32 @@ class RegistryConfig(AppConfig):
         agent_changed.connect(outbox.on_agent_changed, dispatch_uid="events-changes")
         agents_written.connect(outbox.on_agents_written, dispatch_uid="events-outbox")
         agent_status_changed.connect(outbox.on_agent_status_changed, dispatch_uid="events-status")
+        agent_listing_changed.connect(
+            outbox.on_agent_listing_changed, dispatch_uid="events-listing"
+        )
+        agent_moderated.connect(outbox.on_agent_moderated, dispatch_uid="events-moderation")
+        # Every write of an agent, on every path, meets the blocklist (registry.moderation).
+        agent_changed.connect(blocklist.on_agent_changed, dispatch_uid="moderation-blocklist")
+        agent_changed.connect(publishers.on_agent_changed, dispatch_uid="moderation-publishers")
+        agent_changed.connect(scanning.on_agent_changed, dispatch_uid="moderation-scanning")
+        moderation_noted.connect(outbox.on_moderation_noted, dispatch_uid="events-noted")
+        for scanner in rules.SHIPPED:
+            extensions.register_scanner(scanner)
+        rules.protected_sources.append(publishers.protected_names)
+        # Verified publishers: a filter and facet, and trust.verifiedPublisher (read with
+        # the agent: its moderation row).
+        extensions.register_fact_kind(
+            extensions.FactKind(
+                publishers.FACT,
+                "true: agents of verified publishers (an owner or domain the moderators "
+                "verified); false: the others.",
+                filter="present",
+            )
+        )
+        extensions.register_related("moderation")
+        extensions.register_badge(
+            extensions.Badge("verified-publisher", publishers.publisher_badge, 10)
+        )
         endpoints_liveness_written.connect(
             on_endpoints_liveness_written, dispatch_uid="events-liveness"
         )

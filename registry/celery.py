@@ -31,6 +31,7 @@ app.autodiscover_tasks(
         "registry.events",
         "registry.semantic",
         "registry.trust",
+        "registry.moderation",
     ]
 )
 

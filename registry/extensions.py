@@ -30,6 +30,9 @@ running registry serves cannot change under it.
   value per agent, read in bulk, with its weight from ``TRUST_WEIGHTS``;
 - duplicate keys: what makes two listings the same agent (``registry.trust.duplicates``):
   a card's digest, an entity's domain, each agent's keys read in bulk;
+- scanners: rules every agent meets when it is written, on every path (names, texts,
+  endpoints), each finding with a verdict: refuse the write, hold it for review, or note it
+  (``registry.moderation.scanning``);
 - ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
   an app's own ASGI application: requests that wait (a relayed call waiting for its
   agent's reply) without holding a web worker;
@@ -214,6 +217,22 @@ class TrustSignal:
     missing: float | None = 0.0
 
 
+Verdict = Literal["block", "review", "note"]
+
+
+@dataclass(frozen=True)
+class Scanner:
+    """A rule of admission (``registry.moderation.scanning``): ``scan(subject)`` returns
+    ``(path, message)`` for each thing it finds in an agent being written (the subject's
+    ``owner``, ``name``, ``texts``: [(path, text)] and ``addresses``: [(path, URL)]). Its
+    ``verdict`` applies unless the ``SCAN_VERDICTS`` setting names the rule."""
+
+    name: str
+    scan: Callable[[Any], list[tuple[str, str]]]
+    verdict: Verdict = "review"
+    severity: Literal["high", "medium", "low"] = "medium"
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -266,6 +285,7 @@ origin_cards = _Store("origin card")
 scrape_gauges = _Store("scrape gauge")
 trust_signals = _Store("trust signal")
 duplicate_keys = _Store("duplicate key")
+scanners = _Store("scanner")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -369,3 +389,7 @@ def register_duplicate_keys(name: str, keys: Callable[[list], dict]) -> None:
     another (two agents with a key in common are copies of one): a card's digest
     (``"card-digest:<sha256>"``), an entity's domain. Keys are at most 300 characters."""
     duplicate_keys.add(name, keys)
+
+
+def register_scanner(scanner: Scanner) -> None:
+    scanners.add(scanner.name, scanner)

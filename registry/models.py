@@ -23,6 +23,7 @@ from registry.discovery.models import (
 )
 from registry.events.models import Delivery, EndpointStatusSeen, Event, Subscription
 from registry.liveness.models import ProbeResult
+from registry.moderation.models import Moderation
 from registry.semantic.models import AgentVector
 from registry.trust.models import DuplicateKey
 
@@ -45,6 +46,7 @@ __all__ = [
     "Endpoint",
     "EndpointStatusSeen",
     "Event",
+    "Moderation",
     "OwnershipTransfer",
     "ProbeResult",
     "Subscription",

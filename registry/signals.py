@@ -163,3 +163,21 @@ vectors_rebuilt = Signal()
 # whose probe history grew. What derives from that history (the trust scores,
 # registry.trust) is measured again, once for the batch.
 probes_written = Signal()
+
+# Sent inside the write's transaction after an agent became publicly listed or unlisted
+# (registry.agents.listing: moderation's decisions), with ``agent`` and ``listed`` (now).
+# Receivers withdraw or restore what they serve of it in public: a2a its card and versions
+# (and the processes' card caches), ard its catalog entry, the semantic index its vector,
+# the event feeds its public events.
+agent_listing_changed = Signal()
+
+# Sent inside the write's transaction after a moderator's decision about an agent
+# (registry.moderation.services): ``agent``, ``action`` ("quarantined", "released",
+# "approved", "rejected"), ``reason``. For the event feeds of admin subscribers only.
+agent_moderated = Signal()
+
+# Sent inside the write's transaction after a moderator changed the blocklist or the
+# verified publishers (registry.moderation): ``type`` ("blocklist.added",
+# "blocklist.removed", "publisher.verified", "publisher.unverified") and ``data`` (a dict).
+# For the event feeds of admin subscribers only.
+moderation_noted = Signal()

@@ -13,6 +13,8 @@ from registry.events import api as events_api
 from registry.events.stream import events_view
 from registry.http import docs_site, problems
 from registry.liveness import api as liveness_api
+from registry.moderation import api as moderation_api
+from registry.moderation import publishers_api, reports_api
 from registry.observability import scrape
 
 
@@ -69,6 +71,46 @@ urlpatterns = [
         ownership_api.AgentTransferListView.as_view(),
         name="agent-transfers",
     ),
+    path(
+        "agents/<str:agent_id>/quarantine",
+        moderation_api.AgentQuarantineView.as_view(),
+        name="agent-quarantine",
+    ),
+    path(
+        "agents/<str:agent_id>/moderation",
+        moderation_api.AgentModerationView.as_view(),
+        name="agent-moderation",
+    ),
+    path(
+        "agents/<str:agent_id>/approve",
+        moderation_api.AgentApproveView.as_view(),
+        name="agent-approve",
+    ),
+    path(
+        "agents/<str:agent_id>/reject",
+        moderation_api.AgentRejectView.as_view(),
+        name="agent-reject",
+    ),
+    path(
+        "agents/<str:agent_id>/reports",
+        reports_api.AgentReportListView.as_view(),
+        name="agent-reports",
+    ),
+    path("reports", reports_api.ReportListView.as_view(), name="reports"),
+    path(
+        "reports/<str:report_id>/resolve",
+        reports_api.ReportResolveView.as_view(),
+        name="report-resolve",
+    ),
+    path("moderation", moderation_api.ModerationQueueView.as_view(), name="moderation"),
+    path("publishers", publishers_api.PublisherListView.as_view(), name="publishers"),
+    path(
+        "publishers/<str:name>/verified",
+        publishers_api.PublisherVerifiedView.as_view(),
+        name="publisher-verified",
+    ),
+    path("blocklist", moderation_api.BlocklistView.as_view(), name="blocklist"),
+    path("blocklist/<str:entry_id>", moderation_api.BlockEntryView.as_view(), name="block-entry"),
     path("transfers", ownership_api.TransferListView.as_view(), name="transfers"),
     path(
         "transfers/<str:transfer_id>", ownership_api.TransferDetailView.as_view(), name="transfer"

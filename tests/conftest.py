@@ -160,12 +160,18 @@ def _fresh_cache():
     from django.core.cache import cache
 
     from registry.access.throttles import counters_clear
+    from registry.moderation.blocklist import entries_forget
+    from registry.moderation.publishers import publishers_forget
 
     cache.clear()
     counters_clear()
+    entries_forget()  # the blocklist entries this process read (a second at most)
+    publishers_forget()
     yield
     cache.clear()
     counters_clear()
+    entries_forget()
+    publishers_forget()
 
 
 @pytest.fixture(autouse=True)

@@ -44,7 +44,9 @@ ROOMS = {
         "semantic",
         "discovery",
     },
+    "moderation": {"http", "outbound", "access", "fastpath", "agents", "semantic", "discovery"},
     "events": {
+        "moderation",
         "http",
         "outbound",
         "access",
@@ -56,6 +58,7 @@ ROOMS = {
         "trust",
     },
     "observability": {
+        "moderation",
         "http",
         "outbound",
         "access",

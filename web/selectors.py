@@ -17,6 +17,7 @@ from registry.discovery.filters import agent_filterset
 from registry.discovery.models import AgentFacet
 from registry.discovery.query import query_parse
 from registry.http.problems import ProblemError
+from registry.moderation import reports
 
 PAGE_SIZE = 20
 # Short names the pages use for discovery parameters (/browse?live=true&binding=GRPC).
@@ -181,7 +182,7 @@ def home_counts() -> list[tuple[str, int, str]]:
     """(label, count, browse link) for the home page: agents, live now, and the agents with
     each registered trust fact (verified, signed, AAP dealers)."""
     counts = [
-        ("agents", Agent.objects.count(), "/browse"),
+        ("agents", Agent.objects.filter(listed=True).count(), "/browse"),
         ("live now", live_count(), "/browse?live=true"),
     ]
     kinds = {k.name for k in extensions.fact_kinds.read()}
@@ -192,7 +193,7 @@ def home_counts() -> list[tuple[str, int, str]]:
         ("aapCompliant", "AAP compliant"),
     ):
         if kind in kinds:
-            n = AgentFacet.objects.filter(kind=kind, value="true").count()
+            n = AgentFacet.objects.filter(kind=kind, value="true", agent__listed=True).count()
             counts.append((label, n, f"/browse?{kind}=true"))
     return counts
 
@@ -221,10 +222,21 @@ def agent_page(agent_id: str, context: dict) -> tuple[dict, list[dict]] | None:
         return None
     if agent.status == Agent.Status.RETIRED:
         return None  # gone for the public (its API answers 410)
+    request = context.get("request")
+    if not agent.listed and not (request is not None and request.user.is_staff):
+        return None  # not publicly listed (registry.agents.listing): staff only
     row = agents_shown([agent], context)[0]
+    row["unlisted"] = not agent.listed
     panels = []
     for panel in sorted(extensions.agent_panels.read(), key=lambda p: (p.order, p.name)):
         panel_context = panel.context(agent)
         if panel_context is not None:
             panels.append({"template": panel.template, **panel_context})
     return row, panels
+
+
+def agent_report(agent_id: str, reason: str, detail: str, address: str) -> None:
+    """A report from the agent's page, as the API files one (anonymous, limited per address)."""
+    reports.report_limit(address)
+    agent = selectors.agent_get(agent_id)
+    reports.report_create(agent=agent, reason=reason, detail=detail, owner="", address=address)

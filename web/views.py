@@ -6,10 +6,10 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_http_methods, require_safe
 
 from registry.access.throttles import client_ip, window_allows
-from registry.http.problems import page_answer
+from registry.http.problems import ProblemError, page_answer
 from web import selectors
 
 
@@ -100,6 +100,44 @@ def agent_page(request: HttpRequest, agent_id: str) -> HttpResponse:
         )
     agent, panels = found
     skills = next((p["skills"] for p in panels if p.get("skills") is not None), None)
-    return render(
+    response = render(
         request, "web/agent.html", _context(request, agent=agent, panels=panels, skills=skills)
     )
+    if agent["unlisted"]:  # a staff member's view of an unlisted agent: kept by no cache
+        response["Cache-Control"] = "private, no-store"
+    return response
+
+
+REPORT_REASONS = [
+    ("spam", "Spam"),
+    ("impersonation", "Impersonates someone"),
+    ("malicious", "Malicious (phishing, malware, hidden instructions)"),
+    ("broken", "Broken (does not answer, wrong endpoints)"),
+    ("other", "Something else"),
+]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@read_limited
+def report_page(request: HttpRequest, agent_id: str) -> HttpResponse:
+    """Report an agent to the moderators (the API's POST /agents/<id>/reports, as a form)."""
+    found = selectors.agent_page(agent_id, {"request": request})
+    if found is None:
+        return page_answer(
+            render(request, "web/404.html", _context(request, agent_id=agent_id), status=404)
+        )
+    agent = found[0]
+    context = _context(request, agent=agent, reasons=REPORT_REASONS, sent=False, error="")
+    if request.method == "POST":
+        reason, detail = request.POST.get("reason", ""), request.POST.get("detail", "")[:2000]
+        if reason not in dict(REPORT_REASONS):
+            context["error"] = "Choose a reason."
+            return page_answer(render(request, "web/report.html", context, status=400))
+        try:
+            selectors.agent_report(agent["id"], reason, detail, client_ip(request))
+        except ProblemError as exc:
+            context["error"] = str(exc.detail)
+            status = exc.status_code
+            return page_answer(render(request, "web/report.html", context, status=status))
+        context["sent"] = True
+    return render(request, "web/report.html", context)

@@ -1,6 +1,7 @@
 """What the A2A app adds to the core (registry.extensions), registered at start-up."""
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 
 from protocols.a2a.demo import card_demo_load
 from protocols.a2a.registration.probes import a2a_probe
@@ -75,20 +76,39 @@ TRUST_SCHEMA = {
         "verifiedDomain": {"type": "string", "nullable": True},
         "signature": {"type": "string", "enum": ["verified", "invalid", "unsigned"]},
         **SCORE_SCHEMA["properties"],
+        "verifiedPublisher": {
+            "type": "boolean",
+            "description": "The registry's moderators verified its owner or domain.",
+        },
     },
 }
+
+
+def _verified_publisher(agent: Agent) -> bool:
+    # The core's moderation row, read with the agent (select_related): none, not verified.
+    try:
+        return agent.moderation.verified_publisher
+    except ObjectDoesNotExist:
+        return False
 
 
 def trust(agent: Agent) -> dict:
     """The core's ``trust`` member (score, signals) with what the card's provenance proves."""
     provenance = getattr(agent, "a2a_provenance", None)  # select_related (register_related)
+    publisher = _verified_publisher(agent)
     if provenance is None:
-        found = {"verified": False, "verifiedDomain": None, "signature": "unsigned"}
+        found = {
+            "verified": False,
+            "verifiedDomain": None,
+            "signature": "unsigned",
+            "verifiedPublisher": publisher,
+        }
     else:
         found = {
             "verified": provenance.verified,
             "verifiedDomain": provenance.verified_domain or None,
             "signature": provenance.signature,
+            "verifiedPublisher": publisher,
         }
     return {**found, **agent_trust(agent)}
 

@@ -30,6 +30,9 @@ class CardDocument(models.Model):
     # Headers served with the card, tab-separated "Name: value": a deprecated agent's
     # Deprecation, Sunset and successor Link (protocols.a2a.receivers keeps them).
     lifecycle_headers = models.TextField(blank=True, default="", db_default="")
+    # The agent's ``listed`` (registry.agents.listing), copied so that the card read stays
+    # one primary-key read: an unlisted agent's card is not served (protocols.a2a.receivers).
+    listed = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         verbose_name = "A2A card"
@@ -206,6 +209,9 @@ class CardVersion(models.Model):
     # What changed since the version before (protocols.a2a.versions.diff); null for the first.
     summary = models.JSONField(null=True, blank=True)
     breaking = models.BooleanField(default=False)
+    # The agent's ``listed``, copied as CardDocument's is: an unlisted agent's versions are
+    # not served either.
+    listed = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         constraints = [

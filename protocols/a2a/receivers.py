@@ -21,7 +21,8 @@ from protocols.a2a.models import AgentIdentity, CardDocument, CardProvenance, Ca
 from protocols.a2a.registration.provenance import trust_facts_save
 from protocols.a2a.registration.services import WRITER, card_facts_save, document_save
 from protocols.a2a.relay.queues import queue_names_claim
-from protocols.a2a.signals import StoredCard, cards_stored_send
+from protocols.a2a.serving.listing import cards_listed_follow, cards_listed_set
+from protocols.a2a.signals import StoredCard, card_stored, cards_stored_send
 from protocols.a2a.versions.history import version_record
 from registry.agents.models import Agent
 from registry.agents.ownership import agent_owner_move
@@ -29,7 +30,15 @@ from registry.agents.selectors import agent_queryset
 from registry.fastpath.notices import announce
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
-from registry.signals import agent_changed, agent_status_changed, domain_claimed
+from registry.moderation.blocklist import block_check, block_matching, entries_in_force
+from registry.moderation.models import BlockEntry
+from registry.signals import (
+    agent_changed,
+    agent_listing_changed,
+    agent_status_changed,
+    agents_written,
+    domain_claimed,
+)
 
 # Changes of a native write that touch what a card says.
 CARD_PARTS = {"name", "description", "version", "capabilities", "endpoints:A2A"}
@@ -226,3 +235,34 @@ def on_domain_claimed(sender, domain: str, owner: str, **kwargs) -> int:
         agent_owner_move(agent=agent, owner=owner, reason="domain-claim")
         moved += 1
     return moved
+
+
+@receiver(agent_listing_changed, dispatch_uid="a2a-card-listing")
+def on_agent_listing_changed(sender, agent: Agent, listed: bool, **kwargs) -> None:
+    """An unlisted agent's card and versions are not served (its owner reads them through
+    the API); listed again, they are."""
+    cards_listed_set(agent, listed)
+
+
+@receiver(agents_written, dispatch_uid="a2a-card-listing-follow")
+def on_agents_written(sender, agent_ids, **kwargs) -> None:
+    """A card stored for an agent that is not listed is not served."""
+    cards_listed_follow(agent_ids)
+
+
+@receiver(card_stored, dispatch_uid="a2a-card-blocklist")
+def on_card_stored_blocked(sender, cards: list[StoredCard], **kwargs) -> None:
+    """A card whose digest the blocklist names is refused (422 blocked), on every path."""
+    if not any(e.kind == BlockEntry.Kind.DIGEST for e in entries_in_force()):
+        return
+    ids = [stored.agent.pk for stored in cards if stored.card is not None]
+    for digest in CardDocument.objects.filter(agent_id__in=ids).values_list("sha256", flat=True):
+        block_check(digest=digest)
+
+
+@receiver(block_matching, dispatch_uid="a2a-block-matching")
+def on_block_matching(sender, kind: str, value: str, **kwargs):
+    """The agents whose served card has the blocked digest."""
+    if kind != BlockEntry.Kind.DIGEST:
+        return None
+    return list(CardDocument.objects.filter(sha256=value).values_list("agent_id", flat=True))

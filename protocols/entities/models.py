@@ -58,6 +58,9 @@ class Entity(models.Model):
     )
     # Unique: "<domain><path>" for a card's entity, "provider:<id>/<entity_id>" for a claim.
     key = models.CharField(max_length=500, unique=True)
+    # The agent's ``listed`` (registry.agents.listing), copied by protocols.entities.receivers
+    # so that the entity reads leave an unlisted business out without a join.
+    listed = models.BooleanField(default=True, db_default=True)
     domain = models.CharField(max_length=253, blank=True, db_index=True)
     path = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=20)

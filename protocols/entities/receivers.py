@@ -11,7 +11,13 @@ from protocols.entities.registration.services import CARD_SOURCE, CLAIM_SOURCE, 
 from registry.agents.models import Agent, DomainClaim
 from registry.agents.ownership import agent_owner_move
 from registry.http.problems import ProblemError
-from registry.signals import agent_changed, agent_deleting, domain_claimed
+from registry.signals import (
+    agent_changed,
+    agent_deleting,
+    agent_listing_changed,
+    agents_written,
+    domain_claimed,
+)
 
 MANAGED_PARTS = {"capabilities", "endpoints:MCP"}
 # What the domain's card says of an entity registered from it ("endpoints": any protocol).
@@ -72,3 +78,16 @@ def _proved_by(agent: Agent) -> bool:
     return DomainClaim.objects.filter(
         domain__in=domains, owner=agent.owner, state=DomainClaim.State.VERIFIED
     ).exists()
+
+
+@receiver(agent_listing_changed, dispatch_uid="entities-listing")
+def on_agent_listing_changed(sender, agent: Agent, listed: bool, **kwargs) -> None:
+    """An unlisted agent's entity leaves the entity reads (resolve, nearby, its pages)."""
+    Entity.objects.filter(agent=agent).update(listed=listed)
+
+
+@receiver(agents_written, dispatch_uid="entities-listing-follow")
+def on_agents_written(sender, agent_ids, **kwargs) -> None:
+    """An entity stored for an agent that is not listed (waiting for review) is not shown."""
+    unlisted = Agent.objects.filter(pk__in=list(agent_ids), listed=False).values("pk")
+    Entity.objects.filter(agent__in=unlisted, listed=True).update(listed=False)

@@ -28,6 +28,7 @@ from protocols.a2a.face import skills
 from registry import extensions
 from registry.access.auth import bearer_key
 from registry.agents.models import Agent
+from registry.agents.selectors import unlisted_problem
 from registry.http.jsonutil import Problem
 from registry.http.problems import exception_problem, problem_body
 
@@ -224,7 +225,11 @@ def _card(agent_id: str) -> tuple[dict | None, dict[str, Any] | None]:
     entry = card_read(pk)
     if entry is not None:
         return json.loads(entry[0]), None
-    if Agent.objects.filter(pk=pk).exists():
+    listed = Agent.objects.filter(pk=pk).values_list("listed", flat=True).first()
+    if listed is False:  # not publicly listed (registry.agents.listing)
+        problem = unlisted_problem(pk)
+        return None, problem_body(404, "unlisted", str(problem.detail))
+    if listed is not None:
         detail = f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
         return None, problem_body(404, "no-a2a-endpoint", detail)
     return None, problem_body(404, "not-found", f"There is no agent {agent_id}.")

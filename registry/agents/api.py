@@ -30,7 +30,7 @@ from registry.http.problems import ProblemError
 def agent_response(request: Request, agent_id, status_code: int = 200, **headers) -> Response:
     """The agent's JSON, with its ETag (registry.agents.concurrency: for If-Match on writes).
     A retired agent's is its owner's and the admins' only; others get 410."""
-    agent = selectors.agent_get(str(agent_id))
+    agent = selectors.agent_get_shown(str(agent_id), request.user)
     if agent.status == Agent.Status.RETIRED:
         user = request.user
         if not (isinstance(user, Principal) and user.may_change(agent.owner)):
@@ -152,7 +152,7 @@ class EndpointDetailView(APIView):
 
     @extend_schema(responses=EndpointSerializer)
     def get(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_shown(agent_id, request.user)
         endpoint = selectors.endpoint_get(agent, endpoint_id)
         return Response(EndpointSerializer(endpoint, context={"request": request}).data)
 

@@ -69,6 +69,11 @@ class Agent(models.Model):
     # The owner lets the registry send the agent a real request to check it (the task
     # probe: TRUST_TASK_PROBE "opt-in"); a message may make an agent act.
     task_probe = models.BooleanField(default=False, db_default=False)
+    # Publicly listed: the one gate of every public read (discovery, cards, catalogs, the
+    # change feed, events, pages), kept at write time by registry.agents.listing from what
+    # decides it (moderation: pending review, rejected, quarantined). An unlisted agent is
+    # its owner's and the admins' only.
+    listed = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -87,6 +92,9 @@ class Agent(models.Model):
             models.Index(
                 fields=["id"], name="agent_copy", condition=models.Q(duplicate_of__isnull=False)
             ),
+            # The few unlisted agents (moderation's queue, the admin's filter): public
+            # reads read the column of the row they read anyway, no index.
+            models.Index(fields=["id"], name="agent_unlisted", condition=models.Q(listed=False)),
         ]
 
     def __str__(self) -> str:

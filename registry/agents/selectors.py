@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from registry import extensions
+from registry.access.auth import Principal
 from registry.agents.models import Agent, Capability, Endpoint
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
@@ -44,14 +45,38 @@ def agents_by_id(ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Agent]:
 
 
 def agent_discoverable_queryset() -> QuerySet[Agent]:
-    """What discovery finds: every agent but the retired (registry.agents.lifecycle)."""
-    return agent_queryset().exclude(status=Agent.Status.RETIRED)
+    """What discovery finds: every publicly listed agent (registry.agents.listing) but the
+    retired (registry.agents.lifecycle)."""
+    return agent_queryset().filter(listed=True).exclude(status=Agent.Status.RETIRED)
 
 
 def agent_get(agent_id: str) -> Agent:
     agent = agent_queryset().filter(pk=parse_uuid(agent_id)).first()
     if agent is None:
         raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+    return agent
+
+
+def unlisted_problem(agent_id) -> ProblemError:
+    """What a public reader gets of an agent that is not publicly listed."""
+    return ProblemError(
+        404,
+        "unlisted",
+        f"Agent {agent_id} is not publicly available: it is under the registry's moderation.",
+    )
+
+
+def agent_may_see(agent: Agent, user) -> bool:
+    """Whether ``user`` (a request's) may read the agent: anyone a listed one; an unlisted
+    one its owner's keys and admin keys."""
+    return agent.listed or (isinstance(user, Principal) and user.may_change(agent.owner))
+
+
+def agent_get_shown(agent_id: str, user) -> Agent:
+    """``agent_get`` for a reader: 404 ``unlisted`` when ``user`` may not see it."""
+    agent = agent_get(agent_id)
+    if not agent_may_see(agent, user):
+        raise unlisted_problem(agent.pk)
     return agent
 
 

@@ -10,16 +10,15 @@ from django.db import transaction
 
 from registry.access.audit import audit_entry, audit_record
 from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.listing import search_text, search_text_refresh
 from registry.agents.models import (
     NATIVE_SOURCE,
     Agent,
-    AgentSearchText,
     Capability,
     CapabilityTag,
     Endpoint,
     liveness_grace,
 )
-from registry.agents.text import search_keys_build, search_text_build
 from registry.fastpath.copy import objects_insert, rows_insert
 from registry.http.jsonutil import json_stored_order
 from registry.signals import (
@@ -143,23 +142,6 @@ def _capability_key(external_id: str, name: str) -> tuple[str, str]:
     return (external_id, "" if external_id else name)
 
 
-def _search_text(agent: Agent, capabilities: list[Capability]) -> AgentSearchText:
-    return AgentSearchText(
-        agent=agent,
-        text=search_text_build(agent.name, agent.description, capabilities),
-        keys=search_keys_build(agent.name, capabilities),
-    )
-
-
-def _search_text_refresh(agent: Agent) -> None:
-    # Read afresh: a prefetched agent.capabilities would be the list before this write.
-    capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
-    row = _search_text(agent, capabilities)
-    AgentSearchText.objects.update_or_create(
-        agent=agent, defaults={"text": row.text, "keys": row.keys}
-    )
-
-
 def endpoint_build(agent: Agent, data: EndpointInput, position: int) -> Endpoint:
     """An unsaved endpoint of the agent (bulk inserts build them, then save them at once)."""
     endpoint = Endpoint(agent=agent, position=position)
@@ -240,7 +222,7 @@ def agent_create(
     agent.save()
     _capabilities_set(agent, data.capabilities)
     protocols = _endpoints_set(agent, data.endpoints)
-    _search_text_refresh(agent)
+    search_text_refresh(agent)
     _notify(agent, CREATED | protocols, writer=writer, created=True)
     audit_record(
         "agent.create", agent_id=agent.id, object_repr=agent.name, after=agent_summary(agent)
@@ -293,7 +275,7 @@ def agent_update(
         changed.add("endpoints")
         changed |= _endpoints_set(agent, endpoints)
     if changed & {"name", "description", "capabilities"}:
-        _search_text_refresh(agent)
+        search_text_refresh(agent)
     _notify(agent, changed, writer=writer)
     fresh = Agent.objects.prefetch_related("capabilities", "endpoints").get(pk=agent.pk)
     audit_record(
@@ -369,7 +351,8 @@ def agents_bulk_create(
         capabilities += caps
         tags += cap_tags
         endpoints += ends
-        texts.append(_search_text(agent, caps))
+        if agent.listed:  # an agent created unlisted has no searchable text
+            texts.append(search_text(agent, caps))
     for rows in (agents, capabilities, endpoints, texts):
         objects_insert(rows)
     rows_insert(CapabilityTag, TAG_FIELDS, tags)

@@ -25,6 +25,7 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from registry.access.models import ApiKey
 from registry.access.throttles import window_allows
 from registry.events import envelope
 from registry.events.leases import Lease, lease_release, lease_renew, lease_take
@@ -58,6 +59,8 @@ def events_matching(subscription: Subscription, after: int, limit: int) -> tuple
         kept = [e for e in rows if e.type in wanted]
     else:
         kept = rows
+    if any(e.audience for e in kept) and not subscription_admin(subscription):
+        kept = [e for e in kept if not e.audience]
     subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
     matching = matching_subjects(subscription.filter, subjects)
     kept = [
@@ -66,6 +69,14 @@ def events_matching(subscription: Subscription, after: int, limit: int) -> tuple
         if e.type == envelope.AGENT_DELETED or e.subject is None or e.subject in matching
     ]
     return kept, rows[-1].id
+
+
+def subscription_admin(subscription: Subscription) -> bool:
+    """Whether the subscription's owner holds an admin key now (it takes the events for
+    admins: the moderators' decisions)."""
+    return ApiKey.objects.filter(
+        owner=subscription.owner, scope=ApiKey.Scope.ADMIN, revoked_at__isnull=True
+    ).exists()
 
 
 def deliveries_queue(subscription: Subscription) -> int:

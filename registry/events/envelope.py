@@ -14,6 +14,16 @@ AGENT_OWNER_CHANGED = "agent.owner_changed"
 AGENT_DEPRECATED = "agent.deprecated"
 AGENT_RETIRED = "agent.retired"
 LIVENESS_CHANGED = "endpoint.liveness_changed"
+# The moderators' decisions (registry.moderation): for admin subscribers only.
+AGENT_QUARANTINED = "agent.quarantined"
+AGENT_RELEASED = "agent.released"
+AGENT_APPROVED = "agent.approved"
+AGENT_REJECTED = "agent.rejected"
+BLOCKLIST_ADDED = "blocklist.added"
+BLOCKLIST_REMOVED = "blocklist.removed"
+PUBLISHER_VERIFIED = "publisher.verified"
+PUBLISHER_UNVERIFIED = "publisher.unverified"
+ADMIN_AUDIENCE = "admin"
 ENTITY_CREATED = "entity.created"
 ENTITY_UPDATED = "entity.updated"
 ENTITY_FLAGGED = "entity.flagged"
@@ -33,6 +43,14 @@ EVENT_TYPES = (
     ENTITY_UPDATED,
     ENTITY_FLAGGED,
     SIGNATURE_CHANGED,
+    AGENT_QUARANTINED,
+    AGENT_RELEASED,
+    AGENT_APPROVED,
+    AGENT_REJECTED,
+    BLOCKLIST_ADDED,
+    BLOCKLIST_REMOVED,
+    PUBLISHER_VERIFIED,
+    PUBLISHER_UNVERIFIED,
 )
 DESCRIPTIONS = {
     AGENT_CREATED: "An agent was registered; data: its listing.",
@@ -52,6 +70,22 @@ DESCRIPTIONS = {
     ENTITY_CREATED: "An entity card listed a new entity; data: the entity's JSON.",
     ENTITY_UPDATED: "An entity was stored again from its card; data: the entity's JSON.",
     ENTITY_FLAGGED: "The crawl found the entity's card missing or invalid; data: the entity.",
+    AGENT_QUARANTINED: "Admin subscribers only: a moderator quarantined the agent (out of "
+    "every public read; agent.deleted tells the others); data: {id, name, owner, reason}.",
+    AGENT_RELEASED: "Admin subscribers only: the agent's quarantine was lifted; data: {id, "
+    "name, owner, reason} (the quarantine's reason).",
+    AGENT_APPROVED: "Admin subscribers only: a moderator approved the agent or its change "
+    "under review; data: {id, name, owner, reason}.",
+    AGENT_REJECTED: "Admin subscribers only: a moderator rejected the agent or its change "
+    "under review; data: {id, name, owner, reason} (the owner reads the reason).",
+    BLOCKLIST_ADDED: "Admin subscribers only: a blocklist entry was added; data: {id, kind, "
+    "value, reason, expiresAt}.",
+    BLOCKLIST_REMOVED: "Admin subscribers only: a blocklist entry was removed; data: {id, "
+    "kind, value}.",
+    PUBLISHER_VERIFIED: "Admin subscribers only: an owner or domain was marked a verified "
+    "publisher; data: {kind, value, reason, agents} (agents: how many it marked).",
+    PUBLISHER_UNVERIFIED: "Admin subscribers only: a verified publisher's mark was removed; "
+    "data: {kind, value, agents}.",
     SIGNATURE_CHANGED: "A card's signature status changed (verified, invalid, ...); data: "
     "the agent's listing, extension attribute signature: the new status.",
 }

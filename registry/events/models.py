@@ -25,6 +25,9 @@ class Event(models.Model):
     # The id of the request whose write made the event (X-Request-Id): sent with its
     # webhooks, never in the event itself. Empty for a job's or a command's writes.
     request_id = models.CharField(max_length=128, blank=True, default="")
+    # Who may read it: everyone (empty), or "admin": streams and webhooks of admin keys'
+    # owners only (the moderators' decisions).
+    audience = models.CharField(max_length=8, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

@@ -29,7 +29,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from registry.agents.models import Tombstone
+from registry.agents.models import Agent, Tombstone
 from registry.discovery.listings import listings_built, listings_read
 from registry.discovery.models import AgentListing
 from registry.events import envelope
@@ -85,6 +85,48 @@ def on_agent_status_changed(sender, agent, status, **kwargs) -> None:
         event_add(agent.pk, _STATUS_EVENTS[status])
 
 
+def on_agent_listing_changed(sender, agent, listed, **kwargs) -> None:
+    """An agent unlisted is gone from the public feed (agent.deleted, its tombstone); listed
+    again, it comes back (agent.created, its listing) (receiver of agent_listing_changed)."""
+    entry = _pending().setdefault(agent.pk, {"created": False, "changed": set(), "types": []})
+    entry["listing"] = listed
+
+
+_MODERATED = {
+    "quarantined": envelope.AGENT_QUARANTINED,
+    "released": envelope.AGENT_RELEASED,
+    "approved": envelope.AGENT_APPROVED,
+    "rejected": envelope.AGENT_REJECTED,
+}
+
+
+def on_agent_moderated(sender, agent, action, reason="", **kwargs) -> None:
+    """A moderator's decision: an event for admin subscribers only (receiver of
+    agent_moderated)."""
+    data = {"id": str(agent.pk), "name": agent.name, "owner": agent.owner, "reason": reason}
+    event = Event(
+        type=_MODERATED[action],
+        subject=agent.pk,
+        time=timezone.now(),
+        data=json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(),
+        audience=envelope.ADMIN_AUDIENCE,
+    )
+    events_insert([event])
+
+
+def on_moderation_noted(sender, type, data, **kwargs) -> None:
+    """A change of the blocklist or the verified publishers: an event for admin subscribers
+    only (receiver of moderation_noted)."""
+    event = Event(
+        type=type,
+        subject=None,
+        time=timezone.now(),
+        data=json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(),
+        audience=envelope.ADMIN_AUDIENCE,
+    )
+    events_insert([event])
+
+
 def on_agents_written(sender, agent_ids, **kwargs) -> None:
     """Write the events of the agents a write changed (receiver of agents_written, after
     discovery's: the listings are current)."""
@@ -114,6 +156,16 @@ def agent_events_write(changes: dict) -> int:
     """The events of these agents (id -> what a write changed, or None: an app's rows),
     each with its listing as of now; returns how many were written."""
     ids = list(changes)
+    # Unlisted agents make no public event (registry.agents.listing), but the one that
+    # withdraws them: their tombstone.
+    unlisted = set(Agent.objects.filter(pk__in=ids, listed=False).values_list("pk", flat=True))
+    # (An agent created unlisted, waiting for review, was never public: no event at all.)
+    withdrawn = [
+        pk
+        for pk in unlisted
+        if (changes[pk] or {}).get("listing") is False and not changes[pk].get("created")
+    ]
+    ids = [pk for pk in ids if pk not in unlisted or pk in withdrawn]
     # Those discovery just built as it stores and shows them (no read), the others read.
     built = listings_built(ids)
     bodies = {pk: stored for pk, (stored, _) in built.items()}
@@ -123,6 +175,9 @@ def agent_events_write(changes: dict) -> int:
     read = [pk for pk in rest if pk in bodies]
     if read:
         listings |= dict(zip(read, listings_read(read).listings, strict=True))
+    for pk in withdrawn:  # as a deleted agent's: its tombstone, if it has one
+        bodies.pop(pk, None)
+        listings.pop(pk, None)
     present = [pk for pk in ids if pk in bodies]
     # (A created agent has no earlier event to compare with.)
     last = _last_digests([pk for pk in present if not (changes[pk] or {}).get("created")])
@@ -145,7 +200,7 @@ def agent_events_write(changes: dict) -> int:
         types = [(t, ext) for t, ext in change["types"]]
         changed = set(change["changed"])
         attributes = change.get("attributes", {})
-        if change["created"]:
+        if change["created"] or change.get("listing"):
             types.insert(0, (envelope.AGENT_CREATED, dict(attributes)))
         else:
             if "owner" in changed:

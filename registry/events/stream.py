@@ -48,10 +48,12 @@ class StreamQuery:
     since: int | None
     filter: dict = field(default_factory=dict)
     types: frozenset = frozenset()
+    # An admin key's stream: the events for admins too (the moderators' decisions).
+    admin: bool = False
 
     @property
     def key(self) -> tuple:
-        return (tuple(sorted(self.filter.items())), tuple(sorted(self.types)))
+        return (tuple(sorted(self.filter.items())), tuple(sorted(self.types)), self.admin)
 
 
 def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
@@ -80,27 +82,42 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
     return StreamQuery(since, chosen, frozenset(types))
 
 
-def stream_client(meta) -> str:
-    """Whom a stream counts against: the API key it carries when the key is valid (so
-    clients behind one address, each with its key, count apart), or the identity of its
-    valid token (every token of it together), else its address."""
+def _stream_credential(meta) -> tuple[str, bool] | None:
+    """("key:<id>" or "token:<identity>", whether it is an admin's) of the valid API key or
+    token a stream carries, or None."""
     try:
         raw = raw_api_key_of(meta)
     except ValueError:
         raw = ""
     if raw and settings.OIDC_ISSUERS and looks_like_token(raw):
         with contextlib.suppress(APIException):
-            return f"token:{token_verify(raw).scope_hash}"
-    elif raw:
-        key = (
-            ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if key is not None:
-            return f"key:{key}"
-    return f"address:{client_ip_of(meta)}"
+            identity = token_verify(raw)
+            return f"token:{identity.scope_hash}", identity.admin
+        return None
+    if not raw:
+        return None
+    key = (
+        ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+        .values_list("pk", "scope")
+        .first()
+    )
+    return None if key is None else (f"key:{key[0]}", key[1] == ApiKey.Scope.ADMIN)
+
+
+def stream_client(meta) -> str:
+    """Whom a stream counts against: the API key it carries when the key is valid (so
+    clients behind one address, each with its key, count apart), or the identity of its
+    valid token (every token of it together), else its address."""
+    credential = _stream_credential(meta)
+    return credential[0] if credential is not None else f"address:{client_ip_of(meta)}"
+
+
+def stream_admin(meta) -> bool:
+    """Whether the stream carries an admin key or token (it reads the events for admins
+    too)."""
+    credential = _stream_credential(meta)
+    return credential is not None and credential[1]
 
 
 class StreamSlots:
@@ -159,7 +176,11 @@ def events_after(after: int, limit: int = PAGE) -> list[Event]:
 
 def frames(query: StreamQuery, events: list[Event]) -> list[bytes]:
     """The SSE frames of the events this stream takes."""
-    kept = [e for e in events if not query.types or e.type in query.types]
+    kept = [
+        e
+        for e in events
+        if (not query.types or e.type in query.types) and (query.admin or not e.audience)
+    ]
     subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
     matching = matching_subjects(query.filter, subjects) if query.filter else subjects
     return [
@@ -242,6 +263,7 @@ def events_view(request):
         redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
         return redirect
     client = stream_client(request.META)
+    query.admin = stream_admin(request.META)
     if not slots.take(client):
         response = problem_response(429, "throttled", too_many_streams(slots.refused))
         response["Retry-After"] = "30"

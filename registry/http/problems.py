@@ -35,6 +35,12 @@ PROBLEM_TYPES = {
     "forbidden": "The API key may not change this resource.",
     "not-found": "There is no such resource.",
     "retired": "The agent was retired: no longer served or discovered; its versions stay.",
+    "blocked": "The registry's blocklist refuses this write (its owner, an endpoint's domain, "
+    "host or URL, or the card); the detail says why.",
+    "scan-refused": "The registry's scanners refuse what the write would store (a rule whose "
+    "verdict is block); errors[] lists each finding with its path.",
+    "unlisted": "The agent is not publicly listed: it awaits the moderators' review, was "
+    "rejected, or is quarantined. Its owner and admins still read it through the API.",
     "transfer-pending": "The agent has a pending ownership transfer: cancel it first.",
     "transfer-closed": "The ownership transfer was accepted, cancelled or expired already.",
     "domain-claimed": "Another owner has proven the domain is theirs: they register from it.",

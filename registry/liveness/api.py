@@ -186,7 +186,7 @@ class AgentLivenessView(APIView):
         responses=AgentLivenessSerializer,
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_shown(agent_id, request.user)
         params_check(request.query_params, {"limit"})
         limit = limit_parse(request.query_params.get("limit"), default=100, most=500)
         probes = ProbeResult.objects.filter(agent=agent).order_by("-at", "-id")[:limit]

@@ -376,6 +376,7 @@ DOMAIN_CLAIM_EXPIRY_SECONDS = env_int("DOMAIN_CLAIM_EXPIRY_SECONDS", 86400)
 # The protocol apps' own settings (A2A, the queue relay, AAP, entity cards).
 from registry.settings.identity import *  # noqa: E402, F403
 from registry.settings.metrics import *  # noqa: E402, F403
+from registry.settings.moderation import *  # noqa: E402, F403
 from registry.settings.protocols import *  # noqa: E402, F403
 from registry.settings.trust import *  # noqa: E402, F403
 from registry.settings.webhooks import *  # noqa: E402, F403

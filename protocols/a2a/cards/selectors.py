@@ -21,7 +21,9 @@ from registry.fastpath.notices import NoticedCache
 from registry.fastpath.prepared import postgres_timestamp, prepared_cursor, prepared_row
 from registry.fastpath.replicas import read_alias
 
-_CARD_READ = CardDocument.objects.values_list("body", "sha256", "updated_at", "lifecycle_headers")
+_CARD_READ = CardDocument.objects.values_list(
+    "body", "sha256", "updated_at", "lifecycle_headers", "listed"
+)
 # The lean lane's card answers, per process (registry.fastpath.notices): every card write
 # announces its agent's id on this channel (protocols.a2a.receivers).
 CARDS_CHANNEL = "registry_cards"
@@ -56,26 +58,27 @@ def card_read(pk: uuid.UUID) -> tuple[bytes, str, Any] | None:
 def card_read_served(pk: uuid.UUID) -> tuple[bytes, str, Any, str] | None:
     """(body, sha256, updated_at, lifecycle headers) of an agent's card: one primary-key
     read, no ORM work (on PostgreSQL a statement prepared once per connection, through
-    libpq itself). The headers (tab-separated ``Name: value``) are a deprecated agent's."""
+    libpq itself). The headers (tab-separated ``Name: value``) are a deprecated agent's.
+    None too when the agent is not publicly listed (registry.agents.listing)."""
     db = connections[read_alias()]
     if db.vendor == "postgresql":
         row = prepared_row(db, "registry_card_read", _card_read_postgres_sql(), [pk.bytes])
-        if row is None:
+        if row is None or row[4] != b"\x01":
             return None
-        body, sha256, updated_at, headers = row
+        body, sha256, updated_at, headers, _ = row
         return bytes(body), sha256.decode(), postgres_timestamp(updated_at), headers.decode()
     with _card_cursor(db) as cursor:
         cursor.execute(_card_read_sql(), [CardDocument._meta.pk.get_db_prep_value(pk, db)])
         row = cursor.fetchone()
-    if row is None:
+    if row is None or not row[4]:
         return None
-    body, sha256, updated_at, headers = row
+    body, sha256, updated_at, headers, _ = row
     if timezone.is_naive(updated_at):  # SQLite stores UTC, without the zone
         updated_at = timezone.make_aware(updated_at, UTC)
     return bytes(body), sha256, updated_at, headers
 
 
-_VERSION_READ = CardVersion.objects.values_list("body", "sha256", "created_at")
+_VERSION_READ = CardVersion.objects.values_list("body", "sha256", "created_at", "listed")
 # The largest version number a PostgreSQL integer holds: beyond it there is no such version.
 _SEQ_MAX = 2**31 - 1
 
@@ -97,24 +100,26 @@ def _version_read_postgres_sql() -> str:
 def card_version_read(pk: uuid.UUID, seq: int) -> tuple[bytes, str, Any] | None:
     """(body, sha256, created_at) of version ``seq`` of an agent's card: as ``card_read_served``
     reads the latest (one indexed read, no ORM work; on PostgreSQL prepared once per
-    connection and run through libpq), so that a pinned version costs what the latest does."""
+    connection and run through libpq), so that a pinned version costs what the latest does.
+    None when the agent is not publicly listed."""
     if not 1 <= seq <= _SEQ_MAX:
         return None
     db = connections[read_alias()]
     if db.vendor == "postgresql":
         params = [pk.bytes, seq.to_bytes(4, "big", signed=True)]
-        row = prepared_row(db, "registry_card_version_read", _version_read_postgres_sql(), params)
-        if row is None:
+        name = "registry_card_version_read"
+        row = prepared_row(db, name, _version_read_postgres_sql(), params)
+        if row is None or row[3] != b"\x01":
             return None
-        body, sha256, created_at = row
+        body, sha256, created_at, _ = row
         return bytes(body), sha256.decode(), postgres_timestamp(created_at)
     agent = CardVersion._meta.get_field("agent").get_db_prep_value(pk, db)
     with _card_cursor(db) as cursor:
         cursor.execute(_version_read_sql(), [agent, seq])
         row = cursor.fetchone()
-    if row is None:
+    if row is None or not row[3]:
         return None
-    body, sha256, created_at = row
+    body, sha256, created_at, _ = row
     if timezone.is_naive(created_at):  # SQLite stores UTC, without the zone
         created_at = timezone.make_aware(created_at, UTC)
     return bytes(body), sha256, created_at

@@ -14,6 +14,7 @@ from protocols.a2a.models import CardDocument
 from protocols.a2a.versions.api import IMMUTABLE, version_serve
 from registry.access.throttles import read_limited
 from registry.agents.models import Agent, Endpoint
+from registry.agents.selectors import unlisted_problem
 from registry.agents.serializers import registry_url
 from registry.fastpath.lean import LeanAnswer
 from registry.http.problems import problem_response
@@ -148,9 +149,11 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     entry = card_read_served(pk)
     if entry is not None:
         return card_response(*entry)
-    agent = Agent.objects.filter(pk=pk).values("status", "status_changed_at").first()
+    agent = Agent.objects.filter(pk=pk).values("status", "status_changed_at", "listed").first()
     if agent is None:
         return problem_response(404, "not-found", f"There is no agent {agent_id}.")
+    if not agent["listed"]:
+        return unlisted_response(pk)
     if agent["status"] == Agent.Status.RETIRED:
         when = agent["status_changed_at"]
         return problem_response(
@@ -165,6 +168,15 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
         "no-a2a-endpoint",
         f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card.",
     )
+
+
+def unlisted_response(pk: uuid.UUID) -> HttpResponse:
+    """The card URL of an agent that is not publicly listed (registry.agents.listing): 404
+    ``unlisted``, stored by no cache (it may be listed again)."""
+    problem = unlisted_problem(pk)
+    response = problem_response(404, "unlisted", str(problem.detail))
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def card_url(agent: Agent) -> str | None:

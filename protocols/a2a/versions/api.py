@@ -80,7 +80,7 @@ class AgentVersionListView(APIView):
     def get(self, request: Request, agent_id: str) -> Response:
         """The agent's card versions, newest first; ``next`` pages on with ``before``."""
         params_check(request.query_params, {"limit", "before"})
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_shown(agent_id, request.user)
         limit = limit_parse(request.query_params.get("limit"))
         rows = CardVersion.objects.filter(agent=agent).order_by("-seq")
         before = request.query_params.get("before")
@@ -100,7 +100,7 @@ class AgentVersionListView(APIView):
 class AgentVersionDetailView(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="One card version's metadata.")})
     def get(self, request: Request, agent_id: str, seq: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_shown(agent_id, request.user)
         row = CardVersion.objects.filter(agent=agent, seq=_seq_parse(seq, "seq")).values(*_META)
         found = row.first()
         if found is None:
@@ -140,7 +140,7 @@ class AgentVersionDiffView(APIView):
         }
     )
     def get(self, request: Request, agent_id: str, a: str, b: str) -> HttpResponse:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_shown(agent_id, request.user)
         seq_a, seq_b = _seq_parse(a, "a"), _seq_parse(b, "b")
         digests = dict(
             CardVersion.objects.filter(agent=agent, seq__in=[seq_a, seq_b]).values_list(
@@ -175,7 +175,8 @@ def version_read(pk: uuid.UUID, spec: str) -> tuple[bytes, str, Any] | None:
     else the card's ``version`` string (its newest version of that string)."""
     if spec.isascii() and spec.isdigit():
         return card_version_read(pk, int(spec))
-    rows = CardVersion.objects.filter(agent_id=pk, card_version=spec).order_by("-seq")
+    rows = CardVersion.objects.filter(agent_id=pk, card_version=spec, listed=True)
+    rows = rows.order_by("-seq")
     return rows.values_list("body", "sha256", "created_at").first()
 
 
@@ -183,6 +184,11 @@ def version_serve(request: HttpRequest, pk: uuid.UUID, spec: str) -> HttpRespons
     """GET /a2a/agents/<id>?version=…: that version's exact bytes, immutable."""
     entry = version_read(pk, spec)
     if entry is None:
+        if Agent.objects.filter(pk=pk, listed=False).exists():
+            problem = selectors.unlisted_problem(pk)
+            response = problem_response(404, "unlisted", str(problem.detail))
+            response["Cache-Control"] = "no-store"
+            return response
         return problem_response(404, "not-found", f"Agent {pk} has no card version '{spec[:100]}'.")
     body, sha256, created_at = entry
     response = HttpResponse(bytes(body), content_type="application/json")

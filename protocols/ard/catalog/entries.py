@@ -172,6 +172,8 @@ def entry_data(
         "verifiedDomain": trust.get("verifiedDomain"),
         "cardSignature": trust.get("signature", "unsigned"),
     }
+    if trust.get("verifiedPublisher"):  # the registry's moderators verified its publisher
+        entry["metadata"]["verifiedPublisher"] = True
     return entry
 
 

@@ -10,6 +10,7 @@ its identifier is never given to another agent.
 import uuid
 from collections.abc import Iterable
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,9 +32,17 @@ from registry.fastpath.copy import objects_insert
 
 def _trust(agent: Agent) -> dict:
     provenance = getattr(agent, "a2a_provenance", None)
+    try:  # the core's moderation row, read with the agent
+        publisher = agent.moderation.verified_publisher
+    except ObjectDoesNotExist:
+        publisher = False
     if provenance is None:
-        return {}
-    return {"verifiedDomain": provenance.verified_domain or None, "signature": provenance.signature}
+        return {"verifiedPublisher": publisher}
+    return {
+        "verifiedDomain": provenance.verified_domain or None,
+        "signature": provenance.signature,
+        "verifiedPublisher": publisher,
+    }
 
 
 def _publisher_identifier(agent: Agent) -> str | None:
@@ -81,6 +90,7 @@ def entries_build(agent_ids: Iterable[uuid.UUID]) -> None:
             data is not None
             and agent.status != Agent.Status.RETIRED
             and agent.duplicate_of is None  # a copy: its canonical copy is listed
+            and agent.listed  # registry.agents.listing: moderation's gate
             and not (provenance is not None and provenance.retired)
         )
         entry.type = data["type"] if data else ""

@@ -158,7 +158,8 @@ def result_items(entities: list[Entity], extras: list[dict], *, sources: bool = 
 
 
 def entity_queryset() -> QuerySet[Entity]:
-    return Entity.objects.select_related("card")
+    """The entities the public reads show: publicly listed (registry.agents.listing)."""
+    return Entity.objects.select_related("card").filter(listed=True)
 
 
 def _with_capabilities(queryset: QuerySet, capabilities: list[str], ref: str) -> QuerySet:

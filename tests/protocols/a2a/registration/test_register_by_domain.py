@@ -46,6 +46,7 @@ def test_register_by_domain_finds_the_well_known_card_and_stores_its_bytes(
         "verified": True,
         "verifiedDomain": domain_of(https_server),
         "signature": "unsigned",
+        "verifiedPublisher": False,
     }
     # The verified domain weighs 20 of the 90 the agent's signals weigh (default weights).
     assert trust["signals"]["verifiedDomain"]["value"] == 1.0

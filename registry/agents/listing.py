@@ -1,0 +1,80 @@
+"""Publicly listed or not: ``Agent.listed``, the one gate every public read honours.
+
+Public reads filter on the agent's own column (``selectors.agent_discoverable_queryset``,
+the card's row, the catalog's entry), never on a join, so the gate costs the hot paths
+nothing. What decides it (moderation's review and quarantine, and later an agent's
+visibility) calls ``agent_listed_set``; it withdraws the agent as retirement does, and
+undoes it:
+
+- its searchable text goes (text search and the lean lane's tiers read only agents with
+  one), and comes back when it is listed again; writes to an unlisted agent keep none;
+- a tombstone: the change feed shows it as deleted, and search by meaning drops its vector
+  (registry.semantic.index); listed again, the tombstone goes (a retired agent's stays)
+  and its vector, written again, is read back;
+- the filter keys' ``discoverable`` (PostgreSQL's trigger reads ``listed``);
+- ``agent_listing_changed``: the apps withdraw or restore what they serve (the card, its
+  versions and every process's card cache; the catalog entry; public events);
+- ``agents_written``: its listing, the data generation (so cached pages and counts) and
+  its events follow.
+"""
+
+from django.utils import timezone
+
+from registry.agents.models import Agent, AgentSearchText, Capability, Tombstone
+from registry.agents.text import search_keys_build, search_text_build
+from registry.signals import agent_listing_changed, agents_written_send
+
+
+def search_text(agent: Agent, capabilities: list[Capability]) -> AgentSearchText:
+    return AgentSearchText(
+        agent=agent,
+        text=search_text_build(agent.name, agent.description, capabilities),
+        keys=search_keys_build(agent.name, capabilities),
+    )
+
+
+def search_text_refresh(agent: Agent) -> None:
+    """The agent's searchable text as it is now; none while it is unlisted."""
+    if not agent.listed:
+        AgentSearchText.objects.filter(agent=agent).delete()
+        return
+    # Read afresh: a prefetched agent.capabilities would be the list before this write.
+    capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
+    row = search_text(agent, capabilities)
+    AgentSearchText.objects.update_or_create(
+        agent=agent, defaults={"text": row.text, "keys": row.keys}
+    )
+
+
+def agent_listed_set(*, agent: Agent, listed: bool) -> bool:
+    """List or unlist the agent (its row locked by the caller, inside its transaction);
+    whether anything changed. The caller audits why."""
+    if agent.listed == listed:
+        return False
+    agent.listed = listed
+    agent.save(update_fields=["listed", "updated_at"])
+    retired = agent.status == Agent.Status.RETIRED  # its tombstone is for ever
+    if listed:
+        if not retired:
+            Tombstone.objects.filter(agent_id=agent.pk).delete()
+            search_text_refresh(agent)
+    else:
+        AgentSearchText.objects.filter(agent=agent).delete()
+        if not retired:
+            Tombstone.objects.update_or_create(
+                agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}
+            )
+    agent_listing_changed.send(sender=Agent, agent=agent, listed=listed)
+    agents_written_send([agent.pk])
+    return True
+
+
+def agents_listed_set(agent_ids, *, listed: bool) -> list:
+    """``agent_listed_set`` for many agents (a block entry's quarantine), each row locked;
+    the ids that changed."""
+    changed = []
+    rows = Agent.objects.select_for_update().filter(pk__in=list(agent_ids)).order_by("pk")
+    for agent in rows:
+        if agent_listed_set(agent=agent, listed=listed):
+            changed.append(agent.pk)
+    return changed

@@ -1,0 +1,114 @@
+"""Admission scanning: every agent written, on every path (native, cards, imports, crawls,
+entity cards: each a receiver of ``agent_changed`` away), meets the scanners the registry
+ships (``rules``) and those the apps register (``registry.extensions.register_scanner``).
+Each finding has a rule, a path, a severity and a verdict: ``block`` refuses the write
+(422 ``scan-refused`` listing the findings); ``review`` holds the agent for the moderators
+when ``REGISTRY_ADMISSION`` is ``review``, else it is a warning; ``note`` is recorded only.
+The findings are kept with the agent's moderation (``Moderation.findings``), for its owner
+and the admins."""
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from registry import extensions
+from registry.agents.models import Agent
+from registry.http.jsonutil import Problem
+from registry.http.problems import ProblemError
+from registry.moderation.admission import admission_decide
+from registry.moderation.models import Moderation
+
+# The parts of a write that the scanners read.
+SCANNED = frozenset({"name", "description", "capabilities", "endpoints", "owner"})
+VERDICTS = ("block", "review", "note")
+
+
+@dataclass
+class Subject:
+    """What the scanners read of an agent being written."""
+
+    owner: str
+    name: str
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    addresses: list[tuple[str, str]] = field(default_factory=list)
+
+
+def agent_subject(agent: Agent) -> Subject:
+    texts = [("name", agent.name), ("description", agent.description)]
+    for i, capability in enumerate(agent.capabilities.all()):
+        texts.append((f"capabilities[{i}].name", capability.name))
+        if capability.description:
+            texts.append((f"capabilities[{i}].description", capability.description))
+        texts += [(f"capabilities[{i}].tags[{j}]", tag) for j, tag in enumerate(capability.tags)]
+    addresses = [
+        (f"endpoints[{i}].address", e.address) for i, e in enumerate(agent.endpoints.all())
+    ]
+    return Subject(agent.owner, agent.name, [t for t in texts if t[1]], addresses)
+
+
+def verdicts_set() -> dict[str, str]:
+    """``SCAN_VERDICTS`` as {rule: verdict}; a bad entry fails loudly."""
+    chosen = {}
+    for item in settings.SCAN_VERDICTS:
+        rule, _, verdict = item.partition("=")
+        if verdict.strip() not in VERDICTS:
+            raise ImproperlyConfigured(
+                f"SCAN_VERDICTS: {item!r} must be rule=verdict, the verdict one of "
+                f"{', '.join(VERDICTS)}"
+            )
+        chosen[rule.strip()] = verdict.strip()
+    return chosen
+
+
+def subject_scan(subject: Subject) -> list[dict]:
+    """Every scanner's findings about the subject, each with its verdict."""
+    chosen = verdicts_set()
+    findings = []
+    for scanner in extensions.scanners.read():
+        verdict = chosen.get(scanner.name, scanner.verdict)
+        for path, message in scanner.scan(subject):
+            findings.append(
+                {
+                    "rule": scanner.name,
+                    "path": path,
+                    "severity": scanner.severity,
+                    "verdict": verdict,
+                    "message": message,
+                }
+            )
+    return findings
+
+
+def findings_refuse(findings: list[dict]) -> None:
+    """422 ``scan-refused`` when a finding's verdict is ``block``, listing them."""
+    blocked = [f for f in findings if f["verdict"] == "block"]
+    if blocked:
+        raise ProblemError(
+            422,
+            "scan-refused",
+            "The registry's scanners refuse this: "
+            + "; ".join(f"{f['rule']} at {f['path'] or 'the card'}" for f in blocked)
+            + ".",
+            [Problem(f["path"], f"{f['rule']}: {f['message']}") for f in blocked],
+            findings=blocked,
+        )
+
+
+def findings_store(agent: Agent, findings: list[dict], *, created: bool) -> None:
+    """Keep the findings with the agent's moderation (none: nothing is written for a new
+    agent, and an earlier scan's findings are cleared)."""
+    if findings:
+        Moderation.objects.update_or_create(agent=agent, defaults={"findings": findings})
+    elif not created:
+        Moderation.objects.filter(agent=agent).exclude(findings=[]).update(findings=[])
+
+
+def on_agent_changed(sender, agent: Agent, changed: set, created: bool = False, **kwargs):
+    """Scan what a write changed (receiver of ``agent_changed``), refuse it on a ``block``."""
+    if not changed & SCANNED or not extensions.scanners:
+        return
+    findings = subject_scan(agent_subject(agent))
+    findings_refuse(findings)
+    findings_store(agent, findings, created=created)
+    admission_decide(agent, findings, created=created)
