@@ -39,8 +39,8 @@ class RegistryConfig(AppConfig):
             agent_status_changed,
             agents_written,
             endpoints_liveness_written,
-            probes_written,
             moderation_noted,
+            probes_written,
             vectors_rebuilt,
         )
         from registry.trust import measures as trust_measures
