@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from registry import extensions, health
 from registry.access import api as keys_api
-from registry.access import staff
+from registry.access import staff_urls
 from registry.agents import api as agents_api
 from registry.agents import ownership_api
 from registry.discovery import api as discovery_api
@@ -159,9 +159,9 @@ urlpatterns = [
         name="subscription-secret-rotate",
     ),
     *app_routes(first=False),
-    path("admin/login/", staff.admin_login),
+    path("admin/login/", staff_urls.admin_login),
     path("admin/", admin.site.urls),
-    path("oidc/", include("mozilla_django_oidc.urls")),
+    path("oidc/", include(staff_urls)),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI from the project's static files, with no inline code (its start-up script
     # is /api/docs?script): it works offline and under a strict Content-Security-Policy.

@@ -7,18 +7,23 @@ safe fetcher, kept OIDC_KEYS_CACHE_SECONDS per process and fetched again for a t
 words a client can act on (expired, another audience, an issuer not accepted here) and
 never which part of a signature failed."""
 
+from __future__ import annotations
+
 import hashlib
 import string
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import jwt
 from django.conf import settings
 from rest_framework import exceptions
 
 from registry.http.problems import ProblemError
 from registry.outbound.fetch import FetchError, fetch
+
+if TYPE_CHECKING:
+    import jwt
 
 # A token longer than this is refused unread (real ones are a few kilobytes).
 TOKEN_MAX_CHARS = 16 * 1024
@@ -106,6 +111,8 @@ def _document(url: str) -> dict:
 
 
 def _keys_fetch(issuer: str) -> tuple[dict, dict[str, jwt.PyJWK]]:
+    import jwt
+
     discovery = _document(issuer.rstrip("/") + "/.well-known/openid-configuration")
     jwks_uri = discovery.get("jwks_uri")
     # OpenID Connect Discovery: the document names the issuer it was fetched for.
@@ -171,6 +178,8 @@ def keys_forget() -> None:
 
 
 def token_unverified(raw: str) -> tuple[dict, dict]:
+    import jwt
+
     try:
         header = jwt.get_unverified_header(raw)
         claims = jwt.decode(raw, options={"verify_signature": False})
@@ -245,6 +254,8 @@ def claims_verify(raw: str, header: dict, config: dict) -> dict:
     """A token's claims, its signature checked with its issuer's key (of the issuer's
     algorithms only) and its ``iss``, ``aud``, ``exp``, ``nbf`` and ``iat`` with a small
     leeway; TokenRefused saying why."""
+    import jwt
+
     algorithm = header.get("alg")
     if algorithm not in config["algorithms"]:
         raise TokenRefused(REFUSED)

@@ -60,7 +60,7 @@ class Agent(models.Model):
     # value and weight, kept when a signal changes and by a daily job, never computed by a
     # read; discovery filters (minTrust) and sorts (sort=trust) by the indexed score.
     trust_score = models.PositiveSmallIntegerField(default=0, db_default=0)
-    trust_signals = models.JSONField(default=dict, blank=True)
+    trust_signals = models.JSONField(default=dict, db_default={}, blank=True)
     trust_changed_at = models.DateTimeField(null=True, blank=True)
     # The canonical copy of the agent's group when it is a copy (the same card digest or
     # preferred interface URL elsewhere, an entity's domain: registry.trust.duplicates),

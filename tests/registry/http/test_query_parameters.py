@@ -37,7 +37,7 @@ def test_unknown_parameters_are_400_naming_them(anon, path):
         ("protocol", "SOAP", "A2A, MCP, ACP, Generic"),
         ("transport", "Carrier", "Http, Amqp, AzureServiceBus"),
         ("liveOnly", "yes", "true, false"),
-        ("sort", "oldest", "relevance, recent, name"),
+        ("sort", "oldest", "relevance, recent, name, trust"),
     ],
 )
 def test_enum_errors_list_the_allowed_values(anon, name, value, allowed):
