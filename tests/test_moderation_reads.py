@@ -116,3 +116,38 @@ def test_another_process_quarantine_reaches_this_process_card_cache_within_a_sec
         assert time.monotonic() - committed < 1.0, "the cache still answers the card"
         time.sleep(0.01)
     assert [call(app, "GET", path)[0] for path in paths] == [404, 404]
+
+
+@pytest.mark.django_db
+@pytest.mark.apps("mcp_face")
+def test_a_quarantined_agents_mcp_server_card_and_registry_entry_are_withheld(
+    admin_client, alice, anon, native_payload
+):
+    """The served server card answers 404 unlisted; the MCP Registry API shows the server
+    deleted to a mirror following updated_since, and no server while it is quarantined;
+    released, both are back."""
+    payload = native_payload(name="Orders", description="Orders tools for shops.")
+    payload["endpoints"][0].update(protocol="MCP", name="mcp", address="https://orders.example/mcp")
+    agent = alice.post("/agents", payload, format="json").json()
+    card_url = agent["endpoints"][0]["serverCardUrl"].removeprefix("http://testserver")
+    assert anon.get(card_url).status_code == 200
+    [listed] = anon.get("/v0.1/servers").json()["servers"]
+    official = "io.modelcontextprotocol.registry/official"
+    before = listed["_meta"][official]["updatedAt"]
+
+    quarantined = admin_client.post(
+        f"/agents/{agent['id']}/quarantine", {"reason": "malware"}, format="json"
+    )
+    assert quarantined.status_code == 200
+    withheld = anon.get(card_url)
+    assert withheld.status_code == 404
+    assert withheld.json()["type"].endswith("/problems/unlisted")
+    assert withheld["Cache-Control"] == "no-store"
+    assert anon.get("/v0.1/servers").json()["servers"] == []
+    [gone] = anon.get("/v0.1/servers", {"updated_since": before}).json()["servers"]
+    assert gone["_meta"][official]["status"] == "deleted"
+
+    assert admin_client.delete(f"/agents/{agent['id']}/quarantine").status_code == 200
+    assert anon.get(card_url).status_code == 200
+    [back] = anon.get("/v0.1/servers").json()["servers"]
+    assert back["_meta"][official]["status"] == "active"

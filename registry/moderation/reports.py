@@ -18,6 +18,7 @@ from registry.agents.models import Agent
 from registry.http.problems import ProblemError
 from registry.moderation.models import Moderation, Report
 from registry.moderation.services import agent_quarantine, moderation_of
+from registry.signals import agents_written_send
 
 
 def reporter_digest(owner: str, address: str) -> str:
@@ -58,6 +59,7 @@ def report_create(*, agent: Agent, reason: str, detail: str, owner: str, address
     moderation = moderation_of(agent, lock=True)
     moderation.open_reports = _open_count(agent)
     moderation.save(update_fields=["open_reports", "updated_at"])
+    agents_written_send([agent.pk])  # its trust score weighs the open reports
     threshold = settings.REPORTS_QUARANTINE_AT
     if threshold and moderation.open_reports >= threshold and moderation.quarantined_at is None:
         reasons = Report.objects.filter(agent=agent, status=Report.Status.OPEN)
@@ -88,6 +90,7 @@ def report_resolve(*, report: Report, status: str, resolution: str = "") -> Repo
     if moderation is not None:
         moderation.open_reports = _open_count(report.agent)
         moderation.save(update_fields=["open_reports", "updated_at"])
+        agents_written_send([report.agent_id])
     audit_record(
         f"report.{status}",
         agent_id=report.agent_id,

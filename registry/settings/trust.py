@@ -19,6 +19,8 @@ TRUST_WEIGHTS_DEFAULT = {
     "age": 5,
     "crawlHistory": 10,
     "entityLevel": 10,
+    "verifiedPublisher": 15,
+    "openReports": 10,
 }
 
 

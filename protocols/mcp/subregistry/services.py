@@ -40,7 +40,14 @@ def servers_sync(agent_ids: Iterable[uuid.UUID]) -> None:
         return
     now = timezone.now()
     agents = agents_by_id(ids)
-    named = servers_named(list(agents.values()))
+    # An agent that is not publicly listed (registry.agents.listing) has no servers here:
+    # its latest versions are deleted below, as a retired agent's, and come back when it is
+    # listed again; one never listed gets none.
+    named = {
+        endpoint_id: found
+        for endpoint_id, found in servers_named(list(agents.values())).items()
+        if found[0].listed
+    }
     latest: dict[uuid.UUID, list[ServerVersion]] = {}
     for row in ServerVersion.objects.filter(agent_uuid__in=ids, is_latest=True):
         latest.setdefault(row.endpoint_uuid, []).append(row)
