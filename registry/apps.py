@@ -29,6 +29,7 @@ class RegistryConfig(AppConfig):
         from registry.moderation import blocklist, publishers, rules, scanning
         from registry.moderation import tasks as moderation_tasks  # noqa: F401
         from registry.moderation import trust_signals as moderation_trust
+        from registry.moderation.metrics import moderation_gauges
         from registry.observability.jobs import jobs_observe
         from registry.observability.requests import request_id_clear
         from registry.observability.tracing import tracing_start
@@ -63,6 +64,7 @@ class RegistryConfig(AppConfig):
         # Trust scores first: the listings built next show them (registry.trust).
         agents_written.connect(trust_on_agents_written, dispatch_uid="trust-scores")
         probes_written.connect(trust_on_probes_written, dispatch_uid="trust-probes")
+        extensions.register_scrape_gauges("moderation", moderation_gauges)
         for signal in [*trust_measures.SIGNALS, *moderation_trust.SIGNALS]:
             extensions.register_trust_signal(signal)
         extensions.register_duplicate_keys("interface", interface_keys)

@@ -56,6 +56,10 @@ class ProcessesCounted:
         return MultiProcessCollector.merge(files, accumulate=True)
 
 
+# The replicas' gauges, exported only where DATABASE_REPLICA_URLS names replicas.
+REPLICA_SERIES = ("database_replica_lag_seconds", "database_replica_usable")
+
+
 class RegistryGauges:
     """What the registry holds, counted when scraped (two grouped counts): agents by
     status, endpoints live."""
@@ -78,12 +82,12 @@ class RegistryGauges:
         aliases = replica_aliases()
         if aliases:
             lag = GaugeMetricFamily(
-                PREFIX + "database_replica_lag_seconds",
+                PREFIX + REPLICA_SERIES[0],
                 "Each read replica's replay lag behind the primary (absent: it does not answer).",
                 labels=["replica"],
             )
             up = GaugeMetricFamily(
-                PREFIX + "database_replica_usable",
+                PREFIX + REPLICA_SERIES[1],
                 "Each read replica: 1 while it answers within DATABASE_REPLICA_MAX_LAG_SECONDS.",
                 labels=["replica"],
             )

@@ -29,6 +29,7 @@ BOUNDED_LABELS = {
     "operation",
     "queue",
     "state",
+    "kind",  # what waits for a moderator: review, quarantined, reports
 }
 
 
@@ -137,3 +138,16 @@ def test_a_scrape_adds_up_the_folders_below_the_scrape_folder(db, scrape_all, se
         )
     labels = {"task": "tests.other-container", "outcome": "success"}
     assert value(scrape_all(), "registry_jobs_total", **labels) == 6
+
+
+def test_what_waits_for_a_moderator_is_a_gauge(scrape, admin_client, alice, native_payload):
+    pending = "registry_moderation_pending"
+    agent_id = alice.post("/agents", native_payload(), format="json").json()["id"]
+    assert value(scrape(), pending, kind="quarantined") == 0
+    quarantined = admin_client.post(
+        f"/agents/{agent_id}/quarantine", {"reason": "spam"}, format="json"
+    )
+    assert quarantined.status_code == 200
+    after = scrape()
+    assert value(after, pending, kind="quarantined") == 1
+    assert value(after, pending, kind="review") == 0
