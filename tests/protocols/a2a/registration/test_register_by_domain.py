@@ -42,16 +42,18 @@ def test_register_by_domain_finds_the_well_known_card_and_stores_its_bytes(
     }
     assert result["card"]["verified"] is True
     trust = result["trust"]
-    assert {name: trust[name] for name in ("verified", "verifiedDomain", "signature")} == {
+    provenance = ("verified", "verifiedDomain", "signature", "verifiedPublisher")
+    assert {name: trust[name] for name in provenance} == {
         "verified": True,
         "verifiedDomain": domain_of(https_server),
         "signature": "unsigned",
         "verifiedPublisher": False,
     }
-    # The verified domain weighs 20 of the 90 the agent's signals weigh (default weights).
+    # The verified domain weighs 20 of the 115 the agent's signals weigh (default weights),
+    # and no open report 10 more: 30 / 115, 26.
     assert trust["signals"]["verifiedDomain"]["value"] == 1.0
     assert trust["signals"]["verifiedDomain"]["by"] == "card"
-    assert trust["score"] == 22
+    assert trust["score"] == 26
     assert response["Location"] == f"/a2a/agents/{result['id']}"
     assert anon.get(f"/a2a/agents/{result['id']}").content == body
 

@@ -33,9 +33,11 @@ def test_the_catalog_lists_each_agent_with_the_digest_of_its_served_card(anon, w
     # One skill example: fewer than two representative queries are none.
     assert "representativeQueries" not in entry
     metadata = entry["metadata"]
-    # The trust score and each signal's value (registry/trust/): new, unproved, so 0.
+    # The trust score and each signal's value (registry/trust/): new and unproved, it has
+    # only its lack of open reports (10 of the 115 its signals weigh): 8.7, so 9.
     trust = {name: metadata.pop(name) for name in list(metadata) if name.startswith("trust")}
-    assert trust["trustScore"] == 0
+    assert trust["trustScore"] == 9
+    assert trust["trust.openReports"] == 1.0
     assert (trust["trust.verifiedDomain"], trust["trust.signedCard"]) == (0.0, 0.0)
     assert metadata == {
         "verifiedDomain": None,
