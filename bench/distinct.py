@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 rates = {}
                 if cards:
                     row = throughput("card", cards, args, port, generator, tmp)
-                    rates["card"] = row["requests_per_second"]
+                    rates["card"] = row.requests_per_second
                 for kind, pool in pools.items():
                     row = throughput_distinct(
                         f"distinct-{kind.replace('+', '-')}",

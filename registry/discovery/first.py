@@ -99,6 +99,12 @@ def _kept_of(cursor, hits: list[tuple], where: str = "", conditions=()) -> set[s
 # nearest 1,000). Their ids come from the filters' own indexes, which a search row's keys
 # would have to be read from the table for (bench/README.md, "Keyed nearest at once").
 KEYED_AMONG = 10_000
+# With a lane filter (a fact, a protocol: registry/discovery/lane_filters.py), whose sets
+# are often broad (a binding, a flag: half the agents; a protocol: nearly all), the nearest
+# are asked among its agents at once only when it names this many or fewer: beyond, the
+# nearest of all hold enough that it keeps (NEAREST_ALL, each row tested), where sending
+# and searching thousands of ids cost more than the search itself (bench/RESULTS.md).
+LANE_AMONG = 2_000
 # The nearest of those asked for first: this many times DEPTH, room for retired agents,
 # which the filters' indexes still name (a retired agent keeps its tags, not its search row).
 KEYED_ROOM = 2
@@ -242,8 +248,9 @@ def hybrid_first_page(
     text = query.text.strip()
     among, count = None, 0
     if (query.keys or query.filters) and not query.live:
-        count, among = _keyed_among(query, KEYED_AMONG)
-        among = among if count <= KEYED_AMONG else None
+        most = LANE_AMONG if query.filters else KEYED_AMONG
+        count, among = _keyed_among(query, most)
+        among = among if count <= most else None
     wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
     asked = None
     if count or among is None:  # (the keys name no agent: none is near)

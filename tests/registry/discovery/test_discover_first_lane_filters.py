@@ -82,7 +82,7 @@ def _agents_of(answer) -> list[dict]:
 def test_the_lanes_statements_find_words_with_each_filter_kind(carded, monkeypatch):
     """On PostgreSQL the lane's own paths answer (not the ORM's), keep only what each
     filter keeps, and, when the filters name more agents than the nearest are asked among
-    at once (``first.KEYED_AMONG`` set to 2), test each search row against them instead;
+    at once (``first.LANE_AMONG`` set to 2), test each search row against them instead;
     with ``hybrid.NEAREST_ALL`` 2 too, the nearest of all rarely hold enough that the
     filters keep, and the nearest among the kept ones are asked for."""
     from registry.discovery import first, hybrid, planner
@@ -97,6 +97,7 @@ def test_the_lanes_statements_find_words_with_each_filter_kind(carded, monkeypat
     monkeypatch.setattr(planner, "Plan", plan_noted)
     for keyed_among, nearest_all in [(first.KEYED_AMONG, hybrid.NEAREST_ALL), (2, 1000), (2, 2)]:
         monkeypatch.setattr(first, "KEYED_AMONG", keyed_among)
+        monkeypatch.setattr(first, "LANE_AMONG", min(keyed_among, first.LANE_AMONG))
         monkeypatch.setattr(hybrid, "NEAREST_ALL", nearest_all)
         for path, mode, kept in [
             ("/discover/agents?q=route&provider=muse+labs", "", {"Muse Labs"}),
