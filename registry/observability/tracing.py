@@ -77,6 +77,10 @@ def _statements_traced(sender, connection, **kwargs) -> None:
 def _statement_span(execute, sql, params, many, context):
     from opentelemetry import trace
 
+    if not trace.get_current_span().get_span_context().is_valid:
+        # A statement of no traced request or job (the lean lane answers before Django and
+        # its instrumentation): no span of its own, which would be a trace alone.
+        return execute(sql, params, many, context)
     connection = context["connection"]
     words = sql.lstrip().split(None, 1)
     name = words[0].upper() if words else "SQL"

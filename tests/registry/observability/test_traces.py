@@ -140,3 +140,32 @@ def test_without_otel_variables_nothing_is_traced():
         timeout=60,
     )
     assert done.stdout.split() == ["False", "ProxyTracerProvider", "[]", "[]"]
+
+
+@pytest.mark.database_independent
+def test_a_statement_of_no_traced_request_is_no_span_and_one_inside_is_its_child(monkeypatch):
+    """The lean lane answers before Django's instrumentation: its statements make no span
+    (each would be a trace alone); a statement inside a request's span is its child."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from registry.observability import tracing
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    monkeypatch.setattr(trace, "get_tracer", provider.get_tracer)
+    context = {"connection": connection}
+
+    def execute(sql, params, many, context):
+        return "ran"
+
+    assert tracing._statement_span(execute, "SELECT 1", (), False, context) == "ran"
+    assert exported.get_finished_spans() == ()
+    with provider.get_tracer("test").start_as_current_span("GET /agents") as request:
+        assert tracing._statement_span(execute, "SELECT 1", (), False, context) == "ran"
+    statement, outer = exported.get_finished_spans()
+    assert (statement.name, outer.name) == ("SELECT", "GET /agents")
+    assert statement.parent.span_id == request.get_span_context().span_id
