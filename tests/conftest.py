@@ -57,6 +57,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def free_port_pair() -> int:
+    """A TCP port P on 127.0.0.1 with P + 1 free too, both now (``make run``'s web and
+    event-stream ports): an ephemeral port's next one is often another connection's."""
+    for _ in range(50):
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            try:
+                second.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no two free ports side by side on 127.0.0.1")
+
+
 def redis_test_url() -> str:
     """The local Redis's database for the tests that use (and empty) one: 15, and under
     pytest-xdist one per worker (gw0: 15, gw1: 14, ...), so parallel workers share none.

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, free_port_pair
 
 # Nothing here reads the suite's database: CI's PostgreSQL pass leaves it out (.ci/run).
 pytestmark = pytest.mark.database_independent
@@ -116,7 +116,7 @@ def test_manage_py_help_check_and_showmigrations_need_no_secret_key(tmp_path):
 
 
 def test_the_environment_file_serves_every_manage_py_call_as_printed(tmp_path):
-    port = free_port()
+    port = free_port_pair()  # (the event stream's is the next one)
     database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     env = checkout_env(tmp_path, DATABASE_URL=database)
     written = run([sys.executable, "-m", "registry.devenv", "127.0.0.1", str(port)], env)
@@ -126,7 +126,7 @@ def test_the_environment_file_serves_every_manage_py_call_as_printed(tmp_path):
     assert values["REGISTRY_BASE_URL"] == f"http://127.0.0.1:{port}"
     assert values["DATABASE_URL"] == database
     # Written once: a second run keeps the secret key.
-    other = free_port()
+    other = free_port_pair()
     assert (
         run([sys.executable, "-m", "registry.devenv", "127.0.0.1", str(other)], env).returncode == 0
     )
@@ -146,7 +146,7 @@ def test_the_environment_file_serves_every_manage_py_call_as_printed(tmp_path):
 
 def test_a_make_run_start_is_clean_and_writes_only_under_var(tmp_path):
     before = untracked()
-    port = free_port()
+    port = free_port_pair()
     env = checkout_env(
         tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", HOST="127.0.0.1"
     )
