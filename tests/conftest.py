@@ -3,6 +3,7 @@
 import copy
 import os
 import socket
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,29 @@ def postgres_pair():
         yield pair
     finally:
         pair.stop()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, and at the end of the session, on PostgreSQL, every
+    other connection still open to it named (a warning with its last statement: a test that
+    left a thread's or a process's connection behind) and ended, so that the database can
+    be dropped."""
+    yield
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, application_name, state, left(query, 200) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        left = cursor.fetchall()
+        for pid, name, state, query in left:
+            warnings.warn(
+                f"a connection left open to the test database: {name!r} {state}: {query}",
+                stacklevel=1,
+            )
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
 @pytest.fixture(autouse=True)
