@@ -1,0 +1,169 @@
+"""The public rows with part of the registry withheld from the public: the card fetch and
+first discovery queries, on a database already loaded (``python -m bench.firstquery
+setup``), through the production server (bench.server) with its embedding service, in
+three phases on one machine in one run:
+
+1. ``before``: every agent listed, the server as ``make serve`` ships it;
+2. ``withheld``: a share of the agents (``--share``, a tenth by default, chosen by
+   ``--seed``) withheld (``--how``: ``quarantine``, moderation's decision, through
+   ``registry.moderation.services``; the server with ``REGISTRY_ADMISSION=review``);
+3. ``after``: the same agents restored, the server as in 1.
+
+Each phase starts the server afresh, warms the card fetch over the cards that stay public
+in every phase (so the three phases fetch the same cards), then runs ``--rounds`` rounds of
+the card fetch and each ``--kinds`` row (URLs no round sent before). The last line has each
+row's median in each phase and the withheld phase's ratio to the mean of the other two.
+
+    python -m bench.withheld --database-url postgres://…/registry_bench5k --rounds 2
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench import discover
+from bench.throughput import say, throughput, throughput_distinct
+
+
+def _withheld_ids(share: float, seed: int) -> list:
+    from registry.agents.models import Agent
+
+    ids = sorted(Agent.objects.values_list("pk", flat=True))
+    return sorted(random.Random(seed).sample(ids, round(len(ids) * share)), key=str)
+
+
+def _quarantine(ids: list, withheld: bool) -> None:
+    from registry.agents.models import Agent
+    from registry.moderation.services import agent_quarantine, agent_release
+
+    for number, agent in enumerate(Agent.objects.filter(pk__in=ids).order_by("pk"), 1):
+        if withheld:
+            agent_quarantine(agent=agent, reason="benchmark: withheld")
+        else:
+            agent_release(agent=agent)
+        if number % 1000 == 0:
+            say(f"  {'withheld' if withheld else 'restored'} {number}/{len(ids)}")
+
+
+# How a phase withholds (True) or restores (False) the agents, and the server's variables
+# while they are withheld.
+HOW = {"quarantine": (_quarantine, {"REGISTRY_ADMISSION": "review"})}
+
+
+def _phase(name: str, args, port: int, generator: str, cards: list, pools: dict) -> list:
+    from bench.server import Server
+
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="registry-bench-withheld-") as tmp_name:
+        tmp = Path(tmp_name)
+        server = Server(
+            port=port, database_url=args.database_url, redis_url="", log_path=tmp / "g.log"
+        )
+        server.start(timeout=args.start_timeout)
+        try:
+            say(f"{name}: warming the card fetch")
+            from bench.server import WORKERS
+            from bench.throughput import CARD_WARM_FETCHES
+
+            throughput(
+                "card",
+                cards,
+                args,
+                port,
+                generator,
+                tmp,
+                warm_requests=CARD_WARM_FETCHES * WORKERS * len(cards),
+            )
+            for number in range(args.rounds):
+                rates = {"card": throughput("card", cards, args, port, generator, tmp)}
+                rates["card"] = rates["card"].requests_per_second
+                for kind, pool in pools.items():
+                    row = throughput_distinct(
+                        f"distinct-{kind.replace('+', '-')}",
+                        pool,
+                        args.share_urls,
+                        args,
+                        port,
+                        generator,
+                        tmp,
+                    )
+                    rates[f"distinct {kind}"] = row["requests_per_second"]
+                rounds.append(rates)
+                line = {k: round(v) for k, v in rates.items()}
+                say(json.dumps({"phase": name, "round": number + 1, **line}))
+        finally:
+            server.stop()
+    return rounds
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import load
+    from bench.loadgen import generator_choice
+    from bench.server import port_free
+
+    parser = argparse.ArgumentParser(prog="python -m bench.withheld", description=__doc__)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--how", choices=sorted(HOW), default="quarantine")
+    parser.add_argument("--share", type=float, default=0.1, help="of the listed agents")
+    parser.add_argument("--kinds", default="text,filter,text+filter", help="comma-separated")
+    parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--share-urls", type=int, default=4000, help="URLs a row may send")
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--start-timeout", type=float, default=180, help="seconds")
+    parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    args = parser.parse_args(argv)
+    generator = generator_choice(args.generator)
+    load.django_start(args.database_url)
+    withhold, variables = HOW[args.how]
+    ids = _withheld_ids(args.share, args.seed)
+    hidden = {f"/a2a/agents/{pk}" for pk in ids}
+    cards = [path for path in load.card_paths() if path not in hidden]
+    say(f"{len(ids)} agents to withhold ({args.how}); {len(cards)} public cards fetched")
+    pools = {kind: discover.DistinctQueries(kind, args.seed) for kind in args.kinds.split(",")}
+    port = port_free()
+    phases = {}
+    withhold(ids, False)  # as a run stopped in its second phase may have left them
+    for name in ("before", "withheld", "after"):
+        if name != "before":
+            started = time.monotonic()
+            try:
+                withhold(ids, name == "withheld")
+            except BaseException:
+                withhold(ids, False)
+                raise
+            say(f"{name}: {len(ids)} agents in {time.monotonic() - started:.0f} s")
+        saved = {key: os.environ.get(key) for key in variables}
+        if name == "withheld":
+            os.environ.update(variables)
+        try:
+            phases[name] = _phase(name, args, port, generator, cards, pools)
+        except BaseException:
+            withhold(ids, False)
+            raise
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    medians = {
+        name: {row: round(statistics.median(r[row] for r in rounds)) for row in rounds[0]}
+        for name, rounds in phases.items()
+    }
+    ratios = {}
+    for row in medians["before"]:
+        around = statistics.mean([medians["before"][row], medians["after"][row]])
+        ratios[row] = round(medians["withheld"][row] / around, 3)
+    say(json.dumps({"how": args.how, "share": args.share, "median": medians, "ratio": ratios}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
