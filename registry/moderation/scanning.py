@@ -32,6 +32,8 @@ class Subject:
     name: str
     texts: list[tuple[str, str]] = field(default_factory=list)
     addresses: list[tuple[str, str]] = field(default_factory=list)
+    # Each endpoint host's addresses, or why it did not resolve: asked once per write.
+    resolved: dict[str, list[str] | str] = field(default_factory=dict)
 
 
 def agent_subject(agent: Agent) -> Subject:
