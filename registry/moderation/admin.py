@@ -1,7 +1,7 @@
 """The moderation queue in the Django admin (staff): the agents waiting for review (new, or
 a change with its diff against what the agent serves) and those in quarantine, newest
-first; quarantine (with its reason) and release through the same
-services as the API, so every decision is audited and announced."""
+first; quarantine (with its reason) and release through the same services as the API, so
+every decision is audited and announced."""
 
 import json
 
