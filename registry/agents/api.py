@@ -3,7 +3,7 @@ its endpoints. Thin views over the services and selectors. (Listing and register
 ``/agents`` is discovery's: registry.discovery.api.)"""
 
 from django.db import transaction
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -128,7 +128,17 @@ def _if_match(request: Request):
 class EndpointListView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
 
-    @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses={
+            201: EndpointSerializer,
+            202: OpenApiResponse(
+                AgentSerializer,
+                description="The endpoint waits for review (REGISTRY_ADMISSION=review): the "
+                "agent as it is, its pendingChange to its owner.",
+            ),
+        },
+    )
     @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
