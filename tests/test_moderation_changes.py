@@ -12,6 +12,7 @@ import pytest
 
 from protocols.a2a.face.skills import discover
 from protocols.a2a.models import CardVersion
+from protocols.mcp.tools import _card
 from registry.events.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,7 @@ def _public_types(since: int) -> list[str]:
     return [e.type for e in Event.objects.filter(audience="").order_by("id")[since:]]
 
 
-@pytest.mark.apps("ard")
+@pytest.mark.apps("ard", "mcp_face")
 def test_a_changed_card_waits_while_every_read_serves_the_approved_one(
     approved, alice, anon, admin_client, make_card
 ):
@@ -63,6 +64,7 @@ def test_a_changed_card_waits_while_every_read_serves_the_approved_one(
     catalog = anon.get("/.well-known/ai-catalog.json").content.decode()
     assert approved in catalog and "system prompt" not in catalog
     assert [a["id"] for a in discover({"q": "weather"}).data["agents"]] == [approved]
+    assert _card(approved)[0]["description"] == "Answers questions about the weather."
     assert "pendingChange" not in anon.get(f"/agents/{approved}").json()
     assert _public_types(events_before) == []
 
