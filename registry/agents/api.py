@@ -41,7 +41,9 @@ def agent_response(request: Request, agent_id, status_code: int = 200, **headers
     user = request.user
     if isinstance(user, Principal) and user.may_change(agent.owner):
         # A change waiting for review (registry.agents.holds): its owner's and the admins'.
-        body["pendingChange"] = pending_shown(agent)
+        pending = pending_shown(agent)
+        if pending is not None:
+            body["pendingChange"] = pending
     liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
     headers = {"ETag": agent_etag(agent, liveness), **headers}
     return Response(body, status=status_code, headers=headers)
