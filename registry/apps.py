@@ -13,6 +13,7 @@ class RegistryConfig(AppConfig):
         from registry import extensions, schema  # noqa: F401
         from registry.access import admin as access_admin  # noqa: F401
         from registry.agents import admin as agents_admin  # noqa: F401
+        from registry.agents import holds
         from registry.agents.demo import native_demo_load
         from registry.agents.models import NATIVE_SOURCE
         from registry.discovery.receivers import generation_on_vectors_rebuilt, listings_on_write
@@ -26,7 +27,7 @@ class RegistryConfig(AppConfig):
         from registry.http import security  # noqa: F401
         from registry.liveness.heartbeats import heartbeat_lean
         from registry.moderation import admin as moderation_admin  # noqa: F401
-        from registry.moderation import blocklist, publishers, rules, scanning
+        from registry.moderation import blocklist, changes, publishers, rules, scanning
         from registry.moderation import tasks as moderation_tasks  # noqa: F401
         from registry.moderation import trust_signals as moderation_trust
         from registry.moderation.metrics import moderation_gauges
@@ -101,6 +102,12 @@ class RegistryConfig(AppConfig):
         moderation_noted.connect(outbox.on_moderation_noted, dispatch_uid="events-noted")
         for scanner in rules.SHIPPED:
             extensions.register_scanner(scanner)
+        # Native changes of approved agents may wait for review (registry.moderation.changes).
+        extensions.register_held_change(extensions.HeldChange(changes.NATIVE, changes.native_apply))
+        extensions.register_held_change(
+            extensions.HeldChange(changes.NATIVE_ENDPOINT, changes.native_endpoint_apply)
+        )
+        holds.pending_readers.append(changes.change_of)
         rules.protected_sources.append(publishers.protected_names)
         # Verified publishers: a filter and facet, and trust.verifiedPublisher (read with
         # the agent: its moderation row).

@@ -6,44 +6,34 @@ reads the stores when it builds filters, facets, agent JSON and demo data. Once 
 app registry is ready, the stores are closed: registering later raises, so what a
 running registry serves cannot change under it.
 
-- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets
-  (read by ``filters``, ``facets``);
-- agent members and endpoint members: members of the agent and endpoint JSON, with their
-  OpenAPI schema (``serializers``);
+- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets;
+- agent and endpoint members: members of their JSON, with their OpenAPI schema;
 - related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
-- sources: values of ``Agent.source``, how an agent came to be registered (and whether its
-  agents stand for businesses, shown after the other agents on the home page);
+- sources: values of ``Agent.source``, how an agent came to be registered;
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
 - schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
 - probers: how to probe the endpoints of a protocol (``registry.liveness.probes``);
-- agent panels: sections of an agent's HTML page (``/browse/agents/<id>``, the ``web`` app)
-  that show what an app knows about it, such as its A2A card or AAP status;
-- badges: short labels the pages show with an agent (verified domain, signed, AAP …),
-  each may link the app's own page about it (an entity's business page);
-- lean routes: the hottest GET paths (a card fetch, the health check), answered from WSGI
-  before Django's request machinery (``registry.fastpath.lean``);
-- tools: what an app answers model clients (the MCP face lists each beside its own tools,
-  ``protocols.mcp.tools``), such as the entities app's ``resolve_entity``;
-- trust signals: what an agent's trust score weighs (``registry.trust``): each signal's
-  value per agent, read in bulk, with its weight from ``TRUST_WEIGHTS``;
-- duplicate keys: what makes two listings the same agent (``registry.trust.duplicates``):
-  a card's digest, an entity's domain, each agent's keys read in bulk;
-- scanners: rules every agent meets when it is written, on every path (names, texts,
-  endpoints), each finding with a verdict: refuse the write, hold it for review, or note it
-  (``registry.moderation.scanning``);
-- ASGI routes: paths answered by the async server (``registry.events.asgi``, uvicorn) with
-  an app's own ASGI application: requests that wait (a relayed call waiting for its
-  agent's reply) without holding a web worker;
+- agent panels and badges: sections of an agent's HTML page (its A2A card, AAP status)
+  and short labels shown with it (verified domain, signed, AAP …);
+- lean routes: the hottest paths, answered before Django (``registry.fastpath.lean``);
+- tools: what an app answers model clients (listed by the MCP face, ``resolve_entity``);
+- trust signals and duplicate keys: what an agent's trust score weighs, and what makes
+  two listings the same agent (``registry.trust``);
+- scanners: rules every agent write meets, each finding with a verdict: refuse, hold for
+  review, note (``registry.moderation.scanning``);
+- held changes: writes that may wait for a moderator (``registry.agents.holds``): how to
+  make each again once approved, and what an agent serves as JSON (the diff's two sides);
+- ASGI routes: paths answered by the async server (``registry.events.asgi``): requests
+  that wait (a relayed call) without holding a web worker;
 - served cards: the document the registry serves for each endpoint of a protocol (an MCP
   server's card, the MCP app's), so that a catalog can list it by URL and digest;
-- origin cards: the documents an app read at an endpoint's origin (SEP-1649 server cards,
-  the entities app's), which the app serving that protocol's cards serves as read.
+- origin cards: the documents an app read at an endpoint's origin (SEP-1649 server cards),
+  which the app serving that protocol's cards serves as read.
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
-time; the arrows point inward: a protocol app listens to the core, an extension of a
-protocol (AAP) to that protocol's app (A2A).
+time; the arrows point inward.
 """
 
 from collections.abc import Callable, Iterable
@@ -233,6 +223,17 @@ class Scanner:
     severity: Literal["high", "medium", "low"] = "medium"
 
 
+@dataclass(frozen=True)
+class HeldChange:
+    """A kind of write that may wait for review (``registry.agents.holds``): ``apply(agent,
+    payload)`` makes it once approved; ``document(agent_id)``, if given, is what the agent
+    serves as JSON (its card), or None where it serves none."""
+
+    name: str
+    apply: Callable[[Any, dict], Any]
+    document: Callable[[Any], dict | None] | None = None
+
+
 class ExtensionsClosed(ImproperlyConfigured):
     """Something registered after start-up, when the extension points are closed."""
 
@@ -286,6 +287,7 @@ scrape_gauges = _Store("scrape gauge")
 trust_signals = _Store("trust signal")
 duplicate_keys = _Store("duplicate key")
 scanners = _Store("scanner")
+held_changes = _Store("held change")
 
 
 def register_fact_kind(kind: FactKind) -> None:
@@ -353,9 +355,8 @@ def register_asgi_route(prefix: str, app: Any) -> None:
 
 
 def register_meaning_text(name: str, texts: Callable[[list], dict]) -> None:
-    """``texts(agent_ids) -> {agent_id: text}``: what an app knows of some agents that says
-    what they do (skill examples, an entity's category), added to the text that semantic
-    search embeds (registry/semantic/text.py)."""
+    """``texts(agent_ids) -> {agent_id: text}``: what an app knows of what agents do (skill
+    examples, an entity's category), added to the text semantic search embeds."""
     meaning_texts.add(name, texts)
 
 
@@ -393,3 +394,7 @@ def register_duplicate_keys(name: str, keys: Callable[[list], dict]) -> None:
 
 def register_scanner(scanner: Scanner) -> None:
     scanners.add(scanner.name, scanner)
+
+
+def register_held_change(change: HeldChange) -> None:
+    held_changes.add(change.name, change)

@@ -1,4 +1,5 @@
-"""A real UDP DNS server on 127.0.0.1 for tests: TXT answers, NXDOMAIN, SERVFAIL, silence.
+"""A real UDP DNS server on 127.0.0.1 for tests: TXT, A and AAAA answers, NXDOMAIN,
+SERVFAIL, silence.
 
 Use the fixture from a test module with ``pytest_plugins = ["tests.dns_server"]``.
 """
@@ -22,11 +23,13 @@ class LocalDNSServer:
 
     ``records[name]`` is a list of TXT records, each a list of strings; a name
     that is absent is NXDOMAIN, one mapped to [] exists without TXT data.
+    ``addresses[name]`` are the name's IPv4 and IPv6 addresses (A and AAAA answers).
     ``behaviour`` can be ``"servfail"`` or ``"silent"`` (never answers).
     """
 
     def __init__(self) -> None:
         self.records: dict[str, list[list[str]]] = {}
+        self.addresses: dict[str, list[str]] = {}
         self.behaviour = "answer"
         self.queries: list[str] = []
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -64,6 +67,15 @@ class LocalDNSServer:
             response.set_rcode(dns.rcode.SERVFAIL)
             return response
         name = qname.to_text(omit_final_dot=True).lower()
+        kind = query.question[0].rdtype
+        if kind in (dns.rdatatype.A, dns.rdatatype.AAAA) and name in self.addresses:
+            family = ":" if kind == dns.rdatatype.AAAA else "."
+            found = [a for a in self.addresses[name] if family in a]
+            if found:
+                response.answer.append(
+                    dns.rrset.from_text_list(qname, 300, "IN", dns.rdatatype.to_text(kind), found)
+                )
+            return response
         if name not in self.records:
             response.set_rcode(dns.rcode.NXDOMAIN)
             return response

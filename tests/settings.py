@@ -23,5 +23,8 @@ if _worker and os.environ.get("REGISTRY_VAR_DIR_WORKER") != _worker:
 # No card cache (its listening connection would outlive each test's database): the tests
 # of the cache switch it on themselves (tests/protocols/a2a/serving/test_card_cache.py).
 os.environ.setdefault("CARD_CACHE_MB", "0")
+# No DNS lookups of endpoint hosts by the private-endpoint scanner (no network in tests): its
+# tests switch it on against the local DNS server (tests/dns_server.py).
+os.environ.setdefault("SCAN_RESOLVE_HOSTS", "0")
 
 from registry.settings import *  # noqa: E402, F403

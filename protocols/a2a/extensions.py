@@ -1,11 +1,14 @@
 """What the A2A app adds to the core (registry.extensions), registered at start-up."""
 
+import json
+
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 
 from protocols.a2a.demo import card_demo_load
+from protocols.a2a.models import CardDocument
 from protocols.a2a.registration.probes import a2a_probe
-from protocols.a2a.registration.services import CARD_SOURCE
+from protocols.a2a.registration.services import CARD_SOURCE, HELD_CARD, held_card_apply
 from protocols.a2a.registration.trust import SIGNALS as TRUST_SIGNALS
 from protocols.a2a.registration.trust import card_digest_keys
 from protocols.a2a.relay.metrics import relay_gauges
@@ -145,7 +148,17 @@ def skill_examples(agent_ids: list) -> dict:
     return found
 
 
+def card_document(agent_id) -> dict | None:
+    """The agent's card as served (a waiting change's diff compares two of them)."""
+    body = CardDocument.objects.filter(agent_id=agent_id).values_list("body", flat=True).first()
+    return json.loads(bytes(body)) if body is not None else None
+
+
 def register() -> None:
+    # A card write may wait for review; an agent's card is what its changes are shown as.
+    extensions.register_held_change(
+        extensions.HeldChange(HELD_CARD, held_card_apply, document=card_document)
+    )
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
     for slug, description in PROBLEM_TYPES.items():

@@ -212,6 +212,9 @@ class CardVersion(models.Model):
     # The agent's ``listed``, copied as CardDocument's is: an unlisted agent's versions are
     # not served either.
     listed = models.BooleanField(default=True, db_default=True)
+    # The moderation scanners' findings of this version (registry.moderation.scanning):
+    # shown with it to its owner and the admins.
+    findings = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [

@@ -3,7 +3,7 @@ its endpoints. Thin views over the services and selectors. (Listing and register
 ``/agents`` is discovery's: registry.discovery.api.)"""
 
 from django.db import transaction
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +13,7 @@ from registry.access.auth import Principal, owner_choose, principal_may_change
 from registry.access.idempotency import idempotent
 from registry.agents import lifecycle, selectors, services
 from registry.agents.concurrency import agent_etag, if_match_agent
+from registry.agents.holds import pending_shown
 from registry.agents.models import Agent
 from registry.agents.serializers import (
     AgentInputSerializer,
@@ -37,6 +38,12 @@ def agent_response(request: Request, agent_id, status_code: int = 200, **headers
             when = agent.status_changed_at.isoformat().replace("+00:00", "Z")
             raise ProblemError(410, "retired", f"Agent {agent.id} was retired on {when}.")
     body = AgentSerializer(agent, context={"request": request}).data
+    user = request.user
+    if isinstance(user, Principal) and user.may_change(agent.owner):
+        # A change waiting for review (registry.agents.holds): its owner's and the admins'.
+        pending = pending_shown(agent)
+        if pending is not None:
+            body["pendingChange"] = pending
     liveness = [(e["id"], e["liveness"]) for e in body["endpoints"]]
     headers = {"ETag": agent_etag(agent, liveness), **headers}
     return Response(body, status=status_code, headers=headers)
@@ -123,7 +130,17 @@ def _if_match(request: Request):
 class EndpointListView(APIView):
     may_conflict = True  # 409 problems (OpenAPI)
 
-    @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses={
+            201: EndpointSerializer,
+            202: OpenApiResponse(
+                AgentSerializer,
+                description="The endpoint waits for review (REGISTRY_ADMISSION=review): the "
+                "agent as it is, its pendingChange to its owner.",
+            ),
+        },
+    )
     @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
         agent = selectors.agent_get(agent_id)
@@ -140,6 +157,8 @@ class EndpointListView(APIView):
                 [Problem("name", "an endpoint of this agent already has this name")],
             )
         endpoint = services.endpoint_add(agent=agent, data=data)
+        if endpoint is None:  # waits for review: the agent as it is, with the change
+            return agent_response(request, agent.id, status_code=202)
         body = EndpointSerializer(endpoint, context={"request": request}).data
         return Response(
             body, status=201, headers={"Location": f"/agents/{agent.id}/endpoints/{endpoint.id}"}

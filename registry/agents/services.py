@@ -3,13 +3,15 @@ an agent is in ``removal``, its lifecycle in ``lifecycle``."""
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from django.db import transaction
 
 from registry.access.audit import audit_entry, audit_record
 from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.holds import write_holdable
+from registry.agents.inputs import AgentInput, CapabilityInput, EndpointInput, asdict_parts
 from registry.agents.listing import search_text, search_text_refresh
 from registry.agents.models import (
     NATIVE_SOURCE,
@@ -28,35 +30,6 @@ from registry.signals import (
     agents_written_send,
     writes_batched,
 )
-
-
-@dataclass
-class CapabilityInput:
-    name: str
-    description: str = ""
-    tags: list[str] = field(default_factory=list)
-    external_id: str = ""
-
-
-@dataclass
-class EndpointInput:
-    name: str
-    transport: str
-    protocol: str
-    address: str
-    liveness_model: str = Endpoint.Liveness.PERSISTENT
-    heartbeat_interval_seconds: int | None = None
-    ttl_seconds: int | None = None
-    protocol_metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class AgentInput:
-    name: str
-    description: str = ""
-    version: str = ""
-    capabilities: list[CapabilityInput] = field(default_factory=list)
-    endpoints: list[EndpointInput] = field(default_factory=list)
 
 
 def agent_summary(agent: Agent) -> dict[str, Any]:
@@ -230,8 +203,35 @@ def agent_create(
     return agent
 
 
-@transaction.atomic
 def agent_update(
+    *,
+    agent: Agent,
+    name: str | None = None,
+    description: str | None = None,
+    version: str | None = None,
+    owner: str | None = None,
+    capabilities: list[CapabilityInput] | None = None,
+    endpoints: list[EndpointInput] | None = None,
+    **options: Any,
+) -> Agent:
+    """Change the given parts of an agent (``_agent_update``); a native change of its
+    content may wait for review instead (registry.agents.holds): the agent is then returned
+    as it still is."""
+    parts = {"name": name, "description": description, "version": version}
+    parts.update(capabilities=capabilities, endpoints=endpoints)
+    if owner is not None or options.get("writer", NATIVE_WRITER) != NATIVE_WRITER:
+        return _agent_update(agent=agent, owner=owner, **parts, **options)
+    updated, held = write_holdable(
+        "native",
+        agent,
+        lambda: {k: v for k, v in asdict_parts(parts).items() if v is not None},
+        lambda: _agent_update(agent=agent, **parts, **options),
+    )
+    return held.agent if held is not None else updated
+
+
+@transaction.atomic
+def _agent_update(
     *,
     agent: Agent,
     name: str | None = None,
@@ -288,8 +288,16 @@ def agent_update(
     return agent
 
 
+def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint | None:
+    """Add an endpoint; None when the change waits for review (registry.agents.holds)."""
+    added, _ = write_holdable(
+        "native-endpoint", agent, lambda: asdict(data), lambda: _endpoint_add(agent, data)
+    )
+    return added
+
+
 @transaction.atomic
-def endpoint_add(*, agent: Agent, data: EndpointInput) -> Endpoint:
+def _endpoint_add(agent: Agent, data: EndpointInput) -> Endpoint:
     agent = agent_lock(agent)
     endpoint = Endpoint(agent=agent)
     _endpoint_fill(endpoint, data)

@@ -1,6 +1,9 @@
-"""The moderation queue in the Django admin (staff): the agents waiting for review and those
-in quarantine, newest first; quarantine (with its reason) and release through the same
-services as the API, so every decision is audited and announced."""
+"""The moderation queue in the Django admin (staff): the agents waiting for review (new, or
+a change with its diff against what the agent serves) and those in quarantine, newest
+first; quarantine (with its reason) and release through the same services as the API, so
+every decision is audited and announced."""
+
+import json
 
 from django import forms
 from django.contrib import admin, messages
@@ -9,7 +12,14 @@ from django.utils.html import format_html, format_html_join
 
 from registry.access.admin import as_admin_user
 from registry.moderation import services
-from registry.moderation.models import Moderation, Report
+from registry.moderation.models import Moderation, PendingChange, Report
+
+
+def _pending(obj: Moderation) -> PendingChange | None:
+    try:
+        return obj.agent.pending_change
+    except PendingChange.DoesNotExist:
+        return None
 
 
 class QuarantinedFilter(admin.SimpleListFilter):
@@ -65,11 +75,12 @@ class ModerationAdmin(admin.ModelAdmin):
         "is_quarantined",
         "open_reports",
         "rules",
+        "change_diff",
         "updated_at",
     ]
-    list_filter = ["admission", QuarantinedFilter]
+    list_filter = ["admission", "change_pending", QuarantinedFilter]
     search_fields = ["agent__name", "agent__owner", "=agent__id"]
-    list_select_related = ["agent"]
+    list_select_related = ["agent", "agent__pending_change"]
     raw_id_fields = ["agent"]
     readonly_fields = [
         "admission",
@@ -79,6 +90,7 @@ class ModerationAdmin(admin.ModelAdmin):
         "open_reports",
         "card",
         "scan_findings",
+        "pending_change",
         "reports",
     ]
     actions = ["approve", "reject", "release"]
@@ -110,6 +122,48 @@ class ModerationAdmin(admin.ModelAdmin):
                 for f in obj.findings
             ),
         )
+
+    @admin.display(description="change")
+    def change_diff(self, obj: Moderation) -> str:
+        """The waiting change's diff against what the agent serves, one line per operation."""
+        pending = _pending(obj)
+        if pending is None or pending.state != PendingChange.State.PENDING:
+            return "-"
+        if pending.patch is None:
+            return "(diff too large: see the API)"
+        return format_html_join(
+            "", "<div><code>{} {}</code></div>", ((op["op"], op["path"]) for op in pending.patch)
+        )
+
+    @admin.display(description="waiting change")
+    def pending_change(self, obj: Moderation) -> str:
+        pending = _pending(obj)
+        if pending is None:
+            return "-"
+        head = format_html(
+            "<p><strong>{}</strong> since {} by {}: {}</p>",
+            pending.state,
+            pending.submitted_at,
+            pending.submitted_by,
+            pending.reason,
+        )
+        diff = format_html_join(
+            "",
+            "<div><code>{} {}</code> {}</div>",
+            (
+                (op["op"], op["path"], json.dumps(op.get("value", op.get("from", "")))[:500])
+                for op in (pending.patch or [])
+            ),
+        )
+        found = format_html_join(
+            "",
+            "<p><strong>{}</strong> ({}) at <code>{}</code>: {}</p>",
+            (
+                (f["rule"], f["verdict"], f["path"] or "card", f["message"])
+                for f in pending.findings
+            ),
+        )
+        return head + diff + found
 
     @admin.display(description="open reports")
     def reports(self, obj: Moderation) -> str:

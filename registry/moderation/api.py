@@ -28,7 +28,8 @@ from registry.http.params import (
 )
 from registry.http.problems import ProblemError
 from registry.moderation import blocklist, services
-from registry.moderation.models import BlockEntry, Moderation
+from registry.moderation.changes import change_of
+from registry.moderation.models import BlockEntry, Moderation, PendingChange
 
 
 class HasAdminKey(BasePermission):
@@ -53,7 +54,8 @@ def moderation_json(moderation: Moderation) -> dict[str, Any]:
         "listed": agent.listed,
         "admission": moderation.admission,
         "admissionReason": moderation.admission_reason,
-        "change": moderation.admission == Moderation.Admission.PENDING and moderation.approved_once,
+        "change": moderation.change_pending
+        or (moderation.admission == Moderation.Admission.PENDING and moderation.approved_once),
         "verifiedPublisher": moderation.verified_publisher,
         "openReports": moderation.open_reports,
         "quarantined": moderation.quarantined_at is not None,
@@ -61,11 +63,48 @@ def moderation_json(moderation: Moderation) -> dict[str, Any]:
         "quarantineReason": moderation.quarantine_reason,
         "decidedBy": moderation.decided_by,
         "findings": moderation.findings,
+        "pendingChange": change_of(agent),
         "updatedAt": _iso(moderation.updated_at),
     }
 
 
 _TIME = {"type": "string", "format": "date-time", "nullable": True}
+FINDINGS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "rule": {"type": "string"},
+            "path": {"type": "string"},
+            "severity": {"type": "string", "enum": ["high", "medium", "low"]},
+            "verdict": {"type": "string", "enum": ["block", "review", "note"]},
+            "message": {"type": "string"},
+        },
+    },
+}
+PENDING_CHANGE = {
+    "type": "object",
+    "nullable": True,
+    "description": "A change of the approved agent that waits for review (the agent serves "
+    "its approved version meanwhile), or the last one rejected; null: none.",
+    "properties": {
+        "state": {"type": "string", "enum": list(PendingChange.State.values)},
+        "reason": {"type": "string", "description": "Why it waits, or why it was rejected."},
+        "submittedAt": _TIME,
+        "submittedBy": {"type": "string"},
+        "decidedBy": {"type": "string"},
+        "findings": dict(FINDINGS, description="The scanners' findings of the change."),
+        "patch": {
+            "type": "array",
+            "nullable": True,
+            "items": {"type": "object"},
+            "description": "JSON Patch (RFC 6902) from what the agent serves (its card) to "
+            "the change; null past VERSION_DIFF_MAX_BYTES (truncated).",
+        },
+        "truncated": {"type": "boolean"},
+        "document": {"type": "object", "description": "What the agent would serve."},
+    },
+}
 MODERATION = {
     "type": "object",
     "properties": {
@@ -85,20 +124,8 @@ MODERATION = {
         "quarantinedAt": _TIME,
         "quarantineReason": {"type": "string"},
         "decidedBy": {"type": "string"},
-        "findings": {
-            "type": "array",
-            "description": "The scanners' findings at the last write.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "rule": {"type": "string"},
-                    "path": {"type": "string"},
-                    "severity": {"type": "string", "enum": ["high", "medium", "low"]},
-                    "verdict": {"type": "string", "enum": ["block", "review", "note"]},
-                    "message": {"type": "string"},
-                },
-            },
-        },
+        "findings": dict(FINDINGS, description="The scanners' findings of what it serves."),
+        "pendingChange": PENDING_CHANGE,
         "updatedAt": _TIME,
     },
 }
@@ -159,7 +186,8 @@ class AgentApproveView(APIView):
     )
     def post(self, request: Request, agent_id: str) -> Response:
         """Approve the agent, or its change, waiting for review: listed (unless
-        quarantined); audited; ``agent.approved`` for admin subscribers."""
+        quarantined), a waiting change made (its ``agent.updated``); audited;
+        ``agent.approved`` for admin subscribers."""
         agent = selectors.agent_get(agent_id)
         payload = ApprovalSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -175,8 +203,9 @@ class AgentRejectView(APIView):
         responses={200: OpenApiResponse(MODERATION, description="The agent's moderation.")},
     )
     def post(self, request: Request, agent_id: str) -> Response:
-        """Reject the agent, or its change: not listed; the owner reads the reason at
-        ``/agents/<id>/moderation``; its next change waits for review again."""
+        """Reject the agent: not listed; the owner reads the reason at
+        ``/agents/<id>/moderation``; its next change waits for review again. A waiting
+        change of an approved agent is rejected alone: the agent stays as approved."""
         agent = selectors.agent_get(agent_id)
         payload = DecisionReasonSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -221,11 +250,13 @@ class ModerationQueueView(APIView):
     )
     def get(self, request: Request) -> Response:
         """What waits for the moderators, newest first: agents pending review (new, or a
-        change), agents in quarantine, and agents with open reports."""
+        change: ``pendingChange`` with its diff against what the agent serves), agents in
+        quarantine, and agents with open reports."""
         params_check(request.query_params, {"limit", "cursor"})
         limit = limit_parse(request.query_params.get("limit"))
-        rows = Moderation.objects.select_related("agent").filter(
+        rows = Moderation.objects.select_related("agent", "agent__pending_change").filter(
             Q(admission=Moderation.Admission.PENDING)
+            | Q(change_pending=True)
             | Q(quarantined_at__isnull=False)
             | Q(open_reports__gt=0)
         )

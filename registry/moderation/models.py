@@ -34,9 +34,11 @@ class Moderation(models.Model):
     verified_publisher = models.BooleanField(default=False)
     # Open reports from distinct reporters (registry.moderation.reports), kept at write time.
     open_reports = models.PositiveIntegerField(default=0)
-    # The scanners' findings at the last write (registry.moderation.scanning): each
-    # {rule, path, severity, verdict, message}.
+    # The scanners' findings of what the agent serves now (registry.moderation.scanning):
+    # each {rule, path, severity, verdict, message}; a card's versions keep theirs.
     findings = models.JSONField(default=list, blank=True)
+    # A change of the approved agent waits for review (``PendingChange``): in the queue.
+    change_pending = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -46,6 +48,7 @@ class Moderation(models.Model):
                 fields=["-updated_at", "agent"],
                 name="moderation_waiting",
                 condition=models.Q(admission="pending")
+                | models.Q(change_pending=True)
                 | models.Q(quarantined_at__isnull=False)
                 | models.Q(open_reports__gt=0),
             ),
@@ -56,9 +59,44 @@ class Moderation(models.Model):
         return f"{self.agent_id}: {state}"
 
     @property
+    def rejected(self) -> bool:
+        return self.admission == self.Admission.REJECTED
+
+    @property
     def listed(self) -> bool:
         """Whether these decisions let the agent be publicly listed."""
         return self.admission == self.Admission.APPROVED and self.quarantined_at is None
+
+
+class PendingChange(models.Model):
+    """A change of an approved agent that waits for a moderator (registry.moderation.changes):
+    meanwhile every read serves the approved version. One per agent: a later change replaces
+    it. Approved, it is made (then gone); rejected, it stays for its owner to read why."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending review"
+        REJECTED = "rejected", "Rejected"
+
+    agent = models.OneToOneField(
+        Agent, on_delete=models.CASCADE, primary_key=True, related_name="pending_change"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    # How to make it (registry.extensions.held_changes) and what that needs.
+    kind = models.CharField(max_length=40)
+    payload = models.JSONField()
+    # What the agent would serve (its card), and the JSON Patch from what it serves now
+    # (null: larger than VERSION_DIFF_MAX_BYTES).
+    document = models.JSONField()
+    patch = models.JSONField(null=True, blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    # Why it waits (the rules that flagged it), or why it was rejected.
+    reason = models.TextField(blank=True, default="")
+    submitted_at = models.DateTimeField()
+    submitted_by = models.CharField(max_length=200, blank=True, default="")
+    decided_by = models.CharField(max_length=200, blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: change {self.state}"
 
 
 class BlockEntry(models.Model):

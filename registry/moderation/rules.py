@@ -8,8 +8,12 @@
   Cyrillic ``a`` (U+0430), ``G00gle``);
 - ``model-directed-text``: text addressed to a model rather than a person ("ignore previous
   instructions", role or system prompts inside a description);
-- ``private-endpoint``: an endpoint on a loopback, private or link-local address, or a name
-  that only resolves inside a network (``localhost``, ``.internal``, ``.local``);
+- ``private-endpoint``: an endpoint on a loopback, private or link-local address, a name
+  that only resolves inside a network (``localhost``, ``.internal``, ``.local``), or a name
+  whose DNS answer is such an address (``SCAN_RESOLVE_HOSTS``: asked once per host and
+  write, within ``SCAN_DNS_TIMEOUT``);
+- ``unresolved-endpoint``: an endpoint host that did not resolve (a note: DNS fails for
+  reasons of its own, and a name may be registered before it is published);
 - ``oversized-card``: texts longer than ``SCAN_TEXT_MAX_CHARS``, or deeply repetitive.
 """
 
@@ -23,6 +27,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from registry.extensions import Scanner
+from registry.outbound.addresses import is_public_address
+from registry.outbound.dns import AddressLookupError, host_addresses
 
 _INVISIBLE = re.compile(
     "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
@@ -131,15 +137,67 @@ def _private_host(host: str) -> bool:
     return not address.is_global
 
 
-def private_endpoint(subject) -> list[tuple[str, str]]:
-    found = []
+def _is_name(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return True
+    return False
+
+
+def _resolved(subject, host: str) -> list[str] | str:
+    """The host's addresses, or why it did not resolve; asked once per write (the subject
+    keeps the answers for both rules that read them)."""
+    cache = subject.resolved
+    if host not in cache:
+        try:
+            cache[host] = host_addresses(host, timeout=settings.SCAN_DNS_TIMEOUT)
+        except AddressLookupError as exc:
+            cache[host] = str(exc)
+    return cache[host]
+
+
+def _hosts(subject):
+    """(path, host) of each endpoint address with a host."""
     for path, address in subject.addresses:
         try:
             host = urlsplit(address).hostname
         except ValueError:
             continue
-        if host and _private_host(host):
+        if host:
+            yield path, host.rstrip(".").lower()
+
+
+def private_endpoint(subject) -> list[tuple[str, str]]:
+    found = []
+    for path, host in _hosts(subject):
+        if _private_host(host):
             found.append((path, f"'{host}' is a loopback, private or local address"))
+        elif settings.SCAN_RESOLVE_HOSTS and _is_name(host):
+            addresses = _resolved(subject, host)
+            if isinstance(addresses, str):
+                continue  # unresolved-endpoint notes it
+            private = [a for a in addresses if not is_public_address(a)]
+            if private:
+                found.append(
+                    (
+                        path,
+                        f"'{host}' resolves to {private[0]}, a loopback, private or "
+                        "link-local address",
+                    )
+                )
+    return found
+
+
+def unresolved_endpoint(subject) -> list[tuple[str, str]]:
+    if not settings.SCAN_RESOLVE_HOSTS:
+        return []
+    found = []
+    for path, host in _hosts(subject):
+        if not _private_host(host) and _is_name(host):
+            addresses = _resolved(subject, host)
+            if isinstance(addresses, str):
+                found.append((path, f"'{host}' did not resolve ({addresses})"))
     return found
 
 
@@ -159,5 +217,6 @@ SHIPPED = [
     Scanner("confusable-name", confusable_name, "review", "high"),
     Scanner("model-directed-text", model_directed_text, "review", "medium"),
     Scanner("private-endpoint", private_endpoint, "review", "medium"),
+    Scanner("unresolved-endpoint", unresolved_endpoint, "note", "low"),
     Scanner("oversized-card", oversized_card, "review", "low"),
 ]

@@ -4,8 +4,9 @@ ships (``rules``) and those the apps register (``registry.extensions.register_sc
 Each finding has a rule, a path, a severity and a verdict: ``block`` refuses the write
 (422 ``scan-refused`` listing the findings); ``review`` holds the agent for the moderators
 when ``REGISTRY_ADMISSION`` is ``review``, else it is a warning; ``note`` is recorded only.
-The findings are kept with the agent's moderation (``Moderation.findings``), for its owner
-and the admins."""
+The findings are kept with the agent's moderation (``Moderation.findings``: what it serves
+now), with each card version, and with a change that waits (``PendingChange``), for its
+owner and the admins."""
 
 from dataclasses import dataclass, field
 
@@ -32,6 +33,8 @@ class Subject:
     name: str
     texts: list[tuple[str, str]] = field(default_factory=list)
     addresses: list[tuple[str, str]] = field(default_factory=list)
+    # Each endpoint host's addresses, or why it did not resolve: asked once per write.
+    resolved: dict[str, list[str] | str] = field(default_factory=dict)
 
 
 def agent_subject(agent: Agent) -> Subject:
@@ -104,11 +107,19 @@ def findings_store(agent: Agent, findings: list[dict], *, created: bool) -> None
         Moderation.objects.filter(agent=agent).exclude(findings=[]).update(findings=[])
 
 
+def findings_of(agent_ids: list) -> dict:
+    """{agent id: the scanners' findings of what it serves now}, for those that have any
+    (a card's version keeps them: written in the same write, after the scan)."""
+    rows = Moderation.objects.filter(agent_id__in=agent_ids).exclude(findings=[])
+    return dict(rows.values_list("agent_id", "findings"))
+
+
 def on_agent_changed(sender, agent: Agent, changed: set, created: bool = False, **kwargs):
     """Scan what a write changed (receiver of ``agent_changed``), refuse it on a ``block``."""
     if not changed & SCANNED or not extensions.scanners:
         return
     findings = subject_scan(agent_subject(agent))
     findings_refuse(findings)
+    if admission_decide(agent, findings, created=created):
+        return  # the write waits for review, undone: nothing of it is kept here
     findings_store(agent, findings, created=created)
-    admission_decide(agent, findings, created=created)

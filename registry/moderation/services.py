@@ -9,6 +9,7 @@ from registry.access.audit import audit_actor, audit_record
 from registry.agents.concurrency import agent_lock
 from registry.agents.listing import agent_listed_set
 from registry.agents.models import Agent
+from registry.moderation.changes import change_apply, change_reject
 from registry.moderation.models import Moderation
 from registry.signals import agent_moderated
 
@@ -74,10 +75,13 @@ def agent_release(*, agent: Agent) -> Moderation:
 
 @transaction.atomic
 def agent_approve(*, agent: Agent, reason: str = "") -> Moderation:
-    """Admit the agent (or its change): listed, unless quarantined."""
+    """Admit the agent (or its change: made now, with its events): listed, unless
+    quarantined."""
     agent = agent_lock(agent)
     moderation = moderation_of(agent, lock=True)
     before = _state(moderation)
+    if change_apply(agent, moderation):
+        agent = agent_lock(agent)
     moderation.admission = Moderation.Admission.APPROVED
     moderation.admission_reason = reason
     moderation.approved_once = True
@@ -86,11 +90,13 @@ def agent_approve(*, agent: Agent, reason: str = "") -> Moderation:
 
 @transaction.atomic
 def agent_reject(*, agent: Agent, reason: str) -> Moderation:
-    """Refuse the agent (or its change): not listed; its owner reads the reason, and its
-    next change goes to the queue again."""
+    """Refuse the agent: not listed; its owner reads the reason, and its next change goes
+    to the queue again. A waiting change of an approved agent is refused alone."""
     agent = agent_lock(agent)
     moderation = moderation_of(agent, lock=True)
     before = _state(moderation)
-    moderation.admission = Moderation.Admission.REJECTED
-    moderation.admission_reason = reason
+    # A change of an approved agent is rejected alone: the agent stays as approved.
+    if not change_reject(agent, moderation, reason):
+        moderation.admission = Moderation.Admission.REJECTED
+        moderation.admission_reason = reason
     return _decided(agent, moderation, "rejected", reason, before)

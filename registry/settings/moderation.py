@@ -5,7 +5,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from registry.settings.env import env_bool, env_int, env_list
+from registry.settings.env import env_bool, env_float, env_int, env_list
 
 # Adding a blocklist entry quarantines the agents it matches, in a job: at most this many
 # per entry (the count found is reported on the entry).
@@ -22,6 +22,11 @@ SCAN_BRANDS = env_list(
 # An agent's texts longer than this in all (characters) are an oversized card, as are texts
 # of 2,000 characters or more that compress to a twelfth of their length (oversized-card).
 SCAN_TEXT_MAX_CHARS = env_int("SCAN_TEXT_MAX_CHARS", 60000)
+# private-endpoint asks DNS for each endpoint host's addresses (a name that resolves to a
+# loopback, private or link-local address is flagged), within this many seconds per write's
+# host; a name that does not resolve is a note (unresolved-endpoint).
+SCAN_RESOLVE_HOSTS = env_bool("SCAN_RESOLVE_HOSTS", True)
+SCAN_DNS_TIMEOUT = env_float("SCAN_DNS_TIMEOUT", 2.0)
 # open: every agent is listed as written (scanners' review findings are warnings); review:
 # new agents, and changes a scanner flags for review, wait for a moderator's approval.
 REGISTRY_ADMISSION = os.environ.get("REGISTRY_ADMISSION", "open")

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from protocols.a2a.registration import services
+from protocols.a2a.registration import services, verify
 from protocols.a2a.registration.provenance import CardSource
 from protocols.a2a.registration.refresh import agent_refresh
 from protocols.a2a.serving.cards import card_etag, card_serve
@@ -190,9 +190,7 @@ class A2AAgentVerifyView(APIView):
         payload = VerifySerializer(data=body_object(request) if request.data else {})
         payload.is_valid(raise_exception=True)
         fetch_rate_check(request)
-        registration = services.agent_verify(
-            agent=agent, domain=payload.validated_data.get("domain")
-        )
+        registration = verify.agent_verify(agent=agent, domain=payload.validated_data.get("domain"))
         return registration_response(request, registration, 200)
 
 

@@ -32,6 +32,7 @@ from registry.discovery.models import AgentFacet
 from registry.fastpath.copy import objects_insert, rows_insert
 from registry.http.jsonutil import Problem, canonical_dumps
 from registry.http.problems import ProblemError
+from registry.moderation.scanning import findings_of
 from registry.semantic import client as semantic_client
 from registry.signals import writes_batched
 
@@ -85,6 +86,7 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
         )
         documents, versions, provenances, identities, facts = [], [], [], [], []
         now = timezone.now()
+        findings = findings_of([agent.pk for agent in agents])
         for agent, (card, report, _, preferred), signature in zip(
             agents, fresh, signatures, strict=True
         ):
@@ -100,7 +102,9 @@ def cards_bulk_import(*, owner: str, cards: list[dict]) -> int:
                     signed=report.signed,
                 )
             )
-            versions.append(version_rows(agent, body, change="import", at=now))
+            version = version_rows(agent, body, change="import", at=now)
+            version.findings = findings.get(agent.pk, [])
+            versions.append(version)
             provenance = CardProvenance(
                 agent=agent,
                 discovery_path="import",

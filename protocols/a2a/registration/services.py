@@ -5,6 +5,7 @@ Every write stores the card document and its provenance and sends ``card_stored`
 Native writes to agents reach this app through ``agent_changed`` (protocols.a2a.receivers).
 """
 
+import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -17,11 +18,10 @@ from protocols.a2a.cards.formats import CardReport
 from protocols.a2a.cards.mapping import card_facts, card_to_agent_input
 from protocols.a2a.cards.signatures import SignatureResult
 from protocols.a2a.cards.validation import card_validate
-from protocols.a2a.models import AgentIdentity, CardDocument, CardProvenance
+from protocols.a2a.models import AgentIdentity, CardDocument
 from protocols.a2a.registration.bootstrap import card_resolve
 from protocols.a2a.registration.provenance import (
     CardSource,
-    card_preferred_url,
     card_signature_check,
     provenance_save,
     submitted_body,
@@ -32,6 +32,7 @@ from protocols.a2a.versions.history import version_preview, version_record
 from registry.agents import services as core
 from registry.agents.claims import domain_claim_check
 from registry.agents.concurrency import Precondition, agent_lock, checked
+from registry.agents.holds import write_holdable
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
 from registry.discovery.facts import agent_facts_set
@@ -44,6 +45,8 @@ from registry.signals import writes_batched
 # The source of agents registered by card, and the writer name of this app's writes.
 CARD_SOURCE = "a2a-card"
 WRITER = "a2a"
+# The kind of a card write that waits for review (registry.agents.holds).
+HELD_CARD = "a2a-card"
 # Fact kinds (registry.extensions) this app writes from a card, and from its provenance.
 CARD_FACT_KINDS = (
     "protocolBinding",
@@ -156,31 +159,71 @@ def agent_register_card(
         try:
             # The agent's listing is built once, after the card, provenance and AAP status;
             # its filter keys once, after its capabilities, tags and facts (PostgreSQL).
-            with transaction.atomic(), filter_keys_at_end(), writes_batched():
-                identity = (
-                    AgentIdentity.objects.select_for_update()
-                    .filter(owner=owner, preferred_url=preferred)
-                    .first()
-                )
-                if identity is None:
-                    agent = core.agent_create(
-                        owner=owner, data=data, source=CARD_SOURCE, writer=WRITER
-                    )
-                    AgentIdentity.objects.create(agent=agent, owner=owner, preferred_url=preferred)
-                else:
-                    agent = agent_queryset().get(pk=identity.agent_id)
-                    if agent.owner != owner:
-                        raise _owner_changed(agent)
-                    _agent_card_apply(agent=agent, data=data)
-                change = "register" if identity is None else "reregister"
-                _submitted_save(agent, card, report, source, change=change)
-                provenance_save(agent, source, signature)
-                cards_stored_send([StoredCard(agent, card, created=identity is None)])
-            return CardRegistration(agent, report, identity is None, source, signature)
+            written, held = write_holdable(
+                HELD_CARD,
+                None,
+                lambda: held_card_payload(card, source, "reregister"),
+                lambda: _card_register(owner, card, report, data, preferred, source, signature),
+            )
+            if held is not None:
+                return CardRegistration(held.agent, report, False, source, signature)
+            agent, created = written
+            return CardRegistration(agent, report, created, source, signature)
         except IntegrityError:
             attempt += 1
             if attempt == 3:
                 raise
+
+
+def _card_register(owner, card, report, data, preferred, source, signature) -> tuple[Agent, bool]:
+    # The agent's listing is built once, after the card, provenance and AAP status; its
+    # filter keys once, after its capabilities, tags and facts (PostgreSQL).
+    with transaction.atomic(), filter_keys_at_end(), writes_batched():
+        identity = (
+            AgentIdentity.objects.select_for_update()
+            .filter(owner=owner, preferred_url=preferred)
+            .first()
+        )
+        if identity is None:
+            agent = core.agent_create(owner=owner, data=data, source=CARD_SOURCE, writer=WRITER)
+            AgentIdentity.objects.create(agent=agent, owner=owner, preferred_url=preferred)
+        else:
+            agent = agent_queryset().get(pk=identity.agent_id)
+            if agent.owner != owner:
+                raise _owner_changed(agent)
+            _agent_card_apply(agent=agent, data=data)
+        change = "register" if identity is None else "reregister"
+        _submitted_save(agent, card, report, source, change=change)
+        provenance_save(agent, source, signature)
+        cards_stored_send([StoredCard(agent, card, created=identity is None)])
+    return agent, identity is None
+
+
+def held_card_payload(card: dict, source: CardSource, change: str) -> dict:
+    """A card write that waits for review, as JSON (``held_card_apply`` makes it)."""
+    body = base64.b64encode(source.body).decode() if source.body is not None else None
+    return {
+        "card": card,
+        "body": body,
+        "verifiedDomain": source.verified_domain,
+        "sourceUrl": source.source_url,
+        "discoveryPath": source.discovery_path,
+        "change": change,
+    }
+
+
+def held_card_apply(agent: Agent, payload: dict) -> CardRegistration:
+    """Make a card write that waited, once approved."""
+    body = payload.get("body")
+    source = CardSource(
+        body=base64.b64decode(body) if body is not None else None,
+        verified_domain=payload.get("verifiedDomain", ""),
+        source_url=payload.get("sourceUrl", ""),
+        discovery_path=payload.get("discoveryPath", "posted"),
+    )
+    return agent_replace_card(
+        agent=agent, card=payload["card"], source=source, change=payload.get("change", "replace")
+    )
 
 
 def agent_register_from_domain(
@@ -193,7 +236,7 @@ def agent_register_from_domain(
         raise discovery_problem(exc, "domain" if domain is not None else "url") from None
     host = url_authority(resolved.source_url) or ""
     domain_claim_check(domain=host, owner=owner)
-    _origin_policy_apply(resolved, host)
+    origin_policy_apply(resolved, host)
     source = CardSource(
         body=resolved.body,
         verified_domain=host,
@@ -205,7 +248,7 @@ def agent_register_from_domain(
     return agent_register_card(owner=owner, card=resolved.card, source=source)
 
 
-def _origin_policy_apply(resolved, host: str) -> None:
+def origin_policy_apply(resolved, host: str) -> None:
     """A2A_ORIGIN_POLICY=reject: a card naming interfaces on other hosts than the domain
     that served it neither registers nor verifies."""
     if resolved.origin_problems and settings.A2A_ORIGIN_POLICY == "reject":
@@ -226,66 +269,6 @@ def discovery_problem(exc: DiscoveryError, field_name: str) -> ProblemError:
         exc.detail,
         [Problem(a.url, f"{a.outcome}: {a.detail}") for a in exc.attempts],
     )
-
-
-def agent_verify(*, agent: Agent, domain: str | None = None) -> CardRegistration:
-    """Fetch the card from the agent's domain; it is verified if the domain serves this card."""
-    document = CardDocument.objects.filter(agent=agent).first()
-    if document is None or document.origin != CardDocument.Origin.SUBMITTED:
-        raise ProblemError(
-            409,
-            "not-verifiable",
-            "Only an agent registered by its card can be verified against its domain.",
-        )
-    stored = json.loads(bytes(document.body))
-    provenance = CardProvenance.objects.filter(agent=agent).first()
-    domain = (
-        domain
-        or (provenance.verified_domain if provenance else "")
-        or url_authority(card_preferred_url(stored))
-    )
-    try:
-        resolved = card_resolve(domain=domain)
-    except DiscoveryError as exc:
-        raise discovery_problem(exc, "domain") from None
-    if resolved.card != stored:
-        differing = sorted(
-            key
-            for key in set(stored) | set(resolved.card)
-            if stored.get(key) != resolved.card.get(key)
-        )
-        raise ProblemError(
-            409,
-            "card-mismatch",
-            f"The card served at {resolved.source_url} differs from the registered card; "
-            f"register the served card (PUT /a2a/agents/{agent.id}) or publish this one.",
-            [Problem(key, "differs from the served card") for key in differing],
-        )
-    # Verifying is registering from the domain: a domain another owner proved is theirs
-    # vouches for none of this owner's cards.
-    domain_claim_check(domain=url_authority(resolved.source_url) or "", owner=agent.owner)
-    _origin_policy_apply(resolved, url_authority(resolved.source_url) or "")
-    signature = card_signature_check(stored, url_authority(resolved.source_url))
-    source = CardSource(
-        verified_domain=url_authority(resolved.source_url) or "",
-        source_url=resolved.source_url,
-        discovery_path=resolved.path_used,
-        origin_problems=resolved.origin_problems,
-        attempts=resolved.attempts,
-    )
-    with transaction.atomic():
-        # The fetches took time: the agent must still be there, with this very card.
-        agent = agent_lock(agent)
-        current = CardDocument.objects.filter(agent=agent).values_list("body", flat=True).first()
-        if current is None or json.loads(bytes(current)) != stored:
-            raise ProblemError(
-                409,
-                "conflict",
-                "The agent's card changed while it was being verified; nothing was changed.",
-            )
-        provenance_save(agent, source, signature)
-    report = card_validate(stored)
-    return CardRegistration(agent, report, False, source, signature)
 
 
 def _name_free(name: str, protocol: str, taken: set[str]) -> str:
@@ -317,18 +300,26 @@ def agent_replace_card(
     signature = card_signature_check(card, source.verified_domain or None)
     data = card_to_agent_input(card, report.index_view)
     preferred = data.endpoints[0].address if data.endpoints else ""
-    # The filter keys refreshed once, after the capabilities, tags and facts (PostgreSQL);
-    # the agent locked (the checks above took time: it may have gone or changed since).
-    with transaction.atomic(), filter_keys_at_end(), writes_batched():
-        agent = _replaceable(agent, precondition, preferred)
-        _agent_card_apply(agent=agent, data=data)
-        AgentIdentity.objects.update_or_create(
-            agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
-        )
-        _submitted_save(agent, card, report, source, change=change)
-        provenance_save(agent, source, signature)
-        cards_stored_send([StoredCard(agent, card)])
-    return CardRegistration(agent, report, False, source, signature)
+
+    def write() -> Agent:
+        # The filter keys refreshed once, after the capabilities, tags and facts
+        # (PostgreSQL); the agent locked (the checks above took time: it may have gone or
+        # changed since).
+        with transaction.atomic(), filter_keys_at_end(), writes_batched():
+            locked = _replaceable(agent, precondition, preferred)
+            _agent_card_apply(agent=locked, data=data)
+            AgentIdentity.objects.update_or_create(
+                agent=locked, defaults={"owner": locked.owner, "preferred_url": preferred}
+            )
+            _submitted_save(locked, card, report, source, change=change)
+            provenance_save(locked, source, signature)
+            cards_stored_send([StoredCard(locked, card)])
+        return locked
+
+    written, held = write_holdable(
+        HELD_CARD, agent, lambda: held_card_payload(card, source, change), write
+    )
+    return CardRegistration(held.agent if held else written, report, False, source, signature)
 
 
 def _replaceable(agent: Agent, precondition: Precondition | None, preferred: str) -> Agent:

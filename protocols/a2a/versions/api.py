@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from protocols.a2a.cards.selectors import card_version_read
 from protocols.a2a.models import CardVersion
 from protocols.a2a.versions.diff import card_patch, card_summary
+from registry.access.auth import Principal
 from registry.agents import selectors
 from registry.agents.models import Agent
 from registry.agents.serializers import registry_url
@@ -28,9 +29,17 @@ from registry.http.problems import ProblemError, problem_response
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 _META = ("seq", "card_version", "sha256", "created_at", "actor", "change", "breaking", "summary")
+_META_FINDINGS = (*_META, "findings")
+
+
+def _findings_shown(request: Request, agent: Agent) -> bool:
+    """The scanners' findings of each version are its owner's and the admins' to read."""
+    user = request.user
+    return isinstance(user, Principal) and user.may_change(agent.owner)
 
 
 def version_json(agent_id, row: dict[str, Any], latest: int) -> dict[str, Any]:
+    shown = {"findings": row["findings"]} if "findings" in row else {}
     return {
         "seq": row["seq"],
         "version": row["card_version"],
@@ -42,6 +51,7 @@ def version_json(agent_id, row: dict[str, Any], latest: int) -> dict[str, Any]:
         "breaking": row["breaking"],
         "summary": row["summary"],
         "cardUrl": registry_url(f"/a2a/agents/{agent_id}?version={row['seq']}"),
+        **shown,
     }
 
 
@@ -78,7 +88,9 @@ class AgentVersionListView(APIView):
         responses={200: OpenApiResponse(description="The agent's card versions, newest first.")},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        """The agent's card versions, newest first; ``next`` pages on with ``before``."""
+        """The agent's card versions, newest first; ``next`` pages on with ``before``. To
+        its owner and the admins each has ``findings``: the moderation scanners' findings
+        of that version."""
         params_check(request.query_params, {"limit", "before"})
         agent = selectors.agent_get_shown(agent_id, request.user)
         limit = limit_parse(request.query_params.get("limit"))
@@ -86,7 +98,8 @@ class AgentVersionListView(APIView):
         before = request.query_params.get("before")
         if before:
             rows = rows.filter(seq__lt=_seq_parse(before, "before"))
-        page = list(rows.values(*_META)[: limit + 1])
+        meta = _META_FINDINGS if _findings_shown(request, agent) else _META
+        page = list(rows.values(*meta)[: limit + 1])
         latest = _latest_seq(agent)
         body = {"items": [version_json(agent.id, row, latest) for row in page[:limit]]}
         body["next"] = (
@@ -101,7 +114,8 @@ class AgentVersionDetailView(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="One card version's metadata.")})
     def get(self, request: Request, agent_id: str, seq: str) -> Response:
         agent = selectors.agent_get_shown(agent_id, request.user)
-        row = CardVersion.objects.filter(agent=agent, seq=_seq_parse(seq, "seq")).values(*_META)
+        meta = _META_FINDINGS if _findings_shown(request, agent) else _META
+        row = CardVersion.objects.filter(agent=agent, seq=_seq_parse(seq, "seq")).values(*meta)
         found = row.first()
         if found is None:
             raise ProblemError(404, "not-found", f"Agent {agent.id} has no card version {seq}.")

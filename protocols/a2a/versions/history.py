@@ -23,6 +23,7 @@ from registry.agents.models import Agent
 from registry.events.outbox import event_extend
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
+from registry.moderation.scanning import findings_of
 
 
 def version_latest(agent: Agent) -> CardVersion | None:
@@ -93,6 +94,7 @@ def version_record(agent: Agent, body: bytes, *, change: str) -> CardVersion | N
         change=change,
         summary=summary,
         breaking=bool(summary and summary["breaking"]),
+        findings=findings_of([agent.pk]).get(agent.pk, []),
     )
 
 
