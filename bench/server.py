@@ -129,7 +129,9 @@ class Server:
         """As deployed (make serve): the pages need the static files' manifest."""
         return self.app == "registry.wsgi"
 
-    def start(self, timeout: float = 60.0) -> None:
+    # The embedding service, collectstatic and two workers took 83 s on a 2-core machine
+    # running other loads (load average 12): 60 s was too short there.
+    def start(self, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         with open(self.log_path, "ab") as log:
             if self.runs_semantic():

@@ -61,6 +61,6 @@ class ShippedServer(Server):
     def collects_static(self) -> bool:
         return True  # make serve's steps before honcho: migrate (done) and collectstatic
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 180.0) -> None:  # (as Server's: a loaded machine)
         self.events_port = port_free()
         super().start(timeout)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from django.db.models import DateTimeField, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import DateTimeField, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -99,10 +99,8 @@ def _text_scope(
 
 def _matches(query: DiscoveryQuery, agents: QuerySet | None, keys: list, live: bool, tier=None):
     rows = text_matches(query.text, agents, keys, tier)
-    if rows is not None and query.collapse:  # each row's agent looked up among the copies
-        rows = rows.exclude(
-            Exists(Agent.objects.filter(pk=OuterRef("pk"), duplicate_of__isnull=False))
-        )
+    if rows is not None and query.collapse:  # no copies: the search row's flag (0038)
+        rows = rows.filter(canonical=True)
     if rows is not None and live:
         rows = rows.filter(live_agents(timezone.now()))  # the search row's pk: the agent's
     return rows

@@ -78,7 +78,8 @@ KEPT_FIRST = 4
 
 def _kept_of(cursor, hits: list[tuple], where: str = "", conditions=()) -> set[str]:
     """The ids (text) of the agents of ``hits`` that have a search row (every discoverable
-    agent has one) and meet ``where`` (SQL after an AND, its parameters ``conditions``)."""
+    agent has one), are no copies of a duplicate group (the lane's queries collapse them)
+    and meet ``where`` (SQL after an AND, its parameters ``conditions``)."""
     if not hits:
         return set()
     table = AgentSearchVector._meta.db_table
@@ -86,7 +87,7 @@ def _kept_of(cursor, hits: list[tuple], where: str = "", conditions=()) -> set[s
     # list of strings costs the driver a check of each one.
     cursor.execute(
         f'SELECT "agent_id"::text FROM "{table}" '  # noqa: S608
-        f'WHERE "agent_id" = ANY(%s::uuid[]){where}',
+        f'WHERE "agent_id" = ANY(%s::uuid[]) AND "canonical"{where}',
         ["{" + ",".join([str(pk) for pk, _ in hits]) + "}", *conditions],
     )
     return {pk for (pk,) in cursor.fetchall()}
@@ -155,7 +156,13 @@ def _keyed_kept(
         ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
         if len(ranked) < hybrid.DEPTH and len(hits) == KEYED_ROOM * hybrid.DEPTH < count:
             hits = client.nearest(
-                text, count, among, hybrid.min_cosine(text), generation, ids_as_text=True
+                text,
+                count,
+                among,
+                hybrid.min_cosine(text),
+                generation,
+                ids_as_text=True,
+                canonical=True,
             )
             kept = _kept_of(cursor, hits)
             ranked = [hit for hit in hits if hit[0] in kept][: hybrid.DEPTH]
@@ -208,14 +215,19 @@ def _semantic_kept(
         if count <= hybrid.NEAREST_AMONG:
             wanted = KEYED_ROOM * hybrid.DEPTH
             nearest = client.nearest(
-                text, wanted, among, hybrid.min_cosine(text), generation, ids_as_text=True
+                text,
+                wanted,
+                among,
+                hybrid.min_cosine(text),
+                generation,
+                ids_as_text=True,
+                canonical=True,
             )
             return _keyed_kept(nearest, text, among, count, generation, exact)
     with connections[read_alias()].cursor() as cursor:
         # Their ids packed (16 bytes each) by the statement, as the service takes them.
         packed = "coalesce(string_agg(uuid_send(agent_id), ''::bytea), ''::bytea)"
-        keyed = f" WHERE TRUE{where}" if conditions else ""
-        kept_sql = f'SELECT "agent_id" FROM "{table}"{keyed} LIMIT %s'  # noqa: S608
+        kept_sql = f'SELECT "agent_id" FROM "{table}" WHERE "canonical"{where} LIMIT %s'  # noqa: S608
         cursor.execute(
             f"SELECT count(*), {packed} FROM ({kept_sql}) AS kept",  # noqa: S608
             [*conditions, hybrid.NEAREST_AMONG + 1],
@@ -224,10 +236,21 @@ def _semantic_kept(
     if count > hybrid.NEAREST_AMONG:  # the nearest of all, as many as the keys need
         with connections[read_alias()].cursor() as cursor:
             return hybrid.nearest_kept(
-                text, kept_of, hybrid.semantic_wanted(True), generation, ids_as_text=True
+                text,
+                kept_of,
+                hybrid.semantic_wanted(True),
+                generation,
+                ids_as_text=True,
+                canonical=True,
             )
     return client.nearest(
-        text, hybrid.DEPTH, bytes(among), hybrid.min_cosine(text), generation, ids_as_text=True
+        text,
+        hybrid.DEPTH,
+        bytes(among),
+        hybrid.min_cosine(text),
+        generation,
+        ids_as_text=True,
+        canonical=True,
     )
 
 
@@ -254,7 +277,9 @@ def hybrid_first_page(
     wanted = hybrid.semantic_wanted(filtered) if among is None else KEYED_ROOM * hybrid.DEPTH
     asked = None
     if count or among is None:  # (the keys name no agent: none is near)
-        asked = client.nearest_begin(text, wanted, among, floor=hybrid.min_cosine(text), look=False)
+        asked = client.nearest_begin(
+            text, wanted, among, floor=hybrid.min_cosine(text), look=False, canonical=True
+        )
     live_at = timezone.now() if query.live else None
     keys, generation = first_keys(
         FirstQuery(query.text, query.keys, hybrid.DEPTH, filters=query.filters),
@@ -265,7 +290,9 @@ def hybrid_first_page(
     try:
         hits, held = asked.result(ids_as_text=True) if asked else ([], generation)
         if held != generation:
-            again = client.nearest_begin(text, wanted, among, hybrid.min_cosine(text), generation)
+            again = client.nearest_begin(
+                text, wanted, among, hybrid.min_cosine(text), generation, canonical=True
+            )
             hits, held = again.result(ids_as_text=True)
         # The service's matrix holds every write of the page's generation, retirements and
         # deletions too: its hits need no look-up of which agents discovery finds.

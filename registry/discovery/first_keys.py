@@ -2,8 +2,9 @@
 relevance order on PostgreSQL, as ``pagination.tiered_keys`` reads them from the ORM's
 tiers (``search.text_matches``), built from the same words and filter keys on a plain
 cursor: one statement a tier, or for two words or more one scan of the matches that gives
-each its tier. Only table names and tier numbers are formatted into the SQL: the words, keys
-and times are parameters."""
+each its tier. Copies of a duplicate group are not among them (``canonical_sql``). Only
+table names and tier numbers are formatted into the SQL: the words, keys and times are
+parameters."""
 
 import uuid
 from dataclasses import dataclass
@@ -35,6 +36,13 @@ class FirstQuery:
 def _generation_sql() -> str:
     table = DataGeneration._meta.db_table
     return f'(SELECT U0."value" FROM "{table}" U0 WHERE U0."id" = 1)'  # noqa: S608
+
+
+def canonical_sql() -> str:
+    # The search row's agent is no copy of a duplicate group: the lane's queries collapse
+    # copies (a query with collapse=false is the ORM's), by a flag the row keeps at write
+    # time (migration 0038), as the filter keys keep ``discoverable``.
+    return f' AND "{AgentSearchVector._meta.db_table}"."canonical"'
 
 
 def live_sql() -> str:
@@ -70,7 +78,8 @@ def _tier_sql(tier: int, live: bool = False, text_ids: bool = False, filtered: s
     return (
         f"(SELECT {_columns(text_ids)}, {int(tier)}, {_generation_sql()} "  # noqa: S608
         f'FROM "{table}" '
-        f"WHERE (tsv @@ ({WORDS_SQL} && %s::tsquery)){live_sql() if live else ''}{filtered} "
+        f"WHERE (tsv @@ ({WORDS_SQL} && %s::tsquery)){canonical_sql()}"
+        f"{live_sql() if live else ''}{filtered} "
         f"ORDER BY {_newest_first()} LIMIT %s)"
     )
 
@@ -105,7 +114,8 @@ def _one_scan_sql(
         f"WHEN tsv @@ %s::tsquery THEN {int(titles_tier)} ELSE {int(other_tier)} END, "
         f"{_generation_sql()} "
         f'FROM "{table}" '
-        f"WHERE (tsv @@ ({WORDS_SQL}{keys})){live_sql() if live else ''}{filtered} "
+        f"WHERE (tsv @@ ({WORDS_SQL}{keys})){canonical_sql()}"
+        f"{live_sql() if live else ''}{filtered} "
         f"ORDER BY 3 DESC, {_newest_first()} LIMIT %s)"
     )
 

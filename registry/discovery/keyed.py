@@ -22,7 +22,6 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django_filters.constants import EMPTY_VALUES
 
 from registry import extensions
-from registry.agents.models import Agent
 from registry.agents.text import search_key
 from registry.discovery.models import AgentFilterKeys, DataGeneration
 from registry.discovery.pagination import Page, keyset_found_page
@@ -59,14 +58,12 @@ def _fact_key(kind: str, value: str) -> str:
 def _statement(sort: str) -> str:
     column, direction = SORTS[sort]
     table, generation = AgentFilterKeys._meta.db_table, DataGeneration._meta.db_table
-    agents = Agent._meta.db_table
-    # Copies of a duplicate group are left out, as query_agents leaves them (collapse).
+    # Copies of a duplicate group are left out, as query_agents leaves them (collapse), by
+    # the flag the keys' row keeps (migration 0038).
     return (
         f'SELECT "agent_id", "{column}", '  # noqa: S608
         f'(SELECT U0."value" FROM "{generation}" U0 WHERE U0."id" = 1) '
-        f'FROM "{table}" WHERE "discoverable" AND "keys" @@ %s::tsquery '
-        f'AND NOT EXISTS (SELECT 1 FROM "{agents}" A WHERE A."id" = "agent_id" '
-        f'AND A."duplicate_of" IS NOT NULL) '
+        f'FROM "{table}" WHERE "discoverable" AND "canonical" AND "keys" @@ %s::tsquery '
         f'ORDER BY "{column}" {direction}, "agent_id" ASC LIMIT %s'
     )
 

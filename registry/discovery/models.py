@@ -44,7 +44,8 @@ class AgentSearchVector(models.Model):
 
     ``created_at``: the agent's, copied by the trigger (migration 0008), so that a relevance
     tier is read newest first from this table alone: sorting a few matches, or walking the
-    ``search_vector_created`` index while most rows match.
+    ``search_vector_created`` index while most rows match. ``canonical``: the agent is no
+    copy of a duplicate group, which collapsed queries (the lean lane's) test.
     """
 
     agent = models.OneToOneField(
@@ -56,6 +57,9 @@ class AgentSearchVector(models.Model):
     )
     tsv = SearchVectorField()
     created_at = models.DateTimeField()
+    # No copy of a duplicate group (``Agent.duplicate_of`` is null): what a collapsed
+    # query reads, kept by the triggers with the agent's regroups (migration 0038).
+    canonical = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         indexes = [models.Index(fields=["-created_at", "agent"], name="search_vector_created")]
@@ -70,8 +74,9 @@ class AgentFilterKeys(models.Model):
     lean lane's ``discovery.keyed``), where the filters' own tables are joined one set
     against the other. Kept by triggers on the agent, capability, tag and fact tables
     (migration 0022): ``~tag <value>`` (as CapabilityTag holds it), ``~capability <lower
-    name>``, ``~f <kind> <value>`` (each AgentFacet, as stored), and the agent's sort keys
-    and whether discovery finds it. Empty on SQLite."""
+    name>``, ``~f <kind> <value>`` (each AgentFacet, as stored), and the agent's sort keys,
+    whether discovery finds it and whether it is a copy of a duplicate group (migration
+    0038). Empty on SQLite."""
 
     agent = models.OneToOneField(
         Agent,
@@ -83,7 +88,8 @@ class AgentFilterKeys(models.Model):
     keys = SearchVectorField()
     created_at = models.DateTimeField()
     name_key = models.TextField()  # lower(name), the "name" sort's key
-    discoverable = models.BooleanField()  # not retired
+    discoverable = models.BooleanField()  # listed and not retired
+    canonical = models.BooleanField(default=True, db_default=True)  # no copy (migration 0038)
 
     def __str__(self) -> str:
         return str(self.agent_id)

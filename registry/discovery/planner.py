@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from registry.agents.models import Agent
 from registry.discovery import discover, first, shapes
 from registry.discovery.cache import cacheable, live_candidates_apply
 from registry.discovery.first_keys import FirstQuery, first_keys
@@ -90,36 +89,12 @@ def _shaped_agents(params) -> QuerySet | None:
     return None if query is None else first.agents_filtered(query)
 
 
-def _copies_dropped(find: Callable) -> Callable:
-    """A lane path that reads the search rows (every discoverable agent has one, copies of
-    a duplicate group too): its page without the copies, as ``query_agents`` leaves them
-    out (collapse), by one look at the page's agents."""
-
-    def dropped():
-        page, sort = find()
-        if page.rows:
-            copies = {
-                str(pk)
-                for pk in Agent.objects.filter(
-                    pk__in=page.rows, duplicate_of__isnull=False
-                ).values_list("pk", flat=True)
-            }
-            if copies:
-                kept = [i for i, pk in enumerate(page.rows) if str(pk) not in copies]
-                page.rows = [page.rows[i] for i in kept]
-                if page.scores is not None:
-                    page.scores = [page.scores[i] for i in kept]
-        return page, sort
-
-    return dropped
-
-
 def _lane_plan(query: DiscoveryQuery) -> Plan | None:
     if "updated_since" in query.names:
         return None  # the change feed: its tombstones are the view's
     words = first.first_query(query)
     if words is not None and not words.live:
-        return Plan("keyword-tiers", _copies_dropped(lambda: first.first_page(words)), query=query)
+        return Plan("keyword-tiers", lambda: first.first_page(words), query=query)
     fused_words = first.first_query(query, DEFAULT_MODE)
     if fused_words is not None:
         fused = _Fused()
@@ -129,7 +104,7 @@ def _lane_plan(query: DiscoveryQuery) -> Plan | None:
             fused.found = True
             return found
 
-        return Plan("hybrid-first", _copies_dropped(hybrid_find), None, fused, query=query)
+        return Plan("hybrid-first", hybrid_find, None, fused, query=query)
     keyed = keyed_find(query)
     if keyed is not None:  # filters alone, two or more keys: the agents' filter keys
         return Plan("keyed", keyed, query=query)

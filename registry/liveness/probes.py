@@ -133,12 +133,13 @@ def probe_one(endpoint: Endpoint) -> ProbeOutcome:
 
 
 def probeable() -> Q:
-    """Persistent endpoints with an http(s) address: the ones probes reach."""
+    """Persistent HTTP endpoints with an http(s) address, or of a protocol whose app
+    registered a prober (it reaches what else its protocol names: an A2A gRPC authority,
+    ``host:port``): the ones probes reach."""
     return Q(
         liveness_model=Endpoint.Liveness.PERSISTENT,
         transport=Endpoint.Transport.HTTP,
-        address__startswith="http",
-    )
+    ) & (Q(address__startswith="http") | Q(protocol__in=sorted(extensions.probers)))
 
 
 def endpoint_probe_store(

@@ -229,6 +229,12 @@ def _target(url: str, deadline: float) -> Target:
     return Target(url=parsed, host=host, port=port, addresses=addresses)
 
 
+def target_checked(url: str, deadline: float) -> Target:
+    """``url`` parsed, checked and resolved as a fetch of it would be (a gRPC channel's
+    target: registry/outbound/channels.py); FetchError when it may not be reached."""
+    return _target(url, deadline)
+
+
 def _resolve(host: str, port: int, url: str, deadline: float) -> tuple[str, ...]:
     try:
         infos = deadlines.getaddrinfo(host, port, deadline)
@@ -278,7 +284,7 @@ def _exchange(
     )
     request_headers = [
         (b"Host", target.url.netloc),
-        (b"User-Agent", _user_agent().encode()),
+        (b"User-Agent", user_agent().encode()),
         (b"Accept", b"application/json" if accept_json else b"*/*"),
         (b"Accept-Encoding", b"identity"),
     ]
@@ -386,7 +392,8 @@ def _content_length(headers: httpx.Headers) -> int:
         return 0
 
 
-def _user_agent() -> str:
+def user_agent() -> str:
+    """The User-Agent of every outbound request: the registry and its base URL."""
     version = getattr(settings, "REGISTRY_VERSION", "1.0")
     base_url = getattr(settings, "REGISTRY_BASE_URL", "")
     return f"a2a-registry/{version} (+{base_url})" if base_url else f"a2a-registry/{version}"

@@ -6,9 +6,10 @@ every vector out of the web workers.
 The protocol is one JSON line each way per request: ``{"op": "embed", "texts": [...]}``
 answers ``{"vectors": [base64, ...]}``; ``{"op": "nearest", "text": ..., "k": ...,
 "floor": ..., "among": [id, ...] | null, "among_packed": base64, "generation": n,
-"look": bool}`` (``among_packed``: the agents' 16-byte ids one after the other; the data
-generation whose vectors the search must see, optional; ``look`` false: search the vectors
-held, without looking for newer ones) answers ``{"ids": "id,id,...", "dots": [n, ...],
+"look": bool, "canonical": bool}`` (``among_packed``: the agents' 16-byte ids one after the
+other; the data generation whose vectors the search must see, optional; ``look`` false:
+search the vectors held, without looking for newer ones; ``canonical`` true: no copy of a
+duplicate group among the hits) answers ``{"ids": "id,id,...", "dots": [n, ...],
 "generation": n}``: the hits' ids, nearest first, and their byte dot products with the
 query (a cosine is one over 127², ``embedder.cosine_of``), and the generation whose vectors it
 saw, at least.
@@ -216,6 +217,7 @@ class Nearest:
                 request["floor"],
                 request.get("generation"),
                 ids_as_text=ids_as_text,
+                canonical=request.get("canonical", False),
             )
         if self._asked is None:
             raise self._failed
@@ -240,10 +242,12 @@ def nearest_begin(
     generation: int | None = None,
     *,
     look: bool = True,
+    canonical: bool = False,
 ) -> Nearest:
     """Ask for ``nearest``'s search now, read its answer later (``Nearest.result``). With
     ``look`` False the service searches the vectors it holds, without looking for newer
-    ones: the answer's generation says which."""
+    ones: the answer's generation says which. ``canonical``: no copy of a duplicate group
+    among the hits (the lean lane's collapsed queries)."""
     request = {"op": "nearest", "text": text, "k": k, "floor": floor, "among": None}
     if isinstance(among, bytes):  # 16 bytes an agent: sent as they are, in base64
         request["among_packed"] = base64.b64encode(among).decode()
@@ -253,6 +257,8 @@ def nearest_begin(
         request["generation"] = generation
     if not look:
         request["look"] = False
+    if canonical:
+        request["canonical"] = True
     return Nearest(request, among)
 
 
@@ -264,9 +270,10 @@ def nearest(
     generation: int | None = None,
     *,
     ids_as_text: bool = False,
+    canonical: bool = False,
 ) -> list[tuple]:
     """Up to ``k`` (agent id, cosine) pairs nearest to ``text`` with a cosine of ``floor``
     or more, among ``among`` if given, searched in vectors that hold every agent written
     by data generation ``generation`` (by now when None)."""
-    asked = nearest_begin(text, k, among, floor, generation)
+    asked = nearest_begin(text, k, among, floor, generation, canonical=canonical)
     return asked.result(ids_as_text=ids_as_text)[0]

@@ -27,7 +27,11 @@ transaction, and a look reads the tombstones written since the last one (the sam
 the vectors) and drops their agents' rows, and never reads a tombstoned agent's vector. So
 a search answered from a matrix that holds the generation a page read finds only agents
 that page may show, and the lean lane's default mode skips its look-up of the nearest when
-no filter asks one (registry.discovery.first)."""
+no filter asks one (registry.discovery.first). Copies of a duplicate group are held too,
+marked (a query with collapse=false finds them by meaning), and a ``canonical`` search (the
+lane's collapsed queries) skips them; a regroup writes the vectors' ``updated_at`` of the
+agents whose ``duplicate_of`` changed (registry.trust.duplicates), so a look reads them
+again with their mark."""
 
 import hashlib
 import logging
@@ -36,7 +40,6 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import timedelta
-from typing import NamedTuple
 
 from django.db import Error as DatabaseError
 from django.db import connections
@@ -45,6 +48,7 @@ from django.db.models import Exists, Max, OuterRef
 from registry.agents.models import Tombstone
 from registry.semantic.embedder import DIMENSIONS, SCALE, cosine_of, embed, quantize
 from registry.semantic.models import AgentVector
+from registry.semantic.scores import Found, best_of, dots_of
 
 log = logging.getLogger(__name__)
 # Re-read what changed in this span before the last read (transactions commit late).
@@ -66,16 +70,6 @@ REMEMBERED = 2048
 AMONG_REMEMBERED_ROWS = 2_000_000
 
 
-class Found(NamedTuple):
-    """A search's hits, nearest first: their matrix rows, their byte dot products with the
-    query, and the matrix's ids as text and as UUIDs (``texts`` and ``ids``, by row)."""
-
-    rows: list[int]
-    dots: list[int]
-    texts: list[str]
-    ids: list
-
-
 class VectorIndex:
     def __init__(self):
         import numpy as np
@@ -87,6 +81,7 @@ class VectorIndex:
         self._texts: list[str] = []  # the same ids as text, as the service answers them
         self._row: dict[bytes, int] = {}  # an agent's id (its 16 bytes): its row
         self._matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+        self._copies = np.zeros(0, dtype=bool)  # by row: a copy of a duplicate group
         self._seen = None
         self._gone_seen = None  # the newest tombstone read
         self._stamp = None
@@ -126,7 +121,9 @@ class VectorIndex:
                 rows = rows.filter(~Exists(Tombstone.objects.filter(agent_id=OuterRef("agent"))))
                 if not whole:
                     rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
-                found = list(rows.values_list("agent_id", "vector", "updated_at"))
+                found = list(
+                    rows.values_list("agent_id", "vector", "updated_at", "agent__duplicate_of")
+                )
                 # Read after the vectors: a tombstone committed in between is read here.
                 gone = []
                 if not whole:
@@ -152,34 +149,39 @@ class VectorIndex:
         ``reload``."""
         np = self._np
         ids, texts, row, matrix = self._ids, self._texts, self._row, self._matrix
+        copies = self._copies
         if reload:
             ids, texts, row = [], [], {}
             matrix = np.zeros((0, DIMENSIONS), dtype=np.int8)
+            copies = np.zeros(0, dtype=bool)
             self._loaded_at = time.monotonic()
         added, replaced = [], []
-        for agent_id, vector, _ in found:
+        for agent_id, vector, _, canonical_id in found:
             at = row.get(agent_id.bytes)
             if at is None:
-                added.append((agent_id, bytes(vector)))
+                added.append((agent_id, bytes(vector), canonical_id is not None))
             else:
-                replaced.append((at, bytes(vector)))
+                replaced.append((at, bytes(vector), canonical_id is not None))
         if replaced:
-            matrix = matrix.copy()  # searches under way keep the matrix they took
-            for at, vector in replaced:
+            # Searches under way keep the matrix they took.
+            matrix, copies = matrix.copy(), copies.copy()
+            for at, vector, copy in replaced:
                 matrix[at] = np.frombuffer(vector, dtype=np.int8)
+                copies[at] = copy
         if added:
-            block = np.frombuffer(b"".join(v for _, v in added), dtype=np.int8)
+            block = np.frombuffer(b"".join(v for _, v, _ in added), dtype=np.int8)
             block = block.reshape(len(added), DIMENSIONS)
             matrix = np.vstack([matrix, block])
-            ids = ids + [agent_id for agent_id, _ in added]
-            texts = texts + [str(agent_id) for agent_id, _ in added]
+            copies = np.concatenate([copies, np.array([c for _, _, c in added], dtype=bool)])
+            ids = ids + [agent_id for agent_id, _, _ in added]
+            texts = texts + [str(agent_id) for agent_id, _, _ in added]
             at = len(row)
-            row = {**row, **{agent_id.bytes: at + n for n, (agent_id, _) in enumerate(added)}}
+            row = {**row, **{agent_id.bytes: at + n for n, (agent_id, _, _) in enumerate(added)}}
         dead = [row[pk.bytes] for pk in gone or () if pk.bytes in row]
         if dead:  # (rare: a retirement or a deletion; the rows after them move up)
             keep = np.ones(len(ids), dtype=bool)
             keep[dead] = False
-            matrix = matrix[keep]
+            matrix, copies = matrix[keep], copies[keep]
             kept = keep.tolist()
             ids = [pk for pk, k in zip(ids, kept, strict=True) if k]
             texts = [pk for pk, k in zip(texts, kept, strict=True) if k]
@@ -187,6 +189,7 @@ class VectorIndex:
         if reload or found or dead:
             with self._lock:
                 self._ids, self._texts, self._row, self._matrix = ids, texts, row, matrix
+                self._copies = copies
                 self._remembered.clear()
                 self._among_rows.clear()
                 self._among_kept = 0
@@ -300,11 +303,13 @@ class VectorIndex:
         generation: int | None = None,
         look: bool = True,
         ids_as_text: bool = False,
+        canonical: bool = False,
     ) -> tuple[list[tuple], int]:
         """``nearest``'s hits, and the data generation whose vectors the matrix searched
         held (at least); with ``look`` False, from the matrix as it is (no ``current``);
-        with ``ids_as_text`` each hit's id as text."""
-        found, held = self.search_dots(text, k, among, floor, generation, look)
+        with ``ids_as_text`` each hit's id as text; with ``canonical`` no copy of a
+        duplicate group (``Agent.duplicate_of``) among them."""
+        found, held = self.search_dots(text, k, among, floor, generation, look, canonical)
         names = found.texts if ids_as_text else found.ids
         return [(names[r], cosine_of(d)) for r, d in zip(found.rows, found.dots, strict=True)], held
 
@@ -316,6 +321,7 @@ class VectorIndex:
         floor: float = -1.0,
         generation: int | None = None,
         look: bool = True,
+        canonical: bool = False,
     ) -> tuple[Found, int]:
         """``search``'s hits as the matrix holds them (``Found``: their rows and byte dot
         products with the query, a cosine being one over ``SCALE``², with the matrix's ids),
@@ -323,10 +329,10 @@ class VectorIndex:
         np = self._np
         if look:
             self.current(generation)
-        key = (text, k, floor)
+        key = (text, k, floor, canonical)
         held = self.generation  # (read before the matrix: a look sets it after the matrix)
         with self._lock:
-            matrix, ids, texts = self._matrix, self._ids, self._texts
+            matrix, ids, texts, copies = self._matrix, self._ids, self._texts, self._copies
             remembered = self._remembered.get(key) if among is None else None
             if remembered is not None:
                 self._remembered.move_to_end(key)
@@ -338,21 +344,17 @@ class VectorIndex:
             return Found([], [], texts, ids), held
         query = np.frombuffer(quantize(query)[0], dtype=np.int8)
         if rows is None:
-            scores = _dots(query, matrix)
+            scores = dots_of(query, matrix)
         elif len(rows) * 4 > len(matrix):  # most rows: one product, then theirs
-            scores = _dots(query, matrix)[rows]
+            scores = dots_of(query, matrix)[rows]
         else:  # a few: theirs alone
-            scores = _dots(query, matrix[rows])
-        # The k highest of those at the floor or above, with every score equal to the k-th
-        # (ties are common among integers): the sort below keeps the lowest ids of those,
-        # whatever order the matrix holds them in. Those at the floor are found first: a
-        # query is near a few per cent of the agents, and the k-th among them (the k-th of
-        # all, when more than k are there) took a third of the time of a partition of every
-        # score (0.35 against 1.08 ms at 200,000 vectors: bench/README.md).
-        best = np.flatnonzero(scores >= floor * SCALE * SCALE)
-        if len(best) > k:
-            kept = scores[best]
-            best = best[kept >= np.partition(kept, len(kept) - k)[len(kept) - k]]
+            scores = dots_of(query, matrix[rows])
+        skipped = None
+        if canonical and copies.any():  # the copies' places among the scores
+            skipped = copies if rows is None else copies[rows]
+        # The sort below keeps the lowest ids of the ties at the k-th score, whatever order
+        # the matrix holds them in.
+        best = best_of(scores, k, floor * SCALE * SCALE, skipped)
         at = (best if rows is None else rows[best]).tolist()  # their rows in the matrix
         # Nearest first; equal scores by id (its text sorts as its number), so every
         # process answers in the same order.
@@ -370,17 +372,6 @@ class VectorIndex:
                     if len(self._remembered) > REMEMBERED:
                         self._remembered.popitem(last=False)
         return Found(rows_found, dots, texts, ids), held
-
-
-def _dots(query, matrix):
-    """The dot product of the byte vector ``query`` with each row of the byte ``matrix``:
-    integers (of at most 256 x 127² each)."""
-    import numpy as np
-    import simsimd
-
-    if not len(matrix):
-        return np.zeros(0, dtype=np.int32)
-    return np.asarray(simsimd.cdist(query[None], matrix, metric="dot", out_dtype="int32"))[0]
 
 
 _index = None

@@ -50,7 +50,13 @@ def answer(index: VectorIndex, request: dict) -> dict:
         elif among is not None:
             among = [uuid.UUID(pk) for pk in among]
         found, held = index.search_dots(
-            text, k, among, float(floor), generation, look=request.get("look", True) is not False
+            text,
+            k,
+            among,
+            float(floor),
+            generation,
+            look=request.get("look", True) is not False,
+            canonical=request.get("canonical") is True,
         )
         # The ids as one text and the scores as integers: a list of [id, cosine] pairs cost
         # the service three times as much to write and a worker twice as much to read.

@@ -10,9 +10,11 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from django.db.models import Q
+from django.utils import timezone
 
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
+from registry.semantic.models import AgentVector
 from registry.trust.models import DuplicateKey
 
 KEY_CHARS = 300
@@ -145,5 +147,10 @@ def _groups_write(affected: set) -> list[uuid.UUID]:
         for pk, row in rows.items()
         if row["duplicate_of"] != wanted[pk]
     ]
+    # The triggers keep the copies out of the search rows and filter keys that the lean
+    # lane reads (migration 0038); the vectors written anew, the index reads their mark.
     Agent.objects.bulk_update(changed, ["duplicate_of"], batch_size=500)
-    return [agent.pk for agent in changed]
+    ids = [agent.pk for agent in changed]
+    if ids:
+        AgentVector.objects.filter(agent_id__in=ids).update(updated_at=timezone.now())
+    return ids

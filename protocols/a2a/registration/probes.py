@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import time
 import uuid
 
 from django.conf import settings
@@ -36,6 +37,7 @@ from registry.access.audit import audit_actor
 from registry.agents.models import Agent, Endpoint
 from registry.http.problems import ProblemError
 from registry.liveness.probes import ProbeOutcome, http_probe, outcome_of_error, task_probe_due
+from registry.outbound.channels import grpc_target, tls_expiry
 from registry.outbound.fetch import FetchError, FetchResult, fetch
 from registry.outbound.hosts import url_authority
 
@@ -70,6 +72,8 @@ def a2a_probe(endpoint: Endpoint) -> ProbeOutcome:
 
 
 def _a2a_probe(endpoint: Endpoint) -> ProbeOutcome:
+    if (endpoint.protocol_metadata or {}).get("protocolBinding") == "GRPC":
+        return _grpc_reach(endpoint)
     fetches = _Fetches()
     named = _card_naming(endpoint, fetches)
     if named is None:
@@ -90,6 +94,19 @@ def _a2a_probe(endpoint: Endpoint) -> ProbeOutcome:
     return ProbeOutcome(
         True, call.category, f"up: {found}; {call.detail}", call.status, digest, changed
     )
+
+
+def _grpc_reach(endpoint: Endpoint) -> ProbeOutcome:
+    """A gRPC endpoint (``host:port`` or a URL) is up when its target, checked by the safe
+    fetcher's address rules, completes a verified TLS handshake
+    (registry/outbound/channels.py); the task probe makes the A2A calls."""
+    deadline = time.monotonic() + settings.PROBE_TIMEOUT_SECONDS
+    try:
+        expiry = tls_expiry(grpc_target(endpoint.address, deadline), deadline)
+    except FetchError as exc:
+        return outcome_of_error(exc)
+    detail = "up: its gRPC port completes a TLS handshake; no A2A call for GRPC"
+    return ProbeOutcome(True, "ok", detail, cert_expires_at=expiry)
 
 
 def _body(result: FetchResult) -> bytes:

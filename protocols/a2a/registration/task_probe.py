@@ -19,7 +19,7 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver, parse_agent_card
 from a2a.client.errors import A2AClientError
 from a2a.helpers.proto_helpers import new_text_part
-from a2a.types.a2a_pb2 import GetTaskRequest, Message, Role, SendMessageRequest, Task
+from a2a.types.a2a_pb2 import GetTaskRequest, Message, Role, SendMessageRequest
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, VERSION_HEADER
 from a2a.utils.errors import A2AError
 from django.conf import settings
@@ -27,14 +27,18 @@ from django.utils import timezone
 from google.protobuf.json_format import MessageToDict
 
 from protocols.a2a.cards.documents import cards_stored
+from protocols.a2a.registration.probe_checks import answer_checks, declares_auth
 from registry.agents.models import Endpoint
 from registry.liveness.probes import TaskCheck
 from registry.outbound.hosts import url_authority
 from registry.outbound.transport import FetcherTransport
 
-# The bindings a2a-sdk's client speaks over HTTP (gRPC opens its own channel, which the
-# safe fetcher does not carry).
+# The bindings a2a-sdk's client speaks over HTTP, through the safe fetcher; gRPC opens a
+# channel of its own, pinned to the addresses the fetcher's rules checked (grpc_probe).
 HTTP_BINDINGS = ("JSONRPC", "HTTP+JSON")
+GRPC_BINDING = "GRPC"
+# Seconds the whole gRPC exchange may run past its calls' deadline (closing the channel).
+GRACE = 1.0
 PROBE_TEXT = (
     "A2A registry probe ({base}): a test message to check that this agent answers A2A. "
     "Nothing needs to be done; a short reply is enough."
@@ -53,12 +57,6 @@ def _card_for(endpoint: Endpoint, binding: str, found: dict | None, stored) -> d
         {"url": endpoint.address, "protocolBinding": binding, "protocolVersion": version}
     ]
     return card
-
-
-def _declares_auth(card: dict | None) -> bool:
-    if not isinstance(card, dict):
-        return False
-    return bool(card.get("securitySchemes")) or bool(card.get("securityRequirements"))
 
 
 async def _converse(
@@ -82,7 +80,7 @@ async def _converse(
         if seen["card"] is not None:
             card_json = MessageToDict(seen["card"])
         call_card = _card_for(endpoint, binding, card_json, stored)
-        seen["declared"] = _declares_auth(card_json or call_card)
+        seen["declared"] = declares_auth(card_json or call_card)
         if call_card is None:
             seen["error"] = "no card to call the agent by"
             return seen
@@ -112,15 +110,16 @@ async def _converse(
 def task_probe(endpoint: Endpoint) -> tuple[tuple[TaskCheck, ...], datetime | None]:
     """Probe the endpoint with a real request; its checks and the certificate's expiry."""
     binding = (endpoint.protocol_metadata or {}).get("protocolBinding") or "JSONRPC"
-    if binding not in HTTP_BINDINGS:
-        detail = f"{binding} is not probed with a request (only over HTTP through the fetcher)"
+    if binding not in (*HTTP_BINDINGS, GRPC_BINDING):
+        detail = f"{binding} is not probed with a request (not an A2A binding it speaks)"
         return (TaskCheck("binding", False, detail),), None
     deadline = settings.TRUST_TASK_PROBE_SECONDS
-    transport = FetcherTransport(
-        timeout=settings.PROBE_TIMEOUT_SECONDS, deadline=time.monotonic() + deadline
-    )
+    ends_at = time.monotonic() + deadline
+    transport = FetcherTransport(timeout=settings.PROBE_TIMEOUT_SECONDS, deadline=ends_at)
     found = cards_stored([endpoint.agent_id]).get(endpoint.agent_id)
     stored = found.card if found is not None else None
+    if binding == GRPC_BINDING:
+        return _grpc_probe(endpoint, transport, stored, ends_at)
     try:
         conversation = _converse(endpoint, binding, transport, stored)
         seen = asyncio.run(asyncio.wait_for(conversation, deadline))
@@ -128,6 +127,20 @@ def task_probe(endpoint: Endpoint) -> tuple[tuple[TaskCheck, ...], datetime | No
         seen = {"card": None, "answer": None, "task": None, "fetched": None, "timeout": True}
         seen["error"] = f"the probe ran out of its {deadline} s"
     return _checks(endpoint, seen, transport), _cert_expiry(transport)
+
+
+def _grpc_probe(endpoint: Endpoint, transport, stored, ends_at: float) -> tuple:
+    from protocols.a2a.registration.grpc_probe import grpc_checks, grpc_converse
+
+    text = PROBE_TEXT.format(base=settings.REGISTRY_BASE_URL)
+    seen: dict = {}
+    try:
+        conversation = grpc_converse(endpoint, transport, stored, ends_at, _card_for, text, seen)
+        # Each call ends by its own deadline (grpc's); this one cuts what grpc did not.
+        asyncio.run(asyncio.wait_for(conversation, settings.TRUST_TASK_PROBE_SECONDS + GRACE))
+    except TimeoutError:
+        seen["timeout"] = True
+    return grpc_checks(seen), seen.get("expiry")
 
 
 def _cert_expiry(transport: FetcherTransport) -> datetime | None:
@@ -162,37 +175,4 @@ def _checks(endpoint: Endpoint, seen: dict, transport: FetcherTransport) -> tupl
         return tuple(checks)
     checks.append(TaskCheck("binding", True, f"answered with HTTP status {statuses[0]}"))
     required = any(status in (401, 403) for status in statuses)
-    declared = seen.get("declared", False)
-    if required and not declared:
-        checks.append(
-            TaskCheck("auth", False, "it requires authentication its card does not declare")
-        )
-    else:
-        note = "declared and required" if required else ("declared" if declared else "none")
-        checks.append(TaskCheck("auth", True, f"authentication: {note}"))
-    if required:
-        return tuple(checks)
-    well_formed = seen.get("answer") is not None or "a2a_error" in seen
-    checks.append(
-        TaskCheck(
-            "wellFormed",
-            well_formed,
-            "a well-formed A2A answer"
-            if well_formed
-            else f"not a well-formed A2A answer: {seen.get('error', '')}",
-        )
-    )
-    task, fetched = seen.get("task"), seen.get("fetched")
-    if isinstance(task, Task):
-        holds = isinstance(fetched, Task) and fetched.id == task.id
-        detail = (
-            f"task {task.id[:40]} found again by GetTask"
-            if holds
-            else "the task it sent back was not found by GetTask"
-        )
-        checks.append(TaskCheck("taskLifecycle", holds, detail))
-    elif seen.get("answer") is not None:
-        checks.append(TaskCheck("taskLifecycle", True, "answered with a message (no task)"))
-    else:
-        checks.append(TaskCheck("taskLifecycle", False, "no answer to follow"))
-    return tuple(checks)
+    return (*checks, *answer_checks(seen, required))

@@ -117,7 +117,7 @@ def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(mon
     index = VectorIndex()
     monkeypatch.setattr(index, "refresh", lambda covering=None: None)
     now = datetime.now(UTC)
-    index._apply([(ids[0], vectors[0], now), (ids[2], vectors[2], now)], reload=False)
+    index._apply([(ids[0], vectors[0], now, None), (ids[2], vectors[2], now, None)], reload=False)
     packed = b"".join(pk.bytes for pk in ids[:2])
     first = index.search("speech to text", 5, among=packed)[0]
     assert [pk for pk, _ in first] == [ids[0]]
@@ -125,10 +125,40 @@ def test_agents_sent_packed_are_mapped_to_rows_once_until_the_matrix_changes(mon
     monkeypatch.setattr(index, "_row", {})  # remembered: the map is not read again
     assert index.search("voice notes", 5, among=packed)[0][0][0] == ids[0]
     monkeypatch.setattr(index, "_row", mapped)
-    index._apply([(ids[1], vectors[1], now)], reload=False)  # the matrix changes
+    index._apply([(ids[1], vectors[1], now, None)], reload=False)  # the matrix changes
     again = index.search("speech to text", 5, among=packed)[0]
     assert sorted(pk for pk, _ in again) == ids[:2]
     assert np.array_equal(index._among_rows[next(iter(index._among_rows))], [0, 2])
+
+
+def test_a_canonical_search_skips_the_copies_the_matrix_marks(monkeypatch):
+    """A copy of a duplicate group is held and found by a plain search (collapse=false),
+    and skipped by a canonical one (the lean lane's): its k hits are the k nearest of the
+    others; a regroup read again (the copy's vector written anew) moves the mark."""
+    from datetime import UTC, datetime
+
+    from registry.semantic.embedder import embed_quantized
+    from registry.semantic.index import VectorIndex
+
+    vectors = embed_quantized(["turn speech into text", "speech to text", "rain forecast"])
+    ids = [uuid.UUID(int=n) for n in range(1, 4)]
+    index = VectorIndex()
+    monkeypatch.setattr(index, "refresh", lambda covering=None: None)
+    now = datetime.now(UTC)
+    canonical = ids[1]
+    index._apply(
+        [(ids[0], vectors[0], now, canonical), (ids[1], vectors[1], now, None)], reload=False
+    )
+    index._apply([(ids[2], vectors[2], now, None)], reload=False)
+    every = [pk for pk, _ in index.search("turn speech into text", 2)[0]]
+    assert every == [ids[0], ids[1]]
+    kept = [pk for pk, _ in index.search("turn speech into text", 2, canonical=True)[0]]
+    assert kept == [ids[1], ids[2]]
+    among = [pk for pk, _ in index.search("speech", 3, among=ids[:2], canonical=True)[0]]
+    assert among == [ids[1]]
+    index._apply([(ids[0], vectors[0], now, None)], reload=False)  # no copy any more
+    again = [pk for pk, _ in index.search("turn speech into text", 2, canonical=True)[0]]
+    assert again == [ids[0], ids[1]]
 
 
 def _nearest_ids(index, text: str) -> set[str]:
