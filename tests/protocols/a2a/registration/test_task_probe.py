@@ -136,14 +136,17 @@ def card_at(make_card, port: int) -> dict:
     return card
 
 
-def probed(alice, anon, card: dict, capsys, *, opt_in: bool = True, trust=None) -> dict:
+def probed(alice, anon, card: dict, capsys, *, opt_in: bool = True, trust=None, took=None) -> dict:
     created = alice.post("/a2a/agents", {"card": card}, format="json")
     assert created.status_code == 201, created.content
     agent_id = created.json()["id"]
     if opt_in:
         changed = alice.patch(f"/agents/{agent_id}", {"taskProbe": True}, format="json")
         assert changed.status_code == 200 and changed.json()["taskProbe"] is True
+    began = time.monotonic()
     call_command("probe_endpoints", agent=agent_id)
+    if took is not None:  # the probe job's seconds, the registration's not counted
+        took.append(time.monotonic() - began)
     capsys.readouterr()
     probes = anon.get(f"/agents/{agent_id}/liveness").json()["probes"]
     if trust is not None:  # the trust signal the task probe gives, as the agent shows it
@@ -214,7 +217,7 @@ def test_a_hanging_agent_is_cut_by_the_probe_deadline(
 ):
     probing.TRUST_TASK_PROBE_SECONDS = 1
     port = agent_server("hangs", lambda p: card_at(make_card, p))
-    began = time.monotonic()
-    checks = probed(alice, anon, card_at(make_card, port), capsys)
-    assert time.monotonic() - began < 8  # the probe's second, not the agent's 30
+    took = []
+    checks = probed(alice, anon, card_at(make_card, port), capsys, took=took)
+    assert took[0] < 20  # the probe's second (and the other checks'), not the agent's 30
     assert checks["binding"][0] is False
