@@ -6,13 +6,10 @@ reads the stores when it builds filters, facets, agent JSON and demo data. Once 
 app registry is ready, the stores are closed: registering later raises, so what a
 running registry serves cannot change under it.
 
-- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets
-  (read by ``filters``, ``facets``);
-- agent members and endpoint members: members of the agent and endpoint JSON, with their
-  OpenAPI schema (``serializers``);
+- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets (``filters``);
+- agent and endpoint members: members of their JSON, with their OpenAPI schema (``serializers``);
 - related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
-- sources: values of ``Agent.source``, how an agent came to be registered (and whether its
-  agents stand for businesses, shown after the other agents on the home page);
+- sources: values of ``Agent.source``, how an agent came to be registered (businesses too);
 - problem types: problem ``type`` slugs with their documentation sentence (``problems``);
 - demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
 - URLs: an app's URLconf module, included at the site root (``registry.urls``);
@@ -39,7 +36,9 @@ running registry serves cannot change under it.
 - served cards: the document the registry serves for each endpoint of a protocol (an MCP
   server's card, the MCP app's), so that a catalog can list it by URL and digest;
 - origin cards: the documents an app read at an endpoint's origin (SEP-1649 server cards,
-  the entities app's), which the app serving that protocol's cards serves as read.
+  the entities app's), which the app serving that protocol's cards serves as read;
+- verified domains: the domain an app's own proof shows an agent speaks for (an entity's
+  card at its domain): its MCP servers are named in that domain's namespace.
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward: a protocol app listens to the core, an extension of a
@@ -282,6 +281,7 @@ meaning_texts = _Store("meaning text")
 tools = _Store("tool")
 served_cards = _Store("served card")
 origin_cards = _Store("origin card")
+verified_domains = _Store("verified domain")
 scrape_gauges = _Store("scrape gauge")
 trust_signals = _Store("trust signal")
 duplicate_keys = _Store("duplicate key")
@@ -371,6 +371,11 @@ def register_origin_card(name: str, read: Callable[[list[str]], dict[str, bytes]
     """``read(addresses) -> {address: bytes}``: the card an app read at the origin of each
     of these endpoint addresses that has one, byte for byte as read."""
     origin_cards.add(name, read)
+
+
+def register_verified_domains(name: str, read: Callable[[list], dict]) -> None:
+    """``read(agents) -> {agent id: domain}``, from what the selectors fetched with them."""
+    verified_domains.add(name, read)
 
 
 def register_scrape_gauges(name: str, collect: Callable[[], Iterable]) -> None:
