@@ -6,31 +6,23 @@ reads the stores when it builds filters, facets, agent JSON and demo data. Once 
 app registry is ready, the stores are closed: registering later raises, so what a
 running registry serves cannot change under it.
 
-- fact kinds: ``AgentFacet`` kinds that become discovery filters and facets;
-- agent and endpoint members: members of their JSON, with their OpenAPI schema;
-- related: one-to-one relations fetched with every agent, ``select_related`` (``selectors``);
-- sources: values of ``Agent.source``, how an agent came to be registered;
-- problem types: problem ``type`` slugs with their documentation sentence (``problems``);
-- demo loaders: functions adding an app's demo agents for ``make run`` (``load_demo``);
-- URLs: an app's URLconf module, included at the site root (``registry.urls``);
-- schedules: periodic background jobs (Celery tasks) for celery beat (``registry.celery``);
-- probers: how to probe the endpoints of a protocol (``registry.liveness.probes``);
-- agent panels and badges: sections of an agent's HTML page (its A2A card, AAP status)
-  and short labels shown with it (verified domain, signed, AAP …);
+- fact kinds (``AgentFacet`` kinds as filters and facets); agent and endpoint members (of
+  their JSON, with their schema); related (one-to-one rows read with every agent);
+- sources (``Agent.source`` values); problem types (``problems``); demo loaders
+  (``load_demo``); URLs (an app's URLconf); schedules (Celery beat jobs); probers
+  (``registry.liveness.probes``); agent panels and badges (the agent's HTML page);
 - lean routes: the hottest paths, answered before Django (``registry.fastpath.lean``);
 - tools: what an app answers model clients (listed by the MCP face, ``resolve_entity``);
-- trust signals and duplicate keys: what an agent's trust score weighs, and what makes
-  two listings the same agent (``registry.trust``);
-- scanners: rules every agent write meets, each finding with a verdict: refuse, hold for
-  review, note (``registry.moderation.scanning``);
+- trust signals and duplicate keys (``registry.trust``); scanners: rules every agent write
+  meets, each finding with a verdict (``registry.moderation.scanning``);
 - held changes: writes that may wait for a moderator (``registry.agents.holds``): how to
   make each again once approved, and what an agent serves as JSON (the diff's two sides);
-- ASGI routes: paths answered by the async server (``registry.events.asgi``): requests
-  that wait (a relayed call) without holding a web worker;
-- served cards: the document the registry serves for each endpoint of a protocol (an MCP
-  server's card, the MCP app's), so that a catalog can list it by URL and digest;
-- origin cards: the documents an app read at an endpoint's origin (SEP-1649 server cards),
-  which the app serving that protocol's cards serves as read.
+- ASGI routes: paths answered by the async server (``registry.events.asgi``);
+- served cards: the document served for each endpoint of a protocol (an MCP server card);
+- origin cards: documents an app read at an endpoint's origin (SEP-1649 server cards, the
+  entities app's), which the app serving that protocol's cards serves as read;
+- verified domains: the domain an app's own proof shows an agent speaks for (an entity's
+  card at its domain): its MCP servers are named in that domain's namespace.
 
 Apps send and receive change signals (``registry.signals``) for what happens at write
 time; the arrows point inward.
@@ -283,6 +275,7 @@ meaning_texts = _Store("meaning text")
 tools = _Store("tool")
 served_cards = _Store("served card")
 origin_cards = _Store("origin card")
+verified_domains = _Store("verified domain")
 scrape_gauges = _Store("scrape gauge")
 trust_signals = _Store("trust signal")
 duplicate_keys = _Store("duplicate key")
@@ -372,6 +365,11 @@ def register_origin_card(name: str, read: Callable[[list[str]], dict[str, bytes]
     """``read(addresses) -> {address: bytes}``: the card an app read at the origin of each
     of these endpoint addresses that has one, byte for byte as read."""
     origin_cards.add(name, read)
+
+
+def register_verified_domains(name: str, read: Callable[[list], dict]) -> None:
+    """``read(agents) -> {agent id: domain}``, from what the selectors fetched with them."""
+    verified_domains.add(name, read)
 
 
 def register_scrape_gauges(name: str, collect: Callable[[], Iterable]) -> None:

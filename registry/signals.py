@@ -104,6 +104,12 @@ def agents_written_send(agent_ids: Iterable[uuid.UUID | str]) -> None:
         pending.update(ids)
 
 
+def write_batch() -> object | None:
+    """The ``writes_batched()`` being run (the outermost), as a token that is the same object
+    for all its steps and another for the next batch; None outside one."""
+    return _batch.get()
+
+
 @contextmanager
 def writes_batched() -> Iterator[None]:
     """Collect ``agents_written`` over the steps of one write (a card registration, a bulk

@@ -153,7 +153,7 @@ def on_agent_queues_changed(
 ) -> None:
     """Relayed endpoints name only queues the agent's owner may use."""
     if changed & {"endpoints", "owner"}:
-        queue_names_claim(agent)
+        queue_names_claim(agent, created=created)
 
 
 @receiver(agent_changed, dispatch_uid="a2a-card-documents")

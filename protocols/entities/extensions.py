@@ -94,6 +94,17 @@ def entity_domain_keys(agent_ids: list) -> dict:
     }
 
 
+def entity_verified_domains(agents: list[Agent]) -> dict:
+    """The domain of each entity whose own card at that domain lists its MCP servers
+    (verification level 1 or 2; a flagged card is level 0): its servers are named there."""
+    found = {}
+    for agent in agents:
+        entity = getattr(agent, "entity", None)  # select_related (register_related)
+        if entity is not None and entity.domain and entity.verification_level >= 1:
+            found[agent.pk] = entity.domain
+    return found
+
+
 def register() -> None:
     for kind in FACT_KINDS:
         extensions.register_fact_kind(kind)
@@ -122,6 +133,7 @@ def register() -> None:
     extensions.register_badge(Badge("entity", entity_badge, 45, href=entity_page_path))
     extensions.register_prober(Endpoint.Protocol.MCP, mcp_probe)
     extensions.register_origin_card("mcp-server-card", origin_cards_read)
+    extensions.register_verified_domains("entity-domain", entity_verified_domains)
     extensions.register_trust_signal(
         TrustSignal(
             "entityLevel",

@@ -1,5 +1,6 @@
 """New rows in bulk at the database's pace: PostgreSQL's COPY for the bulk writes (imports,
-crawls, the benchmark's load), ``bulk_create`` elsewhere."""
+crawls, the benchmark's load), ``bulk_create`` elsewhere; and changed rows in bulk through
+COPY too (``objects_update``), ``bulk_update`` elsewhere."""
 
 import operator
 import time
@@ -91,6 +92,43 @@ def objects_insert(
     for obj in objs:
         obj._state.adding = False
         obj._state.db = db
+
+
+def objects_update(objs: Sequence[models.Model], fields: Sequence[str]) -> None:
+    """Write ``fields`` (attribute names) of existing instances of one model, as
+    ``bulk_update`` does. On PostgreSQL the values are copied into a temporary table and set
+    by one ``UPDATE ... FROM`` joined on the primary key: ``bulk_update``'s ``CASE`` per
+    column compares each row with every other of its batch, which on thousands of rows
+    takes longer than all the rest of their write."""
+    if not objs:
+        return
+    model = type(objs[0])
+    db = router.db_for_write(model)
+    connection = connections[db]
+    if connection.vendor != "postgresql":
+        model.objects.using(db).bulk_update(objs, fields, batch_size=500)
+        return
+    meta, quote = model._meta, connection.ops.quote_name
+    written = [meta.pk, *(meta.get_field(name) for name in fields)]
+    written.sort(key=lambda field: not _as_is(field))  # as _row_getter reads them
+    columns = ", ".join(quote(f.column) for f in written)
+    table, staged = quote(meta.db_table), quote(f"changed_{meta.db_table}")
+    sets = ", ".join(
+        f"{quote(f.column)} = s.{quote(f.column)}" for f in written if not f.primary_key
+    )
+    pk = quote(meta.pk.column)
+    with transaction.atomic(using=db), connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {staged}")
+        # Names quoted from the model's meta, never from input.
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {staged} ON COMMIT DROP AS "  # noqa: S608
+            f"SELECT {columns} FROM {table} WITH NO DATA"
+        )
+        _copy(connection, cursor, staged, columns, objs, _row_getter(written, connection))
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM {staged} s WHERE {table}.{pk} = s.{pk}"  # noqa: S608
+        )
+        cursor.execute(f"DROP TABLE {staged}")
 
 
 def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Sequence[tuple]) -> None:

@@ -11,6 +11,8 @@ from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.db import transaction
 
+from registry.signals import write_batch
+
 PREFIX = "moderation-stamp:"
 
 
@@ -36,17 +38,25 @@ def stamp_renew(name: str) -> None:
 
 
 class Kept:
-    """A value loaded by ``load()``, kept while the stamp of ``name`` stays the same."""
+    """A value loaded by ``load()``, kept while the stamp of ``name`` stays the same, and
+    for the rest of one batched write (``registry.signals.writes_batched``: a bulk import's
+    thousands of agents read it once, not once each; what changes meanwhile in another
+    process is seen by the next write, as the stamp's change after commit is)."""
 
     def __init__(self, name: str, load):
         self.name, self.load = name, load
         self.stamp, self.value = None, None
+        self.batch: object | None = None  # the batched write it was loaded in
 
     def get(self):
+        batch = write_batch()
+        if batch is not None and batch is self.batch and self.value is not None:
+            return self.value
         stamp = stamp_read(self.name)
         if stamp is None or stamp != self.stamp or self.value is None:
             self.value = self.load()
             self.stamp = stamp
+        self.batch = batch
         return self.value
 
     def forget(self) -> None:

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from registry.agents.models import Agent
 from registry.discovery.models import AgentFacet
+from registry.fastpath.copy import objects_update
 from registry.http.jsonutil import json_stored_order
 from registry.signals import agents_written_send, dispatch_shared
 from registry.trust.duplicates import duplicates_regroup
@@ -76,7 +77,7 @@ def _recompute_chunk(ids: list, now: datetime) -> list[uuid.UUID]:
         if band_of(score) != band_of(old_score) or not old_signals:
             bands.append((agent_id, band_of(score)))
     fields = ["trust_score", "trust_signals", "trust_changed_at"]
-    Agent.objects.bulk_update(changed, fields, batch_size=500)
+    objects_update(changed, fields)
     if bands:
         AgentFacet.objects.filter(agent_id__in=[pk for pk, _ in bands], kind=BAND_KIND).delete()
         AgentFacet.objects.bulk_create(

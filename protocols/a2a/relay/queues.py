@@ -68,11 +68,14 @@ def _claim(name: str, owner: str, path: str) -> None:
     claim.save(update_fields=["owner"])
 
 
-def queue_names_claim(agent: Agent) -> None:
+def queue_names_claim(agent: Agent, *, created: bool = False) -> None:
     """Refuse (ProblemError, naming the endpoint's address) a relayed endpoint of ``agent``
     that names a reserved queue or one another owner holds; else claim its queue for the
-    agent's owner, and release the owner's claims none of its endpoints names any more."""
+    agent's owner, and release the owner's claims none of its endpoints names any more
+    (``created``: a new agent, which can have left none, so none is looked for)."""
     endpoints = sorted(agent.endpoints.all(), key=lambda e: e.position)
+    if created and not any(is_relayed(endpoint) for endpoint in endpoints):
+        return  # a bulk import's thousands of agents: no query each
     for index, endpoint in enumerate(endpoints):
         if not is_relayed(endpoint):
             continue

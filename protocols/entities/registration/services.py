@@ -41,7 +41,7 @@ from registry.discovery.models import AgentFacet
 from registry.events.envelope import ENTITY_CREATED, ENTITY_FLAGGED, ENTITY_UPDATED
 from registry.events.outbox import event_record
 from registry.http.jsonutil import Problem
-from registry.signals import agents_written_send
+from registry.signals import agents_written_send, writes_batched
 
 WRITER = "entities"
 CARD_SOURCE = "entity-card"
@@ -178,46 +178,49 @@ def card_store(
 ) -> StoredCard:
     """Store a valid card of ``report.domain`` and its entities (created, updated, or
     removed when the card no longer lists them), then recompute the domain's levels."""
-    domain = report.domain
-    now = timezone.now()
-    card, created = EntityCard.objects.select_for_update().get_or_create(
-        domain=domain,
-        defaults={"owner": owner, "body": b"", "next_crawl_at": now},
-    )
-    card.authority, card.url, card.format = authority, url, report.format
-    card.body, card.sha256 = body, hashlib.sha256(body).hexdigest()
-    card.etag, card.last_modified = etag[:300], last_modified[:100]
-    card.fetched_at, card.next_crawl_at = now, crawl_due_at(domain, now, max_age)
-    card.status, card.status_detail = EntityCard.Status.OK, ""
-    card.save()
-    existing = {e.key: e for e in Entity.objects.filter(card=card)}
-    stored, new_ids = [], set()
-    for data in report.entities:
-        key = f"{domain}{data.path}"
-        entity = existing.pop(key, None) or Entity.objects.filter(key=key).first()
-        is_new = entity is None
-        entity = entity or Entity(key=key)
-        entity.card, entity.domain, entity.path = card, domain, data.path
-        entity.format, entity.flagged = report.format, False
-        own = entity_fill(entity, data, report.format)
-        if not is_new:
-            source_put(entity, own.kind, url=url, values=own.values, read_at=now)
-            facts_apply(entity)  # with its other sources: the provider's, the website's
-        entity.agent = _agent_write(
-            None if is_new else entity, entity, entity.mcps, card.owner, CARD_SOURCE
+    # agents_written once, at the end: a new entity's MCP servers are named when its level
+    # is known (its domain's namespace), never first in the registry's.
+    with writes_batched():
+        domain = report.domain
+        now = timezone.now()
+        card, created = EntityCard.objects.select_for_update().get_or_create(
+            domain=domain,
+            defaults={"owner": owner, "body": b"", "next_crawl_at": now},
         )
-        entity.save()
-        if is_new:
-            source_put(entity, own.kind, url=url, values=own.values, read_at=now)
-            new_ids.add(entity.pk)
-        stored.append(entity)
-    for leftover in existing.values():
-        agent_delete(agent=Agent.objects.get(pk=leftover.pk))
-    domain_verify(domain, frozenset(e.pk for e in stored))
-    fresh = [Entity.objects.get(pk=e.pk) for e in stored]
-    for entity, old in zip(fresh, stored, strict=True):
-        _entity_event(entity, ENTITY_CREATED if old.pk in new_ids else ENTITY_UPDATED)
-    return StoredCard(card, fresh, created, report.warnings)
+        card.authority, card.url, card.format = authority, url, report.format
+        card.body, card.sha256 = body, hashlib.sha256(body).hexdigest()
+        card.etag, card.last_modified = etag[:300], last_modified[:100]
+        card.fetched_at, card.next_crawl_at = now, crawl_due_at(domain, now, max_age)
+        card.status, card.status_detail = EntityCard.Status.OK, ""
+        card.save()
+        existing = {e.key: e for e in Entity.objects.filter(card=card)}
+        stored, new_ids = [], set()
+        for data in report.entities:
+            key = f"{domain}{data.path}"
+            entity = existing.pop(key, None) or Entity.objects.filter(key=key).first()
+            is_new = entity is None
+            entity = entity or Entity(key=key)
+            entity.card, entity.domain, entity.path = card, domain, data.path
+            entity.format, entity.flagged = report.format, False
+            own = entity_fill(entity, data, report.format)
+            if not is_new:
+                source_put(entity, own.kind, url=url, values=own.values, read_at=now)
+                facts_apply(entity)  # with its other sources: the provider's, the website's
+            entity.agent = _agent_write(
+                None if is_new else entity, entity, entity.mcps, card.owner, CARD_SOURCE
+            )
+            entity.save()
+            if is_new:
+                source_put(entity, own.kind, url=url, values=own.values, read_at=now)
+                new_ids.add(entity.pk)
+            stored.append(entity)
+        for leftover in existing.values():
+            agent_delete(agent=Agent.objects.get(pk=leftover.pk))
+        domain_verify(domain, frozenset(e.pk for e in stored))
+        fresh = [Entity.objects.get(pk=e.pk) for e in stored]
+        for entity, old in zip(fresh, stored, strict=True):
+            _entity_event(entity, ENTITY_CREATED if old.pk in new_ids else ENTITY_UPDATED)
+        return StoredCard(card, fresh, created, report.warnings)
 
 
 def _entity_event(entity: Entity, type: str) -> None:

@@ -36,7 +36,10 @@ def server_card_serve(request: HttpRequest, endpoint_id: str) -> HttpResponse:
         return problem_response(
             410, "retired", f"The agent of MCP endpoint {endpoint_id} was retired."
         )
-    _, body = served_cards([agent])[pk]
+    served = served_cards([agent]).get(pk)
+    if served is None:  # no unique name to give it (servers.names.names_settle)
+        return problem_response(404, "not-found", f"There is no MCP endpoint {endpoint_id}.")
+    _, body = served
     etag = f'"{digest(body)}"'
     if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
         response = HttpResponseNotModified()

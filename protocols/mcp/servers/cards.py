@@ -11,7 +11,12 @@ import json
 import uuid
 from typing import Any
 
-from protocols.mcp.servers.names import proved_domains, registry_namespace, server_name
+from protocols.mcp.servers.names import (
+    names_settle,
+    proved_domains,
+    registry_namespace,
+    server_name,
+)
 from registry import extensions
 from registry.agents.models import Agent, Endpoint
 from registry.agents.serializers import registry_url
@@ -114,7 +119,9 @@ def origin_cards(addresses: list[str]) -> dict[str, bytes]:
 
 
 def servers_named(agents: list[Agent]) -> dict[uuid.UUID, tuple[Agent, Endpoint, str]]:
-    """Every MCP endpoint of these agents with its agent and server name."""
+    """Every MCP endpoint of these agents with its agent and server name: a publicly listed
+    agent's servers by their unique names (``names_settle``, as the MCP Registry API lists
+    them; one it leaves unnamed left out), any other's by the name it would have."""
     serving = {agent.pk: mcp_endpoints(agent) for agent in agents}
     serving = {pk: endpoints for pk, endpoints in serving.items() if endpoints}
     domains = proved_domains([a for a in agents if a.pk in serving])
@@ -124,6 +131,13 @@ def servers_named(agents: list[Agent]) -> dict[uuid.UUID, tuple[Agent, Endpoint,
         for endpoint in endpoints:
             name = server_name(agent, endpoint, len(endpoints), domains.get(agent.pk))
             named[endpoint.pk] = (agent, endpoint, name)
+    listed = {pk: name for pk, (agent, _, name) in named.items() if agent.listed}
+    settled = names_settle(listed)
+    for pk in listed:
+        if pk in settled:
+            named[pk] = (*named[pk][:2], settled[pk])
+        else:
+            del named[pk]
     return named
 
 

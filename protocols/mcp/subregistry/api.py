@@ -3,18 +3,22 @@
 ``cursor`` and ``limit``, the next page's cursor in ``metadata.nextCursor``),
 ``GET /v0.1/servers/{serverName}/versions`` and ``…/versions/{version}`` (``latest`` too),
 the server name URL-encoded (``com.example%2Fweather``). Public, under the read limit;
-every refusal a problem document naming its parameter."""
+every refusal a problem document naming its parameter. A name a server no longer goes by
+redirects (307) to its versions under the name it has now."""
+
+from urllib.parse import quote
 
 from django.http import HttpResponse
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from protocols.mcp.subregistry import selectors
 from protocols.mcp.subregistry.documents import dumps, response_bytes
 from registry.access.throttles import ReadThrottle
+from registry.agents.serializers import registry_url
 from registry.http.params import bad_parameter, limit_parse, params_check, text_param
 from registry.http.problems import ProblemError
 
@@ -22,6 +26,9 @@ DEFAULT_LIMIT = 30
 MAX_LIMIT = 100
 LIST_PARAMS = {"search", "updated_since", "version", "include_deleted", "cursor", "limit"}
 TAGS = ["MCP Registry"]
+RENAMED = OpenApiResponse(
+    description="The server goes by another name now: Location is the same request under it."
+)
 SERVER_NAME = OpenApiParameter(
     "serverName",
     str,
@@ -104,6 +111,19 @@ class ServerListView(MCPRegistryView):
         )
 
 
+def _renamed(request: Request, name: str, rest: str) -> HttpResponse | None:
+    """A redirect (307) from a name a server had to the one it goes by now (a domain proved
+    or lost since, the agent renamed): its versions there, same query."""
+    current = selectors.server_renamed(name)
+    if current is None:
+        return None
+    location = f"/v0.1/servers/{quote(current, safe='')}/versions{rest}"
+    query = request.META.get("QUERY_STRING", "")
+    response = HttpResponse(status=307)
+    response["Location"] = registry_url(f"{location}?{query}" if query else location)
+    return response
+
+
 def _not_found(name: str, version: str | None = None) -> ProblemError:
     what = f"MCP server {name!r}" + (f" at version {version!r}" if version else "")
     return ProblemError(404, "not-found", f"There is no {what}.")
@@ -114,7 +134,7 @@ class ServerVersionsView(MCPRegistryView):
         tags=TAGS,
         operation_id="mcp_registry_server_versions",
         parameters=[SERVER_NAME, OpenApiParameter("include_deleted", bool)],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT, 307: RENAMED},
         description="Every version of one server (ServerList); serverName URL-encoded.",
     )
     def get(self, request: Request, serverName: str) -> HttpResponse:
@@ -123,6 +143,9 @@ class ServerVersionsView(MCPRegistryView):
         name = text_param({"serverName": serverName}, "serverName")
         rows = selectors.server_versions(name, include_deleted=include)
         if not rows:
+            renamed = None if include else _renamed(request, name, "")
+            if renamed is not None:
+                return renamed
             raise _not_found(name)
         metadata = dumps({"count": len(rows)})
         return _json(
@@ -143,7 +166,7 @@ class ServerVersionView(MCPRegistryView):
             OpenApiParameter("version", str, OpenApiParameter.PATH, description="Or latest."),
             OpenApiParameter("include_deleted", bool),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT, 307: RENAMED},
         description="One version of a server (ServerResponse); version 'latest' is the latest.",
     )
     def get(self, request: Request, serverName: str, version: str) -> HttpResponse:
@@ -153,5 +176,8 @@ class ServerVersionView(MCPRegistryView):
         text_param({"version": version}, "version")
         row = selectors.server_version_get(name, version, include_deleted=include)
         if row is None:
+            renamed = None if include else _renamed(request, name, f"/{quote(version, safe='')}")
+            if renamed is not None:
+                return renamed
             raise _not_found(name, version)
         return _json(response_bytes(row))

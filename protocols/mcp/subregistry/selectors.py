@@ -1,6 +1,7 @@
 """Reads of the MCP Registry API: a page of server versions in name and version order,
 through the index of that order, after a cursor (the last name and version, opaque to the
-client); a server's versions; one version, or the latest."""
+client); a server's versions; one version, or the latest; the name a renamed server goes by
+now."""
 
 import base64
 import binascii
@@ -77,3 +78,20 @@ def server_version_get(name: str, version: str, *, include_deleted: bool) -> Ser
     if not include_deleted:
         rows = rows.exclude(status=ServerVersion.Status.DELETED)
     return rows.first()
+
+
+def server_renamed(name: str) -> str | None:
+    """The name a server that had ``name`` (no longer its own, all its versions under it
+    deleted) goes by now, if it is still served: its latest version's, not deleted."""
+    rows = ServerVersion.objects.filter(name=name)
+    if rows.exclude(status=ServerVersion.Status.DELETED).exists():
+        return None
+    endpoints = rows.values_list("endpoint_uuid", flat=True)
+    row = (
+        ServerVersion.objects.filter(endpoint_uuid__in=list(endpoints.distinct()), is_latest=True)
+        .exclude(name=name)
+        .exclude(status=ServerVersion.Status.DELETED)
+        .order_by("-updated_at", "pk")
+        .first()
+    )
+    return row.name if row is not None else None

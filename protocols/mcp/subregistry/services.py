@@ -3,7 +3,11 @@ in bulk: each MCP endpoint of the written agents is a server; a new version stri
 version and leaves the earlier ones not latest; a changed document, status or deprecation
 updates the version in place (and its ``updatedAt``, which ``updated_since`` follows); an
 endpoint removed, an agent retired or deleted, or a server renamed (a domain proved since)
-leaves its latest version ``deleted``."""
+leaves its latest version ``deleted``.
+
+Names are unique and stay with their server (``servers.names.names_settle``): no server
+takes a name another has had a version under, so a renamed server's old name still
+resolves to its new one (``selectors.server_renamed``)."""
 
 import uuid
 from collections.abc import Iterable
@@ -68,10 +72,7 @@ def servers_sync(agent_ids: Iterable[uuid.UUID]) -> None:
         status = STATUSES.get(agent.status, ServerVersion.Status.ACTIVE)
         message = agent.status_reason[:500] if status == ServerVersion.Status.DEPRECATED else ""
         version = server_version(agent)
-        held = existing.get((name, version))
-        if held is not None and held.endpoint_uuid != endpoint_id:  # the name is another's
-            name = f"{name}-{endpoint_id.hex[:8]}"[-200:]
-            held = ServerVersion.objects.filter(name=name, version=version).first()
+        held = existing.get((name, version))  # the name is this server's (names_settle)
         for row in latest.get(endpoint_id, []):
             if row is held:
                 continue

@@ -64,3 +64,31 @@ def test_rows_given_as_tuples_are_stored_as_instances_would_be():
     assert list(CapabilityTag.objects.values_list("capability", "agent", "value")) == [
         (search.pk, agent.pk, "web")
     ]
+
+
+def test_rows_updated_in_bulk_change_only_the_named_fields():
+    from datetime import UTC, datetime
+
+    from registry.fastpath.copy import objects_update
+
+    first, second, other = _agent("First"), _agent("Second"), _agent("Other")
+    when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    objects_update(
+        [
+            Agent(
+                pk=first.pk,
+                name="ignored",
+                trust_score=80,
+                trust_signals={"age": {"value": 1}},
+                trust_changed_at=when,
+            ),
+            Agent(pk=second.pk, trust_score=5, trust_signals={}, trust_changed_at=when),
+        ],
+        ["trust_score", "trust_signals", "trust_changed_at"],
+    )
+    stored = {
+        a.name: (a.trust_score, a.trust_signals, a.trust_changed_at) for a in Agent.objects.all()
+    }
+    assert stored["First"] == (80, {"age": {"value": 1}}, when)  # its name kept
+    assert stored["Second"] == (5, {}, when)
+    assert stored["Other"] == (other.trust_score, other.trust_signals, other.trust_changed_at)
