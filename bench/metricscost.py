@@ -60,7 +60,7 @@ def state_measure(
         redis_url=args.redis_url,
         log_path=tmp / f"shipped-{state}.log",
     )
-    server.start()
+    server.start(timeout=args.start_timeout)
     rates = {}
     try:
         row = throughput(
@@ -91,6 +91,7 @@ def state_measure(
         raise
     finally:
         server.stop()
+    say(f"  metrics {state}: " + ", ".join(f"{k} {v:.0f} req/s" for k, v in rates.items()))
     return rates
 
 
@@ -123,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share", type=int, default=4000, help="URLs a row may send")
     parser.add_argument("--seed", type=int, default=3, help="of the URLs' order")
     parser.add_argument("--redis-url", default="")
+    parser.add_argument(
+        "--start-timeout", type=float, default=180, help="seconds for make serve to answer"
+    )
     parser.add_argument("--out", type=Path, help="JSON results")
     args = parser.parse_args(argv)
     if "bench" not in args.database_url.rsplit("/", 1)[-1]:
