@@ -118,7 +118,8 @@ docs: $(VENV)/.dev
 
 ## Several nodes on a primary and its streaming replica, on this machine (bench/cluster.py;
 ## docs/operations/scale.md): PostgreSQL 15's own pair in temporary folders, two registry
-## nodes, one job scheduler leading, a round-robin front on PORT. Ctrl-C stops it all.
+## nodes, one job scheduler leading, each a queue relay consumer on the local RabbitMQ
+## (CLUSTER_ARGS=--no-relay without one), a round-robin front on PORT. Ctrl-C stops it all.
 cluster: $(VENV)/.runtime
 	$(BIN)/python -m bench.cluster --port $(PORT) $(CLUSTER_ARGS)
 

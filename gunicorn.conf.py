@@ -51,9 +51,11 @@ def on_starting(server) -> None:
 
 
 def child_exit(server, worker) -> None:
+    from django.conf import settings
     from prometheus_client import multiprocess
 
-    multiprocess.mark_process_dead(worker.pid)
+    if settings.METRICS_ENABLED:  # off: no folder, no file of the worker's
+        multiprocess.mark_process_dead(worker.pid, settings.PROMETHEUS_MULTIPROC_DIR)
 
 
 def worker_exit(server, worker) -> None:

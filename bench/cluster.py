@@ -6,9 +6,11 @@ nodes, each with its own web server (gunicorn), event stream server (uvicorn), e
 service and var folder, all on the primary (``DATABASE_URL``) and the replica
 (``DATABASE_REPLICA_URLS``), one Redis (the shared cache and the job broker) and the same
 secret key; with ``beats`` each runs a job scheduler too (exactly one sends the jobs:
-``registry.celery.LeaderScheduler``), with ``webhooks`` a webhook worker. A
-round-robin front (``bench.front``) listens on one port for them all. The Redis database
-it is given is emptied first.
+``registry.celery.LeaderScheduler``), with ``webhooks`` a webhook worker, with ``relay``
+the queue relay's reply consumer (``manage.py relay_consume``: every node's on one reply
+queue of the run's own on RabbitMQ, ``QUEUE_RELAY_BROKER_URL``). A round-robin front
+(``bench.front``) listens on one port for them all. The Redis database it is given is
+emptied first.
 """
 
 import argparse
@@ -20,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import redis
@@ -31,6 +34,8 @@ from bench.server import port_free
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE = "registry_cluster"
 SECRET_KEY = "cluster-secret-key-shared-by-every-node"
+# The settings' default QUEUE_RELAY_BROKER_URL (the local RabbitMQ).
+RELAY_BROKER_URL = "amqp://guest:guest@127.0.0.1:5672//"
 # The variables of the caller's shell that would change what the nodes are.
 _CLEARED = (
     "DATABASE_URL",
@@ -53,10 +58,17 @@ class Node:
     """One registry node: its processes, ports and var folder."""
 
     def __init__(
-        self, name: str, root: Path, environment: dict[str, str], beat: bool, webhooks: bool
+        self,
+        name: str,
+        root: Path,
+        environment: dict[str, str],
+        beat: bool,
+        webhooks: bool,
+        relay: bool = False,
     ):
         self.name = name
         self.webhooks = webhooks
+        self.relay = relay
         self.var = root / name
         self.var.mkdir(parents=True, exist_ok=True)
         self.port = port_free()
@@ -89,30 +101,42 @@ class Node:
         )
         log.close()
 
-    def start(self) -> None:
+    def commands(self) -> dict[str, list[str]]:
+        """The node's processes, by label."""
         python = sys.executable
-        self._spawn("semantic", [python, "manage.py", "semantic_serve"])
-        self._spawn(
-            "web",
-            [python, "-m", "gunicorn", "registry.wsgi", "--workers", "2", "--preload",
-             "--graceful-timeout", "2", "--bind", f"127.0.0.1:{self.port}",
-             "--log-level", "warning"],
-        )  # fmt: skip
-        self._spawn(
-            "events",
-            [python, "-m", "uvicorn", "registry.events.asgi:application", "--host", "127.0.0.1",
-             "--port", str(self.events_port), "--no-access-log", "--no-proxy-headers",
-             "--timeout-graceful-shutdown", "2", "--log-level", "warning"],
-        )  # fmt: skip
+        commands = {
+            "semantic": [python, "manage.py", "semantic_serve"],
+            "web": [
+                python, "-m", "gunicorn", "registry.wsgi", "--workers", "2", "--preload",
+                "--graceful-timeout", "2", "--bind", f"127.0.0.1:{self.port}",
+                "--log-level", "warning",
+            ],
+            "events": [
+                python, "-m", "uvicorn", "registry.events.asgi:application", "--host",
+                "127.0.0.1", "--port", str(self.events_port), "--no-access-log",
+                "--no-proxy-headers", "--timeout-graceful-shutdown", "2", "--log-level",
+                "warning",
+            ],
+        }  # fmt: skip
         if self.beat:
-            self._spawn("beat", [python, "-m", "celery", "-A", "registry", "beat", "-l", "INFO"])
+            commands["beat"] = [python, "-m", "celery", "-A", "registry", "beat", "-l", "INFO"]
         if self.webhooks:
-            self._spawn(
-                "webhooks",
-                [python, "-m", "celery", "-A", "registry", "worker", "-Q", "webhooks",
-                 "-n", f"webhooks-{self.name}@%h", "--pool=threads", "--concurrency=2",
-                 "-l", "WARNING"],
-            )  # fmt: skip
+            commands["webhooks"] = [
+                python, "-m", "celery", "-A", "registry", "worker", "-Q", "webhooks",
+                "-n", f"webhooks-{self.name}@%h", "--pool=threads", "--concurrency=2",
+                "-l", "WARNING",
+            ]  # fmt: skip
+        if self.relay:
+            commands["relay"] = [python, "manage.py", "relay_consume"]
+        return commands
+
+    def start(self) -> None:
+        for label, command in self.commands().items():
+            self._spawn(label, command)
+
+    def restart(self, label: str) -> None:
+        """Start the process ``label`` again (after ``kill(label)``)."""
+        self._spawn(label, self.commands()[label])
 
     def ready(self) -> bool:
         for label, process in self.processes.items():
@@ -169,6 +193,7 @@ class Cluster:
         redis_url: str = "redis://127.0.0.1:6379/9",
         beats: bool = False,
         webhooks: bool = False,
+        relay: bool = False,
         front_port: int = 0,
         directory: str | None = None,
         extra_environment: dict[str, str] | None = None,
@@ -182,6 +207,11 @@ class Cluster:
         self.count = nodes
         self.beats = beats
         self.webhooks = webhooks
+        self.relay = relay
+        # The relay's queues of this run alone (RabbitMQ is shared with other runs).
+        run = uuid.uuid4().hex[:12]
+        self.reply_queue = f"cluster.{run}.replies"
+        self.dead_letter_queue = f"cluster.{run}.dead"
         self.extra = extra_environment or {}
         self.nodes: list[Node] = []
         self.front: Front | None = None
@@ -206,6 +236,8 @@ class Cluster:
             DATABASE_REPLICA_CHECK_SECONDS="0.2",
             # One broker for every node's jobs (the webhooks' workers take turns on it).
             CELERY_BROKER_URL=self.redis_url,
+            QUEUE_RELAY_REPLY_QUEUE=self.reply_queue,
+            QUEUE_RELAY_DEAD_LETTER_QUEUE=self.dead_letter_queue,
             **self.extra,
         )
         return env
@@ -241,7 +273,12 @@ class Cluster:
             env = self.environment()
             for number in range(1, self.count + 1):
                 node = Node(
-                    f"node{number}", self.root, env, beat=self.beats, webhooks=self.webhooks
+                    f"node{number}",
+                    self.root,
+                    env,
+                    beat=self.beats,
+                    webhooks=self.webhooks,
+                    relay=self.relay,
                 )
                 self.nodes.append(node)
                 node.start()
@@ -269,8 +306,24 @@ class Cluster:
             self.front = None
         for node in self.nodes:
             node.stop()
+        if self.relay:
+            self.relay_queues_delete()
         self.pair.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def relay_queues_delete(self) -> None:
+        """The run's reply and dead-letter queues, gone from the broker."""
+        import kombu
+
+        url = self.environment().get("QUEUE_RELAY_BROKER_URL") or RELAY_BROKER_URL
+        try:
+            with kombu.Connection(url, connect_timeout=3) as conn:
+                for name in (self.reply_queue, self.dead_letter_queue):
+                    channel = conn.channel()
+                    channel.queue_delete(queue=name)
+                    channel.close()
+        except Exception as exc:  # the broker gone: nothing of the run's to delete there
+            print(f"The relay's queues were not deleted: {type(exc).__name__}", file=sys.stderr)
 
     def __enter__(self) -> "Cluster":
         return self.start()
@@ -284,9 +337,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=2, help="registry nodes (default 2)")
     parser.add_argument("--port", type=int, default=8000, help="the front's port")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
+    parser.add_argument(
+        "--no-relay", action="store_true", help="no queue relay consumers (no RabbitMQ at hand)"
+    )
     args = parser.parse_args(argv)
     cluster = Cluster(
-        nodes=args.nodes, redis_url=args.redis_url, beats=True, webhooks=True, front_port=args.port
+        nodes=args.nodes,
+        redis_url=args.redis_url,
+        beats=True,
+        webhooks=True,
+        relay=not args.no_relay,
+        front_port=args.port,
     )
     cluster.start(timeout=120)
     print(f"The registry: {cluster.base_url} (round robin over {args.nodes} nodes)")
@@ -294,6 +355,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {node.name}: {node.url}, events {node.events_url}, var {node.var}")
     print(f"  primary {cluster.pair.url(DATABASE)}")
     print(f"  replica {cluster.pair.url(DATABASE, replica=True)}")
+    if cluster.relay:
+        print(f"  relay replies on the queue {cluster.reply_queue}")
     print(f"An admin API key: {cluster.admin_key}")
     print("Ctrl-C stops it all and removes its folders.")
     try:

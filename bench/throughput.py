@@ -100,16 +100,26 @@ def throughput_distinct(
     port: int,
     generator: str,
     tmp: Path,
+    addresses: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Throughput of queries that are each a first query: ``share`` URLs of ``pool`` never
     sent before in this run, in order; ``repeated`` counts the requests past their end (the
-    generator starts them over), which then were not first queries."""
+    generator starts them over), which then were not first queries. ``addresses``: the
+    built-in generator's client addresses."""
     warm = _runner(
-        f"{name}-warm", pool.take(DISTINCT_WARM_URLS), args, port, generator, tmp, in_order=True
+        f"{name}-warm",
+        pool.take(DISTINCT_WARM_URLS),
+        args,
+        port,
+        generator,
+        tmp,
+        in_order=True,
+        addresses=addresses,
     )
     warm(max(1.0, args.duration / 3))
     paths = pool.take(share)
-    result = _runner(name, paths, args, port, generator, tmp, in_order=True)(args.duration)
+    run = _runner(name, paths, args, port, generator, tmp, in_order=True, addresses=addresses)
+    result = run(args.duration)
     if result.errors > result.requests * 0.01:
         raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")
     return {

@@ -1,132 +1,47 @@
 """Past one machine, live: two registry nodes (each its web server, event stream server,
-embedding service, job scheduler and var folder) on a PostgreSQL primary and its streaming
-replica of their own, one Redis, behind a round-robin front (bench/cluster.py, what
-``make cluster`` starts). Each scenario of docs/operations/scale.md is asserted here: a
-write read at once through the other node, every node serving it within a second, reads
-on the replica and a replica too far behind skipped, each event on each stream once, the
-nodes' search by meaning converging, one scheduler sending the jobs, the replica stopped
-and started again, each webhook delivered once whichever node's worker sends it, and a
-node killed mid-run losing nothing it acknowledged."""
+embedding service, job scheduler, relay consumer and var folder) on a PostgreSQL primary and
+its streaming replica of their own, one Redis, one RabbitMQ, behind a round-robin front
+(bench/cluster.py, what ``make cluster`` starts; the fixture in tests/cluster_support.py).
+Each scenario of docs/operations/scale.md is asserted here: a write read at once through
+the other node, every node serving it within a second, reads on the replica and a replica
+too far behind skipped, each event on each stream once, the nodes' search by meaning
+converging, one scheduler sending the jobs, the replica stopped and started again, each
+webhook delivered once whichever node's worker sends it, a relayed task's replies reaching
+it whichever node's consumer takes them, a relay consumer killed mid-run losing no reply it
+took, and a node killed mid-run losing nothing it acknowledged."""
 
 import json
-import os
 import re
 import threading
 import time
-import urllib.error
 import urllib.request
 
 import psycopg
 import pytest
 
-from bench import pgpair
-from bench.cluster import DATABASE, Cluster
-from tests.conftest import NATIVE_PAYLOAD, redis_test_url
+# Its helpers' assertions read as the tests' own (it is also loaded as a plugin, below).
+pytest.register_assert_rewrite("tests.cluster_support")
+
+from bench.cluster import DATABASE  # noqa: E402
+from tests.cluster_support import (  # noqa: E402
+    MAX_LAG,
+    call,
+    queue_counts,
+    ready,
+    register,
+    relay_send,
+    relay_state,
+    relay_task_states,
+    replica_reads,
+    replica_sql,
+    until,
+)
+from tests.conftest import NATIVE_PAYLOAD  # noqa: E402
 
 # The cluster chooses its own databases: CI's PostgreSQL pass leaves this file out.
 pytestmark = pytest.mark.database_independent
 
-MAX_LAG = 6.0
-
-
-pytest_plugins = ["tests.https_server"]
-
-
-@pytest.fixture(scope="module")
-def receiver(tls_server_context):
-    """A webhook receiver over HTTPS (the tests' CA), which verifies each signature."""
-    from tests.registry.events.receiver import Receiver
-
-    receiver = Receiver(tls_server_context)
-    yield receiver
-    receiver.stop()
-
-
-@pytest.fixture(scope="module")
-def cluster(tls_ca, tmp_path_factory):
-    if not pgpair.available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs PostgreSQL 15's programs (initdb, pg_basebackup)")
-        pytest.skip(f"no PostgreSQL programs in {pgpair.POSTGRES_BIN}")
-    bundle = tmp_path_factory.mktemp("ca") / "ca.pem"
-    tls_ca.cert_pem.write_to_path(str(bundle))
-    started = Cluster(
-        nodes=2,
-        redis_url=redis_test_url(),
-        beats=True,
-        webhooks=True,
-        extra_environment={
-            "DATABASE_REPLICA_MAX_LAG_SECONDS": str(MAX_LAG),
-            "FETCH_ALLOWED_HOSTS": "localhost",
-            "FETCH_CA_BUNDLE": str(bundle),
-            "WEBHOOK_RETRY_FIRST_SECONDS": "0",
-        },
-    )
-    started.start(timeout=90)
-    started.key = started.admin_key
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-def call(url: str, *, caller: str, method: str = "GET", body=None, key: str = ""):
-    """(status, JSON body) of a request as the client at address ``caller``."""
-    headers = {"X-Forwarded-For": caller}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=20) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
-def register(
-    base: str, key: str, name: str, caller: str = "10.9.0.1", description: str = ""
-) -> str:
-    description = description or f"{name} files tax returns."
-    status, body = call(
-        f"{base}/agents",
-        caller=caller,
-        method="POST",
-        body={**NATIVE_PAYLOAD, "name": name, "description": description},
-        key=key,
-    )
-    assert status == 201, body
-    return body["id"]
-
-
-def until(condition, timeout: float, what: str):
-    """condition()'s first true value, looked at every 20 ms; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout} s: {what() if callable(what) else what}")
-        time.sleep(0.02)
-
-
-def replica_sql(cluster, sql: str):
-    with psycopg.connect(cluster.pair.url(DATABASE, replica=True), autocommit=True) as replica:
-        return replica.execute(sql).fetchone()
-
-
-def replica_reads(cluster) -> int:
-    return replica_sql(
-        cluster, f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{DATABASE}'"
-    )[0]
-
-
-def ready(node) -> dict:
-    return call(f"{node.url}/readyz", caller="10.9.9.9")[1]
+pytest_plugins = ["tests.https_server", "tests.cluster_support"]
 
 
 def test_a_writer_reads_its_write_at_once_through_the_other_node_while_others_read_the_replica(
@@ -312,6 +227,98 @@ def test_reads_go_on_while_the_replica_is_stopped_and_return_to_it_when_it_is_ba
     before = replica_reads(cluster)
     assert call(f"{front}/agents/{written}", caller="10.9.3.3")[0] == 200
     until(lambda: replica_reads(cluster) > before, 5, "reads on the replica again")
+
+
+COMPLETED = "TASK_STATE_COMPLETED"
+
+
+def test_a_relayed_tasks_replies_reach_it_whichever_nodes_consumer_takes_them(cluster, relay_agent):
+    one, two = cluster.nodes
+    endpoint, key = relay_agent["endpoint"], cluster.key
+    one.kill("relay")  # node 1 sends the task; only node 2's consumer can take its replies
+    try:
+        until(lambda: cluster_consumers(cluster) == 1, 10, "node 1's consumer gone")
+        task = relay_send(one, endpoint, key, "2 x Widget @ 3.50")
+        assert task["status"]["state"] == COMPLETED  # node 1's wait saw node 2's write
+        assert relay_agent["executor"].ran.count(task["id"]) == 1
+        for node in (one, two):
+            assert relay_state(node, endpoint, key, task["id"]) == COMPLETED
+        # A GET is a public read, a replica's: it has the consumer's write within a second.
+        rest = f"{two.url}/a2a/queue/{endpoint}/tasks/{task['id']}"
+        until(
+            lambda: (
+                call(rest, caller="10.9.6.3", key=key, headers={"A2A-Version": "1.0"})[1]
+                .get("status", {})
+                .get("state")
+                == COMPLETED
+            ),
+            1,
+            "the completed task read through node 2's REST binding",
+        )
+    finally:
+        one.restart("relay")
+
+
+def cluster_consumers(cluster) -> int:
+    return queue_counts(cluster.reply_queue)[1]
+
+
+def test_a_relay_consumer_killed_mid_run_loses_no_reply(cluster, relay_agent):
+    """Replies wait while no consumer runs; node 2's consumer takes them, is held on the
+    fourth task's row (a lock of the test's) with replies taken and not yet acknowledged,
+    and is killed there; node 1's consumer then applies every reply, none twice."""
+    one, two = cluster.nodes
+    endpoint, key = relay_agent["endpoint"], cluster.key
+    for node in (one, two):
+        node.kill("relay")
+    until(lambda: cluster_consumers(cluster) == 0, 10, "no consumer")
+    sent = [
+        relay_send(node, endpoint, key, f"{n} x Bolt @ 1", at_once=True)["id"]
+        for n, node in enumerate((one, two) * 4, start=1)
+    ]
+    executor = relay_agent["executor"]
+    until(lambda: set(executor.ran) >= set(sent), 20, "every task run by the agent")
+    replies = until(
+        lambda: (n := queue_counts(cluster.reply_queue)[0]) >= 3 * len(sent) and n, 10, "replies"
+    )
+    with psycopg.connect(cluster.pair.url(DATABASE)) as locker:
+        locker.execute("SELECT 1 FROM a2a_relaytask WHERE id = %s FOR UPDATE", [sent[3]])
+        two.restart("relay")
+        until(lambda: waiting_for_lock(cluster), 30, "node 2's consumer held on the lock")
+        before = relay_task_states(cluster, sent)
+        assert [before[t] for t in sent[:3]] == [COMPLETED] * 3  # applied and acknowledged
+        assert before[sent[3]] != COMPLETED
+        two.kill("relay")
+        # What it had taken and not acknowledged is back on the queue, the first three
+        # tasks' replies gone from it for good.
+        left = until(
+            lambda: (c := queue_counts(cluster.reply_queue))[1] == 0 and c[0],
+            10,
+            "the replies it held back on the queue",
+        )
+        assert left == replies - 3 * (replies // len(sent))
+        locker.rollback()
+    one.restart("relay")
+    until(
+        lambda: set(relay_task_states(cluster, sent).values()) == {COMPLETED},
+        30,
+        lambda: relay_task_states(cluster, sent),
+    )
+    for number, task in enumerate(sent):
+        assert relay_state(cluster.nodes[number % 2], endpoint, key, task) == COMPLETED
+    until(lambda: queue_counts(cluster.reply_queue)[0] == 0, 10, "the reply queue empty")
+    assert queue_counts(cluster.dead_letter_queue)[0] == 0  # no reply applied twice
+    two.restart("relay")
+
+
+def waiting_for_lock(cluster) -> bool:
+    with psycopg.connect(cluster.pair.url(DATABASE), autocommit=True) as primary:
+        return (
+            primary.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ).fetchone()[0]
+            > 0
+        )
 
 
 def test_a_node_killed_mid_run_loses_nothing_it_acknowledged(cluster):

@@ -191,6 +191,7 @@ class LeanApplication:
         self.allowed_hosts = list(settings.ALLOWED_HOSTS)
         self.hosts_seen: dict[str, bool] = {}
         self.replicas = bool(replica_aliases())
+        self.counted = settings.METRICS_ENABLED
 
     def __call__(self, environ, start_response):
         routes = self.routes.get(environ.get("REQUEST_METHOD"))
@@ -218,13 +219,14 @@ class LeanApplication:
                         request_id.reset(token)
                     if answer is not None:
                         sent = self.send(environ, start_response, answer, rid)
-                        metrics.http_observe(
-                            route.prefix,
-                            environ["REQUEST_METHOD"],
-                            200 if sent[0] else 304,
-                            "lean",
-                            time.perf_counter() - started,
-                        )
+                        if self.counted:
+                            metrics.http_observe(
+                                route.prefix,
+                                environ["REQUEST_METHOD"],
+                                200 if sent[0] else 304,
+                                "lean",
+                                time.perf_counter() - started,
+                            )
                         return sent[1]
                     break
         return self.django_application(environ, start_response)

@@ -8,6 +8,10 @@ imports the client). Every series is named ``registry_…`` and made here, throu
 one twice. No label carries an id, a key, a path or a user's text: each takes a handful of
 values (a route template, a method, a status, an outcome), so the number of series stays
 bounded whatever clients send.
+
+``METRICS_ENABLED`` off: every series made here counts nothing and makes no labelled
+child (``labels`` gives an idle one), ``http_observe`` and ``tally`` return at once, and the
+settings give prometheus-client no folder, so no process writes a file.
 """
 
 import atexit
@@ -15,6 +19,7 @@ import bisect
 import threading
 import time
 
+from django.conf import settings
 from prometheus_client import Counter, Gauge, Histogram
 
 PREFIX = "registry_"
@@ -23,26 +28,82 @@ PREFIX = "registry_"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 JOB_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900)
 
+
+def enabled() -> bool:
+    """METRICS_ENABLED: read at each call (an attribute of the settings once read), so a
+    test's override holds."""
+    return settings.METRICS_ENABLED
+
+
+class _Idle:
+    """What ``labels`` gives while metrics are off: counts nothing."""
+
+    def inc(self, amount: float = 1, *args, **kwargs) -> None:
+        pass
+
+    dec = set = observe = inc
+
+
+IDLE = _Idle()
+
+
+class SwitchedCounter(Counter):
+    def labels(self, *values, **named):
+        return super().labels(*values, **named) if enabled() else IDLE
+
+    def inc(self, amount: float = 1, *args, **kwargs) -> None:
+        if enabled():
+            super().inc(amount, *args, **kwargs)
+
+
+class SwitchedHistogram(Histogram):
+    def labels(self, *values, **named):
+        return super().labels(*values, **named) if enabled() else IDLE
+
+    def observe(self, amount: float, *args, **kwargs) -> None:
+        if enabled():
+            super().observe(amount, *args, **kwargs)
+
+
+class SwitchedGauge(Gauge):
+    def labels(self, *values, **named):
+        return super().labels(*values, **named) if enabled() else IDLE
+
+    def inc(self, amount: float = 1) -> None:
+        if enabled():
+            super().inc(amount)
+
+    def dec(self, amount: float = 1) -> None:
+        if enabled():
+            super().dec(amount)
+
+    def set(self, value: float) -> None:
+        if enabled():
+            super().set(value)
+
+
 # Every series made, by name (without the prefix): what the monitoring page documents.
 series: dict[str, Counter | Gauge | Histogram] = {}
 
 
 def counter(name: str, documentation: str, labels: tuple[str, ...] = ()) -> Counter:
-    made = series[name] = Counter(PREFIX + name, documentation, labels)
+    made = series[name] = SwitchedCounter(PREFIX + name, documentation, labels)
     return made
 
 
 def histogram(
     name: str, documentation: str, labels: tuple[str, ...], buckets: tuple[float, ...]
 ) -> Histogram:
-    made = series[name] = Histogram(PREFIX + name, documentation, labels, buckets=buckets)
+    made = series[name] = SwitchedHistogram(PREFIX + name, documentation, labels, buckets=buckets)
     return made
 
 
 def gauge(name: str, documentation: str, labels: tuple[str, ...] = ()) -> Gauge:
     """A gauge that a process raises and lowers (what it holds open now): a scrape adds up
     the processes still running (prometheus-client's ``livesum``)."""
-    made = series[name] = Gauge(PREFIX + name, documentation, labels, multiprocess_mode="livesum")
+    made = series[name] = SwitchedGauge(
+        PREFIX + name, documentation, labels, multiprocess_mode="livesum"
+    )
     return made
 
 
@@ -133,6 +194,8 @@ def http_observe(
     """Count one answered request. ``route`` is a template or a lean route's prefix, never
     the path the client sent; ``statements``: the database statements it ran and their
     ``statement_seconds`` (Django's requests: ``StatementsCounted``)."""
+    if not settings.METRICS_ENABLED:
+        return
     if method not in METHODS:
         method = "OTHER"
     key = (route, method, status, lane)
@@ -157,6 +220,8 @@ _tallies: dict[tuple, int] = {}
 
 def tally(counter: Counter, *labels: str) -> None:
     """Count one in ``counter`` (with these labels), written at the next flush."""
+    if not settings.METRICS_ENABLED:
+        return
     key = (counter, labels)
     with _pending_lock:
         _tallies[key] = _tallies.get(key, 0) + 1
@@ -173,6 +238,8 @@ def http_flush(now: float | None = None) -> None:
         _pending.clear()
         tallies = list(_tallies.items())
         _tallies.clear()
+    if not settings.METRICS_ENABLED:
+        return  # counted before metrics were switched off (a test's override): dropped
     for (counter, labels), count in tallies:
         counter.labels(*labels).inc(count)
     for (route, method, status, lane), (count, seconds, buckets, statements, db) in pending:

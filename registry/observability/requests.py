@@ -32,6 +32,8 @@ class RequestObservedMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
         self.logged = settings.LOG_REQUESTS
+        # METRICS_ENABLED off: no execute wrapper and nothing counted, the id and log kept.
+        self.counted = settings.METRICS_ENABLED
 
     def __call__(self, request):
         started = time.perf_counter()
@@ -41,22 +43,28 @@ class RequestObservedMiddleware:
         # ("Not Found: …") after the middleware returned it.
         request_id.set(rid)
         key_prefix.set("")
-        counted = StatementsCounted()
-        with connections[DEFAULT_DB_ALIAS].execute_wrapper(counted):
+        if self.counted:
+            counted = StatementsCounted()
+            with connections[DEFAULT_DB_ALIAS].execute_wrapper(counted):
+                response = self.get_response(request)
+        else:
             response = self.get_response(request)
         response[HEADER] = rid
+        if not (self.counted or self.logged):
+            return response
         match = request.resolver_match
         route = "/" + match.route if match is not None else UNMATCHED
         seconds = time.perf_counter() - started
-        metrics.http_observe(
-            route,
-            request.method,
-            response.status_code,
-            "django",
-            seconds,
-            counted.statements,
-            counted.seconds,
-        )
+        if self.counted:
+            metrics.http_observe(
+                route,
+                request.method,
+                response.status_code,
+                "django",
+                seconds,
+                counted.statements,
+                counted.seconds,
+            )
         if self.logged:
             request_logged(request.method, route, response.status_code, seconds)
         return response

@@ -1,7 +1,8 @@
 """``GET /metrics``: the Prometheus text of every process's counts (prometheus-client's
 multiprocess mode: the files in ``PROMETHEUS_MULTIPROC_DIR``), with the registry's gauges
 read when scraped. Served to a client at ``METRICS_ALLOWED_ADDRESSES`` or bearing
-``METRICS_TOKEN``; anyone else gets the 404 of a path that does not exist."""
+``METRICS_TOKEN``; anyone else, and everyone while ``METRICS_ENABLED`` is off, gets the 404
+of a path that does not exist."""
 
 import hmac
 import ipaddress
@@ -105,7 +106,7 @@ class RegistryGauges:
 
 @require_safe
 def metrics_view(request) -> HttpResponse:
-    if not metrics_allowed(request.META):
+    if not (settings.METRICS_ENABLED and metrics_allowed(request.META)):
         return problem_response(404, "not-found", f"There is nothing at {request.path}.")
     metrics.http_flush()  # this process's requests so far (the others' as of their last second)
     scraped = CollectorRegistry()

@@ -6,14 +6,23 @@ from pathlib import Path
 
 from registry.settings.env import env_bool, env_networks
 
-__all__ = ["LOG_REQUESTS", "METRICS_ALLOWED_ADDRESSES", "METRICS_TOKEN"]
+__all__ = ["LOG_REQUESTS", "METRICS_ALLOWED_ADDRESSES", "METRICS_ENABLED", "METRICS_TOKEN"]
+
+# Off: nothing is counted (no request, statement, cache hit or job), no process writes a
+# metrics file, and /metrics is a 404; request ids and logs are kept.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", True)
 
 
 def metrics_dir(var_dir: Path) -> Path:
     """Where every process (web and job workers) writes its counts, for a scrape to add up:
     ``PROMETHEUS_MULTIPROC_DIR``, by default ``metrics/`` in the var dir. Put in the
-    environment here, before prometheus-client is imported (it reads it at import)."""
+    environment here, before prometheus-client is imported (it reads it at import). With
+    METRICS_ENABLED off, neither: prometheus-client then keeps its (unused) values in memory
+    and writes no file."""
     path = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or var_dir / "metrics")
+    if not METRICS_ENABLED:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        return path
     path.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
     return path

@@ -1,0 +1,54 @@
+"""bench.metricscost without a server: the shipped server's environment differs only in
+METRICS_ENABLED (tracing off whatever the shell says), and the summary's per cent."""
+
+from pathlib import Path
+
+from bench.metricscost import MetricsServer, summary
+
+
+def test_the_two_servers_differ_in_metrics_enabled_alone_and_trace_nothing(monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("METRICS_ENABLED", "true")
+    made = {}
+    for state in ("false", "true"):
+        server = MetricsServer(
+            metrics_enabled=state,
+            port=23001,
+            database_url="postgres://postgres@127.0.0.1:5432/registry_bench_x",
+            redis_url="",
+            log_path=Path("/tmp/unused.log"),
+        )
+        server.events_port = 23002  # chosen when it starts
+        made[state] = server.environment()
+    assert made["false"]["METRICS_ENABLED"] == "false" and made["true"]["METRICS_ENABLED"] == "true"
+    assert {k: v for k, v in made["false"].items() if k != "METRICS_ENABLED"} == {
+        k: v for k, v in made["true"].items() if k != "METRICS_ENABLED"
+    }
+    assert not [name for name in made["true"] if name.startswith("OTEL_")]
+
+
+def test_the_summary_gives_each_rows_median_and_what_the_metrics_cost_in_per_cent():
+    rounds = [
+        {
+            "off": {"card": 1000.0, "distinct text": 100.0},
+            "on": {"card": 960.0, "distinct text": 90.0},
+        },
+        {
+            "off": {"card": 1100.0, "distinct text": 110.0},
+            "on": {"card": 1000.0, "distinct text": 100.0},
+        },
+        {
+            "off": {"card": 900.0, "distinct text": 105.0},
+            "on": {"card": 880.0, "distinct text": 102.0},
+        },
+    ]
+    rows = summary(rounds)
+    assert rows["card"] == {
+        "off": 1000,
+        "on": 960,
+        "on_vs_off_percent": -4.0,
+        "within_target": True,
+    }
+    assert rows["distinct text"]["on_vs_off_percent"] == -4.8  # medians 105 and 100
+    rounds[0]["on"]["card"] = 900.0  # medians 1000 and 900: the metrics cost 10 %
+    assert summary(rounds)["card"]["within_target"] is False
