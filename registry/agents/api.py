@@ -22,6 +22,7 @@ from registry.agents.serializers import (
     capability_input,
     endpoint_input,
 )
+from registry.agents.visibility import agent_visibility_change, visibility_input
 from registry.http.inputs import InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
@@ -90,6 +91,7 @@ class AgentDetailView(APIView):
                 "Only an admin key may move an agent to another owner.",
                 [Problem("owner", "may be changed by admin keys only")],
             )
+        asked = visibility_input(data, agent)  # checked before anything is written
         if partial:
             changes = {k: data[k] for k in ("name", "description", "version") if k in data}
             if "capabilities" in data:
@@ -113,6 +115,7 @@ class AgentDetailView(APIView):
                 lifecycle.agent_compatibility_set(agent=agent, compatibility=data["compatibility"])
             if "taskProbe" in data:
                 lifecycle.agent_task_probe_set(agent=agent, task_probe=data["taskProbe"])
+            agent_visibility_change(agent=agent, asked=asked)
         return agent_response(request, agent.id)
 
 

@@ -2,6 +2,7 @@
 sorts, facet counts, keyset cursors, the change feed), and ``POST /agents``, a native
 registration answered with the agent's JSON."""
 
+from django.db import transaction
 from django.http import HttpResponse
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
@@ -20,6 +21,7 @@ from registry.access.idempotency import idempotent
 from registry.agents import selectors, services
 from registry.agents.api import agent_response, owner_for
 from registry.agents.serializers import AgentInputSerializer, AgentSerializer
+from registry.agents.visibility import agent_visibility_change, visibility_input
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
 from registry.discovery import planner
@@ -137,8 +139,11 @@ class AgentListView(DiscoverAgentsView):
     def post(self, request: Request) -> Response:
         payload = AgentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        agent = services.agent_create(
-            owner=owner_for(request, payload.validated_data.get("owner")),
-            data=payload.to_input(),
-        )
+        asked = visibility_input(payload.validated_data)  # checked before anything is written
+        with transaction.atomic():  # never readable by others meanwhile
+            agent = services.agent_create(
+                owner=owner_for(request, payload.validated_data.get("owner")),
+                data=payload.to_input(),
+            )
+            agent_visibility_change(agent=agent, asked=asked)
         return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")

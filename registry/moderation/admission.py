@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from registry.agents.listing import agent_listed_set
+from registry.agents.listing import agent_admitted_set
 from registry.agents.models import Agent, DomainClaim
 from registry.moderation.models import Moderation
 from registry.moderation.publishers import owner_verified
@@ -58,4 +58,4 @@ def admission_decide(agent: Agent, findings: list[dict], *, created: bool) -> No
     moderation.admission = Moderation.Admission.PENDING
     moderation.admission_reason = why
     moderation.save()
-    agent_listed_set(agent=agent, listed=moderation.listed)
+    agent_admitted_set(agent=agent, admitted=moderation.listed)

@@ -34,6 +34,7 @@ from registry.agents.claims import domain_claim_check
 from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
+from registry.agents.visibility import Asked, agent_visibility_change
 from registry.discovery.facts import agent_facts_set
 from registry.discovery.filter_keys import filter_keys_at_end
 from registry.http.jsonutil import Problem
@@ -138,13 +139,14 @@ class CardRegistration:
 
 
 def agent_register_card(
-    *, owner: str, card: dict, source: CardSource | None = None
+    *, owner: str, card: dict, source: CardSource | None = None, visibility: Asked = None
 ) -> CardRegistration:
     """Register a card, or update the owner's agent that has the same preferred interface URL.
 
     Identity is the owner plus the card's preferred interface URL, held by a unique
     constraint: of concurrent identical registrations one creates the agent, and the
-    others, on the constraint, retry as updates.
+    others, on the constraint, retry as updates. ``visibility`` (checked by
+    ``registry.agents.visibility.visibility_input``) is set in the same transaction.
     """
     source = source or CardSource()
     report = card_require_valid(card)
@@ -172,6 +174,7 @@ def agent_register_card(
                     if agent.owner != owner:
                         raise _owner_changed(agent)
                     _agent_card_apply(agent=agent, data=data)
+                agent = agent_visibility_change(agent=agent, asked=visibility)
                 change = "register" if identity is None else "reregister"
                 _submitted_save(agent, card, report, source, change=change)
                 provenance_save(agent, source, signature)
@@ -184,7 +187,7 @@ def agent_register_card(
 
 
 def agent_register_from_domain(
-    *, owner: str, domain: str | None = None, url: str | None = None
+    *, owner: str, domain: str | None = None, url: str | None = None, visibility: Asked = None
 ) -> CardRegistration:
     """The discovery bootstrap: resolve the card from a domain or URL, then register it."""
     try:
@@ -202,7 +205,9 @@ def agent_register_from_domain(
         origin_problems=resolved.origin_problems,
         attempts=resolved.attempts,
     )
-    return agent_register_card(owner=owner, card=resolved.card, source=source)
+    return agent_register_card(
+        owner=owner, card=resolved.card, source=source, visibility=visibility
+    )
 
 
 def _origin_policy_apply(resolved, host: str) -> None:
@@ -306,6 +311,7 @@ def agent_replace_card(
     source: CardSource | None = None,
     precondition: Precondition | None = None,
     change: str = "replace",
+    visibility: Asked = None,
 ) -> CardRegistration:
     """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
 
@@ -322,6 +328,7 @@ def agent_replace_card(
     with transaction.atomic(), filter_keys_at_end(), writes_batched():
         agent = _replaceable(agent, precondition, preferred)
         _agent_card_apply(agent=agent, data=data)
+        agent = agent_visibility_change(agent=agent, asked=visibility)
         AgentIdentity.objects.update_or_create(
             agent=agent, defaults={"owner": agent.owner, "preferred_url": preferred}
         )
