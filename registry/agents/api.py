@@ -69,7 +69,7 @@ class AgentDetailView(APIView):
     def delete(self, request: Request, agent_id: str) -> Response:
         """Retire the agent: it leaves discovery and its card answers 410 Gone; its owner
         still reads it (status retired) and its versions stay readable."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_retire(
             agent=agent, precondition=_if_match(request), admin=request.user.is_admin
@@ -77,7 +77,7 @@ class AgentDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         payload = AgentInputSerializer(data=request.data, partial=partial)
@@ -129,7 +129,7 @@ class EndpointListView(APIView):
     @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
     @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         payload = EndpointInputSerializer(data=request.data)
@@ -161,7 +161,7 @@ class EndpointDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         endpoint = selectors.endpoint_get(agent, endpoint_id)
@@ -186,7 +186,7 @@ class AgentDeprecateView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
         """Deprecate the agent: it stays discoverable (status deprecated) and its card is
         served with Deprecation, Sunset and successor Link headers."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         payload = DeprecateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -206,7 +206,7 @@ class AgentUndeprecateView(APIView):
     @extend_schema(request=None, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """The agent is active again."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_undeprecate(agent=agent)
         return agent_response(request, agent.id)

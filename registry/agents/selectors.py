@@ -77,6 +77,15 @@ def agent_get_shown(agent_id: str, user) -> Agent:
     return agent
 
 
+def agent_get_writable(agent_id: str, user) -> Agent:
+    """``agent_get`` for a write (or an owner's read) by ``user``: a restricted agent that
+    ``user`` may not read is an unknown id, so that no refusal (403) tells it exists."""
+    agent = agent_get(agent_id)
+    if agent.visibility != Agent.Visibility.PUBLIC and not may_read(user, agent):
+        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
+    return agent
+
+
 def endpoint_get(agent: Agent, endpoint_id: str) -> Endpoint:
     endpoint = Endpoint.objects.filter(agent=agent, pk=parse_uuid(endpoint_id, "endpoint")).first()
     if endpoint is None:

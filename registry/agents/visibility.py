@@ -36,6 +36,8 @@ Visibility = Agent.Visibility
 Asked = tuple[str, list[str]] | None
 GROUP_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,99}")
 VISIBILITY_GROUPS_MAX = 20
+# The columns ``may_read`` reads (a read that loads few columns loads these).
+VISIBILITY_FIELDS = ("owner", "listed", "admitted", "visibility", "visibility_groups")
 
 
 def visibility_problems(visibility: str, groups: list | None) -> list[Problem]:

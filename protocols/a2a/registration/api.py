@@ -206,7 +206,7 @@ class A2AAgentVerifyView(APIView):
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card from the agent's domain: verified when it is the registered card."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         payload = VerifySerializer(data=body_object(request) if request.data else {})
         payload.is_valid(raise_exception=True)
@@ -248,7 +248,7 @@ class A2AAgentCardView(APIView):
         responses=AgentSerializer,
     )
     def put(self, request: Request, agent_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         agent_writable(agent)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
@@ -364,7 +364,7 @@ class AgentRefreshView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card again from where the agent was registered (domain or URL) and
         store it as a new version when it changed; the answer has the change summary."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         fetch_rate_check(request)
