@@ -63,9 +63,11 @@ def agent_admitted_set(*, agent: Agent, admitted: bool) -> bool:
     return listing_apply(agent)
 
 
-def listing_apply(agent: Agent) -> bool:
+def listing_apply(agent: Agent, *, created: bool = False) -> bool:
     """List or unlist the agent as ``listed_of`` says (its row locked by the caller, inside
-    its transaction); whether anything changed."""
+    its transaction); whether anything changed. ``created``: the agent is new in this
+    transaction, never public: unlisted, it leaves no tombstone (which would tell a
+    mirror that it exists)."""
     listed = listed_of(agent)
     if agent.listed == listed:
         return False
@@ -78,7 +80,7 @@ def listing_apply(agent: Agent) -> bool:
             search_text_refresh(agent)
     else:
         AgentSearchText.objects.filter(agent=agent).delete()
-        if not retired:
+        if not retired and not created:
             Tombstone.objects.update_or_create(
                 agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}
             )

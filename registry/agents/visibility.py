@@ -189,23 +189,26 @@ def withheld_problem(agent_id, visibility: str) -> ProblemError:
 
 
 @transaction.atomic
-def agent_visibility_change(*, agent: Agent, asked: Asked) -> Agent:
+def agent_visibility_change(*, agent: Agent, asked: Asked, created: bool = False) -> Agent:
     """``agent_visibility_set`` with the agent's row locked (``asked``: from
     ``visibility_input``; None changes nothing); ``agent`` (as its caller holds it, with
     what it prefetched) is updated to match."""
     if asked is None:
         return agent
     locked = agent_lock(agent)
-    agent_visibility_set(agent=locked, visibility=asked[0], groups=asked[1])
+    agent_visibility_set(agent=locked, visibility=asked[0], groups=asked[1], created=created)
     for name in ("visibility", "visibility_groups", "listed", "updated_at"):
         setattr(agent, name, getattr(locked, name))
     return agent
 
 
-def agent_visibility_set(*, agent: Agent, visibility: str, groups: list[str]) -> bool:
+def agent_visibility_set(
+    *, agent: Agent, visibility: str, groups: list[str], created: bool = False
+) -> bool:
     """Set who may read the agent (its row locked by the caller, inside its transaction;
     checked by ``visibility_checked``), audited with the visibility before and after;
-    its public listing follows (``listing_apply``). Whether anything changed."""
+    its public listing follows (``listing_apply``; ``created``: the agent is new in this
+    transaction). Whether anything changed."""
     groups = sorted(set(groups)) if visibility == Visibility.GROUPS else []
     before = {"visibility": agent.visibility, "visibilityGroups": list(agent.visibility_groups)}
     if before == {"visibility": visibility, "visibilityGroups": groups}:
@@ -224,6 +227,8 @@ def agent_visibility_set(*, agent: Agent, visibility: str, groups: list[str]) ->
         before=before,
         after={"visibility": visibility, "visibilityGroups": groups},
     )
-    if not listing_apply(agent):  # still unlisted: its stored listing shows the change
+    if not listing_apply(
+        agent, created=created
+    ):  # still unlisted: its stored listing shows the change
         agents_written_send([agent.pk])
     return True

@@ -163,5 +163,5 @@ class AgentListView(DiscoverAgentsView):
                 owner=owner_for(request, payload.validated_data.get("owner")),
                 data=payload.to_input(),
             )
-            agent_visibility_change(agent=agent, asked=asked)
+            agent_visibility_change(agent=agent, asked=asked, created=True)
         return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")

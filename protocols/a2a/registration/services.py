@@ -174,12 +174,13 @@ def agent_register_card(
                     if agent.owner != owner:
                         raise _owner_changed(agent)
                     _agent_card_apply(agent=agent, data=data)
-                agent = agent_visibility_change(agent=agent, asked=visibility)
-                change = "register" if identity is None else "reregister"
+                new = identity is None
+                agent = agent_visibility_change(agent=agent, asked=visibility, created=new)
+                change = "register" if new else "reregister"
                 _submitted_save(agent, card, report, source, change=change)
                 provenance_save(agent, source, signature)
-                cards_stored_send([StoredCard(agent, card, created=identity is None)])
-            return CardRegistration(agent, report, identity is None, source, signature)
+                cards_stored_send([StoredCard(agent, card, created=new)])
+            return CardRegistration(agent, report, new, source, signature)
         except IntegrityError:
             attempt += 1
             if attempt == 3:
