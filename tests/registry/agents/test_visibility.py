@@ -155,3 +155,18 @@ def test_anonymous_reads_ask_nothing_more(django_assert_num_queries):
     with django_assert_num_queries(0):
         assert sees_restricted(AnonymousUser()) is False
         assert "listed" in str(readable_by(AnonymousUser()).query)
+
+
+@pytest.mark.django_db
+def test_the_benchmark_makes_a_share_of_the_agents_private_the_same_ones_again(
+    alice, native_payload
+):
+    from bench.load import agents_make_private
+
+    for index in range(40):
+        alice.post("/agents", native_payload(name=f"Agent {index}"), format="json")
+    made = agents_make_private(1, 0.25)
+    assert 0 < made < 40
+    private = set(Agent.objects.filter(visibility="private", listed=False).values_list("pk"))
+    assert len(private) == made
+    assert agents_make_private(1, 0.25) == 0  # the same agents: none left to make private
