@@ -145,8 +145,7 @@ def agent_register_card(
 
     Identity is the owner plus the card's preferred interface URL, held by a unique
     constraint: of concurrent identical registrations one creates the agent, and the
-    others, on the constraint, retry as updates. ``visibility`` (checked by
-    ``registry.agents.visibility.visibility_input``) is set in the same transaction.
+    others, on the constraint, retry as updates. ``visibility`` is set in the same one.
     """
     source = source or CardSource()
     report = card_require_valid(card)
@@ -206,9 +205,8 @@ def agent_register_from_domain(
         origin_problems=resolved.origin_problems,
         attempts=resolved.attempts,
     )
-    return agent_register_card(
-        owner=owner, card=resolved.card, source=source, visibility=visibility
-    )
+    card = resolved.card
+    return agent_register_card(owner=owner, card=card, source=source, visibility=visibility)
 
 
 def _origin_policy_apply(resolved, host: str) -> None:
