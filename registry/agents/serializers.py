@@ -177,7 +177,7 @@ class AgentInputSerializer(InputSerializer):
         required=False, help_text="true: the registry may send the agent a real request."
     )
     visibility = ChoiceField(
-        choices=Agent.Visibility.values,
+        choices=Agent.Visibility.choices,
         required=False,
         help_text="Who may read it: public (default), private (its owner and admins), groups.",
     )

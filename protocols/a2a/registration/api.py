@@ -43,7 +43,7 @@ class CardRegistrationSerializer(InputSerializer):
     )
     owner = serializers.CharField(required=False, max_length=200, help_text="Admin keys only.")
     visibility = ChoiceField(
-        choices=Agent.Visibility.values,
+        choices=Agent.Visibility.choices,
         required=False,
         help_text="Who may read it (a registry setting, never in the card): public "
         "(default), private (its owner and admins) or groups.",
@@ -56,7 +56,7 @@ class CardRegistrationSerializer(InputSerializer):
 class CardReplaceSerializer(InputSerializer):
     card = serializers.JSONField(help_text="The new A2A agent card.")
     visibility = ChoiceField(
-        choices=Agent.Visibility.values, required=False, help_text="As at registration."
+        choices=Agent.Visibility.choices, required=False, help_text="As at registration."
     )
     visibilityGroups = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="As at registration."
