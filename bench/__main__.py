@@ -62,6 +62,12 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         "--redis-url", default="", help="REDIS_URL for the server (default: per-process cache)"
     )
     parser.add_argument(
+        "--private-share",
+        type=float,
+        default=0.0,
+        help="share of the agents made private (0.1: a tenth); the public rows measure the rest",
+    )
+    parser.add_argument(
         "--generator",
         choices=["auto", "wrk", "python"],
         default="auto",
@@ -74,6 +80,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("need 1 <= --small-entities < --entities (or --entities 0)")
     if args.duration <= 0 or args.connections < 1 or args.requests < 1:
         parser.error("--duration, --connections and --requests must be positive")
+    if not 0 <= args.private_share < 1:
+        parser.error("need 0 <= --private-share < 1")
     return args
 
 
@@ -227,6 +235,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                 phase=phase, seed=args.seed, start=start, stop=stop, batch_size=BATCH_SIZE
             )
         )
+        if args.private_share:
+            private = load.agents_make_private(args.seed, args.private_share)
+            say(f"{private} agents made private (--private-share {args.private_share:g})")
         live = load.endpoints_make_live(args.seed)
         say(f"{live} endpoints given a recent heartbeat (liveOnly keeps their agents)")
         say(f"{load.trust_spread(args.seed)} agents given trust scores (minTrust, sort=trust)")
@@ -343,6 +354,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                 "mcp_servers": args.mcp_servers,
                 "seed": args.seed,
                 "redis": bool(args.redis_url),
+                "private_share": args.private_share,
             },
         },
         "load": [phase.as_dict() for phase in phases],

@@ -76,6 +76,8 @@ def setup(args) -> None:
     phase = load.agents_load(
         phase="all", seed=args.seed, start=0, stop=args.agents, batch_size=2000
     )
+    if args.private_share:
+        load.agents_make_private(args.seed, args.private_share)
     load.endpoints_make_live(args.seed)
     load.database_analyze()
     print(json.dumps(phase.as_dict()))
@@ -169,6 +171,9 @@ def main(argv=None) -> int:
     parser.add_argument("--agents", type=int, default=5000)
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--private-share", type=float, default=0.0, help="setup: share of agents made private"
+    )
     parser.add_argument("--explain", type=int, default=0, help="requests whose SQL to print")
     parser.add_argument("--cprofile", type=int, default=0, help="functions to print")
     parser.add_argument("--sort", default="cumulative", help="cumulative or tottime")

@@ -138,10 +138,11 @@ def _agents_count_check(expected: int) -> None:
 
 
 def card_paths() -> list[str]:
-    """The card URL of every agent that has a card."""
+    """The card URL of every publicly listed agent that has a card (the public rows: with
+    ``--private-share``, the private agents' cards are left out)."""
     from protocols.a2a.models import CardDocument
 
-    ids = CardDocument.objects.order_by().values_list("agent_id", flat=True)
+    ids = CardDocument.objects.filter(listed=True).order_by().values_list("agent_id", flat=True)
     return [f"/a2a/agents/{agent_id}" for agent_id in ids.iterator(chunk_size=10_000)]
 
 
@@ -208,4 +209,29 @@ def trust_spread(seed: int) -> int:
     for score, agents in by_score.items():
         for start in range(0, len(agents), 2000):
             Agent.objects.filter(pk__in=agents[start : start + 2000]).update(trust_score=score)
+    return len(ids)
+
+
+def agents_make_private(seed: int, share: float) -> int:
+    """Make ``share`` of the agents private (each picked by a digest of its id: the same
+    ones at every size), through the owner's write (registry.agents.visibility), as a
+    registry whose owners keep some agents to themselves would have; the public rows then
+    measure the public path beside them. The agents made private now."""
+    import hashlib
+
+    from django.db import transaction
+
+    from registry.agents.models import Agent
+    from registry.agents.visibility import agent_visibility_change
+
+    def picked(pk) -> bool:
+        digest = hashlib.sha256(f"{seed}-private-{pk}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") < share * 2**32
+
+    public = Agent.objects.filter(visibility=Agent.Visibility.PUBLIC).order_by("pk")
+    ids = [pk for pk in public.values_list("pk", flat=True).iterator(10_000) if picked(pk)]
+    for start in range(0, len(ids), 500):
+        with transaction.atomic():
+            for agent in Agent.objects.filter(pk__in=ids[start : start + 500]):
+                agent_visibility_change(agent=agent, asked=(Agent.Visibility.PRIVATE, []))
     return len(ids)

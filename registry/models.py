@@ -7,6 +7,7 @@ from registry.access.models import ApiKey, AuditEntry
 from registry.agents.models import (
     Agent,
     AgentSearchText,
+    AgentVisibilityGroup,
     Capability,
     CapabilityTag,
     DomainClaim,
@@ -35,6 +36,7 @@ __all__ = [
     "AgentSearchText",
     "AgentSearchVector",
     "AgentVector",
+    "AgentVisibilityGroup",
     "ApiKey",
     "AuditEntry",
     "Capability",

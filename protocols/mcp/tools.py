@@ -25,10 +25,12 @@ from pydantic.json_schema import SkipJsonSchema
 
 from protocols.a2a.cards.selectors import card_read
 from protocols.a2a.face import skills
+from protocols.a2a.models import CardDocument
 from registry import extensions
 from registry.access.auth import bearer_key
 from registry.agents.models import Agent
 from registry.agents.selectors import unlisted_problem
+from registry.agents.visibility import key_reader, may_read
 from registry.http.jsonutil import Problem
 from registry.http.problems import exception_problem, problem_body
 
@@ -215,7 +217,7 @@ async def discover_agents(
     return _result(await _answer(skills.discover, params))
 
 
-def _card(agent_id: str) -> tuple[dict | None, dict[str, Any] | None]:
+def _card(agent_id: str, key: str | None = None) -> tuple[dict | None, dict[str, Any] | None]:
     """The agent's card, or the problem GET /a2a/agents/<id> would answer."""
     try:
         pk = uuid.UUID(agent_id)
@@ -225,17 +227,23 @@ def _card(agent_id: str) -> tuple[dict | None, dict[str, Any] | None]:
     entry = card_read(pk)
     if entry is not None:
         return json.loads(entry[0]), None
-    listed = Agent.objects.filter(pk=pk).values_list("listed", flat=True).first()
-    if listed is False:  # not publicly listed (registry.agents.listing)
-        problem = unlisted_problem(pk)
-        return None, problem_body(404, "unlisted", str(problem.detail))
-    if listed is not None:
+    agent = Agent.objects.filter(pk=pk).first()
+    if agent is not None and not agent.listed:  # registry.agents.listing
+        if may_read(key_reader(key), agent):
+            body = CardDocument.objects.filter(agent=agent).values_list("body", flat=True).first()
+            if body is not None:
+                return json.loads(bytes(body)), None
+        else:  # a restricted agent's is an unknown id's (registry.agents.visibility)
+            problem = unlisted_problem(pk, agent.visibility)
+            return None, problem_body(404, problem.slug, problem.problem_detail)
+    if agent is not None:
         detail = f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
         return None, problem_body(404, "no-a2a-endpoint", detail)
     return None, problem_body(404, "not-found", f"There is no agent {agent_id}.")
 
 
 async def get_agent_card(
+    ctx: Context,
     agent_id: Annotated[
         str, Field(description="The agent's id (a UUID), as discover_agents lists it.")
     ],
@@ -244,7 +252,8 @@ async def get_agent_card(
     its skills, interfaces (the URLs to call it at) and security schemes. Take the id from
     discover_agents' answer; an agent whose cardUrl is null has no A2A card.
     Example: {"agent_id": "7d1b9e52-3c4a-4f6e-9a0b-2c8d5e1f4a63"}"""
-    card, problem = await sync_to_async(_card)(agent_id)
+    key = bearer_key((ctx.headers or {}).get("authorization", ""))
+    card, problem = await sync_to_async(_card)(agent_id, key)
     if card is None:
         return _refusal(problem)
     return CallToolResult(
@@ -259,6 +268,8 @@ async def register_agent(
     ] = None,
     domain: Annotated[str | None, Field(description="Fetch the card from this domain.")] = None,
     url: Annotated[str | None, Field(description="Fetch the card from this https URL.")] = None,
+    visibility: Annotated[str | None, Field(description="public, private or groups.")] = None,
+    visibilityGroups: Annotated[list[str] | None, Field(description="Its groups.")] = None,
 ) -> Annotated[CallToolResult, Registered]:
     """Register (or update) an A2A agent in the registry, as POST /a2a/agents does: give
     exactly one of card (the agent card object), domain (the registry fetches
@@ -267,7 +278,10 @@ async def register_agent(
     URL, or every problem of the card with its path. Not for finding agents: use
     discover_agents.
     Example: {"domain": "weather.example.com"}"""
-    body = {k: v for k, v in (("card", card), ("domain", domain), ("url", url)) if v is not None}
+    given = {"card": card, "domain": domain, "url": url, "visibility": visibility}
+    body = {
+        k: v for k, v in {**given, "visibilityGroups": visibilityGroups}.items() if v is not None
+    }
     key = bearer_key((ctx.headers or {}).get("authorization", ""))
     return _result(await _answer(skills.register, body, key))
 

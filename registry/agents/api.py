@@ -23,6 +23,7 @@ from registry.agents.serializers import (
     capability_input,
     endpoint_input,
 )
+from registry.agents.visibility import agent_visibility_change, visibility_input
 from registry.http.inputs import InputSerializer
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
@@ -75,7 +76,7 @@ class AgentDetailView(APIView):
     def delete(self, request: Request, agent_id: str) -> Response:
         """Retire the agent: it leaves discovery and its card answers 410 Gone; its owner
         still reads it (status retired) and its versions stay readable."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_retire(
             agent=agent, precondition=_if_match(request), admin=request.user.is_admin
@@ -83,7 +84,7 @@ class AgentDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, agent_id: str, *, partial: bool) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         payload = AgentInputSerializer(data=request.data, partial=partial)
@@ -97,6 +98,7 @@ class AgentDetailView(APIView):
                 "Only an admin key may move an agent to another owner.",
                 [Problem("owner", "may be changed by admin keys only")],
             )
+        asked = visibility_input(data, agent)  # checked before anything is written
         if partial:
             changes = {k: data[k] for k in ("name", "description", "version") if k in data}
             if "capabilities" in data:
@@ -120,6 +122,7 @@ class AgentDetailView(APIView):
                 lifecycle.agent_compatibility_set(agent=agent, compatibility=data["compatibility"])
             if "taskProbe" in data:
                 lifecycle.agent_task_probe_set(agent=agent, task_probe=data["taskProbe"])
+            agent_visibility_change(agent=agent, asked=asked)
         return agent_response(request, agent.id)
 
 
@@ -143,7 +146,7 @@ class EndpointListView(APIView):
     )
     @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         payload = EndpointInputSerializer(data=request.data)
@@ -177,7 +180,7 @@ class EndpointDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, endpoint_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_writable(agent)
         endpoint = selectors.endpoint_get(agent, endpoint_id)
@@ -202,7 +205,7 @@ class AgentDeprecateView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
         """Deprecate the agent: it stays discoverable (status deprecated) and its card is
         served with Deprecation, Sunset and successor Link headers."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         payload = DeprecateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -222,7 +225,7 @@ class AgentUndeprecateView(APIView):
     @extend_schema(request=None, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """The agent is active again."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         lifecycle.agent_undeprecate(agent=agent)
         return agent_response(request, agent.id)

@@ -2,9 +2,10 @@
 
 Public reads filter on the agent's own column (``selectors.agent_discoverable_queryset``,
 the card's row, the catalog's entry), never on a join, so the gate costs the hot paths
-nothing. What decides it (moderation's review and quarantine, and later an agent's
-visibility) calls ``agent_listed_set``; it withdraws the agent as retirement does, and
-undoes it:
+nothing. Two things decide it: moderation's review and quarantine (``Agent.admitted``,
+``agent_admitted_set``) and the agent's visibility (registry.agents.visibility): listed
+is admitted and public (``listed_of``), so moderation releasing a private agent leaves it
+unlisted. ``listing_apply`` withdraws the agent as retirement does, and undoes it:
 
 - its searchable text goes (text search and the lean lane's tiers read only agents with
   one), and comes back when it is listed again; writes to an unlisted agent keep none;
@@ -46,9 +47,28 @@ def search_text_refresh(agent: Agent) -> None:
     )
 
 
-def agent_listed_set(*, agent: Agent, listed: bool) -> bool:
-    """List or unlist the agent (its row locked by the caller, inside its transaction);
-    whether anything changed. The caller audits why."""
+def listed_of(agent: Agent) -> bool:
+    """Whether the agent is publicly listed: moderation admits it and its visibility is
+    public (registry.agents.visibility). The only rule that sets ``Agent.listed``."""
+    return agent.admitted and agent.visibility == Agent.Visibility.PUBLIC
+
+
+def agent_admitted_set(*, agent: Agent, admitted: bool) -> bool:
+    """Moderation's decision (its row locked by the caller, inside its transaction): the
+    agent is listed again only if its visibility is public too; whether its listing
+    changed. The caller audits why."""
+    if agent.admitted != admitted:
+        agent.admitted = admitted
+        agent.save(update_fields=["admitted", "updated_at"])
+    return listing_apply(agent)
+
+
+def listing_apply(agent: Agent, *, created: bool = False) -> bool:
+    """List or unlist the agent as ``listed_of`` says (its row locked by the caller, inside
+    its transaction); whether anything changed. ``created``: the agent is new in this
+    transaction, never public: unlisted, it leaves no tombstone (which would tell a
+    mirror that it exists)."""
+    listed = listed_of(agent)
     if agent.listed == listed:
         return False
     agent.listed = listed
@@ -60,7 +80,7 @@ def agent_listed_set(*, agent: Agent, listed: bool) -> bool:
             search_text_refresh(agent)
     else:
         AgentSearchText.objects.filter(agent=agent).delete()
-        if not retired:
+        if not retired and not created:
             Tombstone.objects.update_or_create(
                 agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}
             )
@@ -69,12 +89,12 @@ def agent_listed_set(*, agent: Agent, listed: bool) -> bool:
     return True
 
 
-def agents_listed_set(agent_ids, *, listed: bool) -> list:
-    """``agent_listed_set`` for many agents (a block entry's quarantine), each row locked;
-    the ids that changed."""
+def agents_admitted_set(agent_ids, *, admitted: bool) -> list:
+    """``agent_admitted_set`` for many agents (a block entry's quarantine), each row
+    locked; the ids whose listing changed."""
     changed = []
     rows = Agent.objects.select_for_update().filter(pk__in=list(agent_ids)).order_by("pk")
     for agent in rows:
-        if agent_listed_set(agent=agent, listed=listed):
+        if agent_admitted_set(agent=agent, admitted=admitted):
             changed.append(agent.pk)
     return changed

@@ -10,6 +10,15 @@ from registry.agents.models import Agent
 
 _TIMES = serializers.DateTimeField()
 
+UPTIME_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "day": {"type": "number", "nullable": True},
+        "week": {"type": "number"},
+    },
+}
+
 TRUST_SCHEMA = {
     "type": "object",
     "properties": {

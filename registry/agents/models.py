@@ -17,7 +17,15 @@ from django.db.models.functions import Lower
 NATIVE_SOURCE = "native"
 
 
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Public"
+    PRIVATE = "private", "Private"
+    GROUPS = "groups", "Groups"
+
+
 class Agent(models.Model):
+    Visibility = Visibility
+
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         DEPRECATED = "deprecated", "Deprecated"
@@ -74,6 +82,16 @@ class Agent(models.Model):
     # decides it (moderation: pending review, rejected, quarantined). An unlisted agent is
     # its owner's and the admins' only.
     listed = models.BooleanField(default=True, db_default=True)
+    # Moderation's half of ``listed`` (registry.agents.listing): admitted and not
+    # quarantined. ``listed`` is admitted and public, kept at write time.
+    admitted = models.BooleanField(default=True, db_default=True)
+    # Who may read the agent (registry.agents.visibility): anyone (public), its owner and
+    # the admins (private), or callers in one of ``visibility_groups`` (groups; their
+    # index is ``AgentVisibilityGroup``).
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC, db_default="public"
+    )
+    visibility_groups = models.JSONField(default=list, db_default=[], blank=True)
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -99,6 +117,22 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class AgentVisibilityGroup(models.Model):
+    """A group that may read a ``groups`` agent: the index ``readable_by`` reads by the
+    caller's groups (``Agent.visibility_groups`` is what the agent's JSON shows)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="visibility_grants")
+    group = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["group", "agent"], name="agent_visibility_group")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.group}"
 
 
 class Endpoint(models.Model):

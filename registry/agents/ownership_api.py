@@ -111,7 +111,7 @@ class AgentTransferListView(APIView):
     @idempotent
     def post(self, request: Request, agent_id: str) -> Response:
         """Offer the agent to another owner; it moves when that owner's key accepts."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         payload = TransferOfferSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from registry import extensions
-from registry.access.auth import Principal
 from registry.agents.models import Agent, Capability, Endpoint
+from registry.agents.visibility import may_read, withheld_problem
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
 from registry.signals import dispatch_shared
@@ -57,26 +57,32 @@ def agent_get(agent_id: str) -> Agent:
     return agent
 
 
-def unlisted_problem(agent_id) -> ProblemError:
-    """What a public reader gets of an agent that is not publicly listed."""
-    return ProblemError(
-        404,
-        "unlisted",
-        f"Agent {agent_id} is not publicly available: it is under the registry's moderation.",
-    )
+def unlisted_problem(agent_id, visibility: str = Agent.Visibility.PUBLIC) -> ProblemError:
+    """What a reader who may not read an unlisted agent gets (registry.agents.visibility:
+    a restricted agent's is an unknown id's)."""
+    return withheld_problem(agent_id, visibility)
 
 
 def agent_may_see(agent: Agent, user) -> bool:
-    """Whether ``user`` (a request's) may read the agent: anyone a listed one; an unlisted
-    one its owner's keys and admin keys."""
-    return agent.listed or (isinstance(user, Principal) and user.may_change(agent.owner))
+    """Whether ``user`` (a request's) may read the agent (registry.agents.visibility)."""
+    return may_read(user, agent)
 
 
 def agent_get_shown(agent_id: str, user) -> Agent:
-    """``agent_get`` for a reader: 404 ``unlisted`` when ``user`` may not see it."""
+    """``agent_get`` for a reader: 404 when ``user`` may not read it (``unlisted`` while
+    moderation holds a public agent; an unknown id's ``not-found`` for a restricted one)."""
     agent = agent_get(agent_id)
-    if not agent_may_see(agent, user):
-        raise unlisted_problem(agent.pk)
+    if not may_read(user, agent):
+        raise withheld_problem(agent.pk, agent.visibility)
+    return agent
+
+
+def agent_get_writable(agent_id: str, user) -> Agent:
+    """``agent_get`` for a write (or an owner's read) by ``user``: a restricted agent that
+    ``user`` may not read is an unknown id, so that no refusal (403) tells it exists."""
+    agent = agent_get(agent_id)
+    if agent.visibility != Agent.Visibility.PUBLIC and not may_read(user, agent):
+        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
     return agent
 
 

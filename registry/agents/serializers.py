@@ -13,6 +13,7 @@ from registry.agents.liveness_state import agent_live, agent_uptime, endpoint_li
 from registry.agents.members import (
     DEPRECATION_SCHEMA,
     TRUST_SCHEMA,
+    UPTIME_SCHEMA,
     agent_deprecation,
     agent_trust,
 )
@@ -175,6 +176,14 @@ class AgentInputSerializer(InputSerializer):
     taskProbe = serializers.BooleanField(
         required=False, help_text="true: the registry may send the agent a real request."
     )
+    visibility = ChoiceField(
+        choices=Agent.Visibility.choices,
+        required=False,
+        help_text="Who may read it: public (default), private (its owner and admins), groups.",
+    )
+    visibilityGroups = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The groups (visibility groups)."
+    )
 
     def validate_endpoints(self, value):
         seen: dict[str, int] = {}
@@ -233,14 +242,6 @@ LIVENESS_SCHEMA = {
                 "category": {"type": "string", "enum": PROBE_CATEGORIES},
             },
         },
-    },
-}
-UPTIME_SCHEMA = {
-    "type": "object",
-    "nullable": True,
-    "properties": {
-        "day": {"type": "number", "nullable": True},
-        "week": {"type": "number"},
     },
 }
 
@@ -344,6 +345,9 @@ class AgentSerializer(serializers.ModelSerializer):
     trust = serializers.SerializerMethodField(help_text="Trust score (0-100), its signals.")
     duplicateOf = serializers.UUIDField(source="duplicate_of", read_only=True, allow_null=True)
     taskProbe = serializers.BooleanField(source="task_probe", read_only=True)
+    visibilityGroups = serializers.ListField(
+        source="visibility_groups", child=serializers.CharField(), read_only=True
+    )
 
     class Meta:
         model = Agent
@@ -366,6 +370,8 @@ class AgentSerializer(serializers.ModelSerializer):
             "trust",
             "duplicateOf",
             "taskProbe",
+            "visibility",
+            "visibilityGroups",
         ]
 
     @extend_schema_field(TRUST_SCHEMA)

@@ -2,6 +2,7 @@
 sorts, facet counts, keyset cursors, the change feed), and ``POST /agents``, a native
 registration answered with the agent's JSON."""
 
+from django.db import transaction
 from django.http import HttpResponse
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
@@ -19,7 +20,14 @@ from rest_framework.views import APIView
 from registry.access.idempotency import idempotent
 from registry.agents import selectors, services
 from registry.agents.api import agent_response, owner_for
+from registry.agents.models import Agent
 from registry.agents.serializers import AgentInputSerializer, AgentSerializer
+from registry.agents.visibility import (
+    agent_visibility_change,
+    readable_by,
+    sees_restricted,
+    visibility_input,
+)
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
 from registry.discovery import planner
@@ -59,7 +67,12 @@ class DiscoverAgentsView(APIView):
     def filterset_class(self):
         return agent_filterset(self.filters_left_out)
 
+    restricted = False  # the caller may read agents that are not publicly listed
+
     def get_queryset(self):
+        if self.restricted:  # the public agents and those restricted to the caller
+            readable = readable_by(self.request.user, selectors.agent_queryset())
+            return readable.exclude(status=Agent.Status.RETIRED)
         return selectors.agent_discoverable_queryset()
 
     @extend_schema(
@@ -92,6 +105,13 @@ class DiscoverAgentsView(APIView):
     )
     def get(self, request: Request) -> Response:
         params, scope = request.query_params, type(self).__name__
+        # A caller who may read restricted agents (registry.agents.visibility) has pages of
+        # its own, cached under what decides them (its owner, groups and role); everyone
+        # else shares the public pages (and the lean lane's).
+        self.restricted = sees_restricted(request.user)
+        if self.restricted:
+            user = request.user
+            scope = f"{scope}:{user.owner}:{user.is_admin}:{','.join(sorted(user.groups))}"
         # Parsed and checked once: every path below takes the query (a 400 naming the field).
         query = query_parse(params, without=self.filters_left_out)
 
@@ -137,8 +157,11 @@ class AgentListView(DiscoverAgentsView):
     def post(self, request: Request) -> Response:
         payload = AgentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        agent = services.agent_create(
-            owner=owner_for(request, payload.validated_data.get("owner")),
-            data=payload.to_input(),
-        )
+        asked = visibility_input(payload.validated_data)  # checked before anything is written
+        with transaction.atomic():  # never readable by others meanwhile
+            agent = services.agent_create(
+                owner=owner_for(request, payload.validated_data.get("owner")),
+                data=payload.to_input(),
+            )
+            agent_visibility_change(agent=agent, asked=asked, created=True)
         return agent_response(request, agent.id, 201, Location=f"/agents/{agent.id}")

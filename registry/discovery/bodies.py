@@ -129,6 +129,8 @@ def _agent_data(agent: Agent, members, endpoint_members) -> dict:
         "trust": agent_trust(agent),
         "duplicateOf": _text(agent.duplicate_of),
         "taskProbe": agent.task_probe,
+        "visibility": agent.visibility,
+        "visibilityGroups": agent.visibility_groups,
     }
     for member in members:
         data[member.name] = member.value(agent)

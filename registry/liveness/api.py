@@ -19,6 +19,7 @@ from registry.agents.serializers import (
     UPTIME_SCHEMA,
     liveness_shown,
 )
+from registry.agents.visibility import VISIBILITY_FIELDS, may_read
 from registry.http.inputs import ChoiceField
 from registry.http.params import limit_parse, limit_schema, params_check, parse_uuid
 from registry.http.problems import ProblemError
@@ -77,6 +78,7 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
             "agent__owner",
             "agent__status",
             "agent__status_changed_at",
+            *(f"agent__{name}" for name in VISIBILITY_FIELDS),
         )
     )
     if not found:
@@ -85,6 +87,8 @@ def _signs_of_life(request: Request, agent_id: str, endpoint_id: str | None) -> 
         which = f" {endpoint_id}" if endpoint_id is not None else "s"
         raise ProblemError(404, "not-found", f"Agent {agent_id} has no endpoint{which}.")
     agent = found[0].agent
+    if agent.visibility != Agent.Visibility.PUBLIC and not may_read(request.user, agent):
+        raise ProblemError(404, "not-found", f"There is no agent {agent_id}.")
     principal_may_change(request, agent.owner)
     if agent.status == Agent.Status.RETIRED:
         raise _retired(agent)

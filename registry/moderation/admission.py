@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from registry.agents.holds import hold_request, holds_bypassed_now
-from registry.agents.listing import agent_listed_set
+from registry.agents.listing import agent_admitted_set
 from registry.agents.models import Agent, DomainClaim
 from registry.moderation.changes import change_keep, change_superseded
 from registry.moderation.models import Moderation
@@ -74,7 +74,7 @@ def admission_decide(agent: Agent, findings: list[dict], *, created: bool) -> bo
     moderation.admission = Moderation.Admission.PENDING
     moderation.admission_reason = _why(flagged, created)
     moderation.save()
-    agent_listed_set(agent=agent, listed=moderation.listed)
+    agent_admitted_set(agent=agent, admitted=moderation.listed)
     return False
 
 

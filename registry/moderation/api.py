@@ -155,7 +155,7 @@ class AgentQuarantineView(APIView):
         """Quarantine the agent: gone from every public read at once (discovery, its card,
         catalogs, feeds, pages), kept for its owner and admins; audited; an
         ``agent.quarantined`` event for admin subscribers."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         payload = DecisionReasonSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         moderation = services.agent_quarantine(agent=agent, reason=payload.validated_data["reason"])
@@ -167,7 +167,7 @@ class AgentQuarantineView(APIView):
     )
     def delete(self, request: Request, agent_id: str) -> Response:
         """Lift the quarantine (an ``agent.released`` event for admin subscribers)."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         return Response(moderation_json(services.agent_release(agent=agent)))
 
 
@@ -188,7 +188,7 @@ class AgentApproveView(APIView):
         """Approve the agent, or its change, waiting for review: listed (unless
         quarantined), a waiting change made (its ``agent.updated``); audited;
         ``agent.approved`` for admin subscribers."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         payload = ApprovalSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         reason = payload.validated_data["reason"]
@@ -206,7 +206,7 @@ class AgentRejectView(APIView):
         """Reject the agent: not listed; the owner reads the reason at
         ``/agents/<id>/moderation``; its next change waits for review again. A waiting
         change of an approved agent is rejected alone: the agent stays as approved."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         payload = DecisionReasonSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         reason = payload.validated_data["reason"]
@@ -219,7 +219,7 @@ class AgentModerationView(APIView):
     @extend_schema(responses={200: OpenApiResponse(MODERATION, description="Its moderation.")})
     def get(self, request: Request, agent_id: str) -> Response:
         """The moderators' decisions about the agent: for its owner and admins."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         return Response(moderation_json(services.moderation_of(agent)))
 

@@ -97,7 +97,7 @@ class AgentReportListView(APIView):
         admins)."""
         if not isinstance(request.user, Principal):
             raise exceptions.NotAuthenticated(HasApiKey.message)
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         rows = Report.objects.filter(agent=agent, status=Report.Status.OPEN).order_by(
             "-created_at", "id"

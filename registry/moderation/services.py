@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from registry.access.audit import audit_actor, audit_record
 from registry.agents.concurrency import agent_lock
-from registry.agents.listing import agent_listed_set
+from registry.agents.listing import agent_admitted_set
 from registry.agents.models import Agent
 from registry.moderation.changes import change_apply, change_reject
 from registry.moderation.models import Moderation
@@ -36,7 +36,7 @@ def _decided(agent: Agent, moderation: Moderation, action: str, reason: str, bef
     actor = audit_actor.get()
     moderation.decided_by = actor[0] if actor else "system"
     moderation.save()
-    agent_listed_set(agent=agent, listed=moderation.listed)
+    agent_admitted_set(agent=agent, admitted=moderation.listed)
     audit_record(
         f"agent.{action}",
         agent_id=agent.pk,

@@ -241,6 +241,7 @@ SPECTACULAR_SETTINGS = {
         "ProtocolEnum": "registry.agents.models.Endpoint.Protocol",
         "LivenessModelEnum": "registry.agents.models.Endpoint.Liveness",
         "ProbeCategoryEnum": "registry.agents.serializers.PROBE_CATEGORIES",
+        "VisibilityEnum": "registry.agents.models.Visibility",
         "ApiKeyScopeEnum": ["agent", "admin"],
         "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],

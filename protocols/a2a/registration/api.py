@@ -21,8 +21,10 @@ from registry.access.throttles import fetch_rate_check
 from registry.agents import selectors
 from registry.agents.concurrency import if_match_document
 from registry.agents.lifecycle import agent_writable
+from registry.agents.models import Agent
 from registry.agents.serializers import AgentSerializer
-from registry.http.inputs import InputSerializer, members_check
+from registry.agents.visibility import visibility_input
+from registry.http.inputs import ChoiceField, InputSerializer, members_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 
@@ -40,10 +42,25 @@ class CardRegistrationSerializer(InputSerializer):
         required=False, max_length=2048, help_text="Fetch the card from this https URL."
     )
     owner = serializers.CharField(required=False, max_length=200, help_text="Admin keys only.")
+    visibility = ChoiceField(
+        choices=Agent.Visibility.choices,
+        required=False,
+        help_text="Who may read it (a registry setting, never in the card): public "
+        "(default), private (its owner and admins) or groups.",
+    )
+    visibilityGroups = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The groups (visibility groups)."
+    )
 
 
 class CardReplaceSerializer(InputSerializer):
     card = serializers.JSONField(help_text="The new A2A agent card.")
+    visibility = ChoiceField(
+        choices=Agent.Visibility.choices, required=False, help_text="As at registration."
+    )
+    visibilityGroups = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="As at registration."
+    )
 
 
 class VerifySerializer(InputSerializer):
@@ -138,13 +155,17 @@ def card_register(
     payload = CardRegistrationSerializer(data=body)
     payload.is_valid(raise_exception=True)
     owner = owner_choose(principal, payload.validated_data.get("owner"))
+    visibility = visibility_input(payload.validated_data)  # a registry field beside the card
     if given == ["card"]:
-        return services.agent_register_card(owner=owner, card=body["card"], source=source)
+        return services.agent_register_card(
+            owner=owner, card=body["card"], source=source, visibility=visibility
+        )
     fetch_rate_check(principal)  # the registry fetches: the key's own, stricter limit
     return services.agent_register_from_domain(
         owner=owner,
         domain=payload.validated_data.get("domain"),
         url=payload.validated_data.get("url"),
+        visibility=visibility,
     )
 
 
@@ -185,7 +206,7 @@ class A2AAgentVerifyView(APIView):
     @extend_schema(request=VerifySerializer, responses=AgentSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card from the agent's domain: verified when it is the registered card."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         payload = VerifySerializer(data=body_object(request) if request.data else {})
         payload.is_valid(raise_exception=True)
@@ -225,12 +246,15 @@ class A2AAgentCardView(APIView):
         responses=AgentSerializer,
     )
     def put(self, request: Request, agent_id: str) -> Response:
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         agent_writable(agent)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         card = card_from_body(request.data)
         members_check(request.data, CardReplaceSerializer().fields)
+        payload = CardReplaceSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        visibility = visibility_input(payload.validated_data, agent)
         precondition = if_match_document(request.META.get("HTTP_IF_MATCH"), card_etag)
         if dry_run:
             return Response(
@@ -239,7 +263,7 @@ class A2AAgentCardView(APIView):
                 )
             )
         registration = services.agent_replace_card(
-            agent=agent, card=card, precondition=precondition
+            agent=agent, card=card, precondition=precondition, visibility=visibility
         )
         return registration_response(request, registration, 200)
 
@@ -338,7 +362,7 @@ class AgentRefreshView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
         """Fetch the card again from where the agent was registered (domain or URL) and
         store it as a new version when it changed; the answer has the change summary."""
-        agent = selectors.agent_get(agent_id)
+        agent = selectors.agent_get_writable(agent_id, request.user)
         principal_may_change(request, agent.owner)
         dry_run = dry_run_parse(request.query_params.get("dryRun"))
         fetch_rate_check(request)

@@ -35,6 +35,7 @@ from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.holds import write_holdable
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset
+from registry.agents.visibility import Asked, agent_visibility_change
 from registry.discovery.facts import agent_facts_set
 from registry.discovery.filter_keys import filter_keys_at_end
 from registry.http.jsonutil import Problem
@@ -141,13 +142,13 @@ class CardRegistration:
 
 
 def agent_register_card(
-    *, owner: str, card: dict, source: CardSource | None = None
+    *, owner: str, card: dict, source: CardSource | None = None, visibility: Asked = None
 ) -> CardRegistration:
     """Register a card, or update the owner's agent that has the same preferred interface URL.
 
     Identity is the owner plus the card's preferred interface URL, held by a unique
     constraint: of concurrent identical registrations one creates the agent, and the
-    others, on the constraint, retry as updates.
+    others, on the constraint, retry as updates. ``visibility`` is set in the same one.
     """
     source = source or CardSource()
     report = card_require_valid(card)
@@ -162,8 +163,10 @@ def agent_register_card(
             written, held = write_holdable(
                 HELD_CARD,
                 None,
-                lambda: held_card_payload(card, source, "reregister"),
-                lambda: _card_register(owner, card, report, data, preferred, source, signature),
+                lambda: held_card_payload(card, source, "reregister", visibility),
+                lambda: _card_register(
+                    owner, card, report, data, preferred, source, signature, visibility
+                ),
             )
             if held is not None:
                 return CardRegistration(held.agent, report, False, source, signature)
@@ -175,7 +178,9 @@ def agent_register_card(
                 raise
 
 
-def _card_register(owner, card, report, data, preferred, source, signature) -> tuple[Agent, bool]:
+def _card_register(
+    owner, card, report, data, preferred, source, signature, visibility: Asked = None
+) -> tuple[Agent, bool]:
     # The agent's listing is built once, after the card, provenance and AAP status; its
     # filter keys once, after its capabilities, tags and facts (PostgreSQL).
     with transaction.atomic(), filter_keys_at_end(), writes_batched():
@@ -192,6 +197,7 @@ def _card_register(owner, card, report, data, preferred, source, signature) -> t
             if agent.owner != owner:
                 raise _owner_changed(agent)
             _agent_card_apply(agent=agent, data=data)
+        agent = agent_visibility_change(agent=agent, asked=visibility, created=identity is None)
         change = "register" if identity is None else "reregister"
         _submitted_save(agent, card, report, source, change=change)
         provenance_save(agent, source, signature)
@@ -199,8 +205,9 @@ def _card_register(owner, card, report, data, preferred, source, signature) -> t
     return agent, identity is None
 
 
-def held_card_payload(card: dict, source: CardSource, change: str) -> dict:
-    """A card write that waits for review, as JSON (``held_card_apply`` makes it)."""
+def held_card_payload(card: dict, source: CardSource, change: str, visibility: Asked = None):
+    """A card write that waits for review, as JSON (``held_card_apply`` makes it), with
+    the visibility it asked for (made with it)."""
     body = base64.b64encode(source.body).decode() if source.body is not None else None
     return {
         "card": card,
@@ -209,6 +216,7 @@ def held_card_payload(card: dict, source: CardSource, change: str) -> dict:
         "sourceUrl": source.source_url,
         "discoveryPath": source.discovery_path,
         "change": change,
+        "visibility": visibility,
     }
 
 
@@ -222,12 +230,16 @@ def held_card_apply(agent: Agent, payload: dict) -> CardRegistration:
         discovery_path=payload.get("discoveryPath", "posted"),
     )
     return agent_replace_card(
-        agent=agent, card=payload["card"], source=source, change=payload.get("change", "replace")
+        agent=agent,
+        card=payload["card"],
+        source=source,
+        change=payload.get("change", "replace"),
+        visibility=tuple(payload["visibility"]) if payload.get("visibility") else None,
     )
 
 
 def agent_register_from_domain(
-    *, owner: str, domain: str | None = None, url: str | None = None
+    *, owner: str, domain: str | None = None, url: str | None = None, visibility: Asked = None
 ) -> CardRegistration:
     """The discovery bootstrap: resolve the card from a domain or URL, then register it."""
     try:
@@ -245,7 +257,8 @@ def agent_register_from_domain(
         origin_problems=resolved.origin_problems,
         attempts=resolved.attempts,
     )
-    return agent_register_card(owner=owner, card=resolved.card, source=source)
+    card = resolved.card
+    return agent_register_card(owner=owner, card=card, source=source, visibility=visibility)
 
 
 def origin_policy_apply(resolved, host: str) -> None:
@@ -289,6 +302,7 @@ def agent_replace_card(
     source: CardSource | None = None,
     precondition: Precondition | None = None,
     change: str = "replace",
+    visibility: Asked = None,
 ) -> CardRegistration:
     """PUT /a2a/agents/<id>: the card becomes the agent's card (unverified until /verify).
 
@@ -308,6 +322,7 @@ def agent_replace_card(
         with transaction.atomic(), filter_keys_at_end(), writes_batched():
             locked = _replaceable(agent, precondition, preferred)
             _agent_card_apply(agent=locked, data=data)
+            locked = agent_visibility_change(agent=locked, asked=visibility)
             AgentIdentity.objects.update_or_create(
                 agent=locked, defaults={"owner": locked.owner, "preferred_url": preferred}
             )
@@ -317,7 +332,7 @@ def agent_replace_card(
         return locked
 
     written, held = write_holdable(
-        HELD_CARD, agent, lambda: held_card_payload(card, source, change), write
+        HELD_CARD, agent, lambda: held_card_payload(card, source, change, visibility), write
     )
     return CardRegistration(held.agent if held else written, report, False, source, signature)
 

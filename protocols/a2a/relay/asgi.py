@@ -67,7 +67,7 @@ def _prepare(scope: dict, body: bytes) -> tuple[HttpResponse | None, object, str
             limited = read_limited(request)
             if limited is not None:
                 return limited, None, ""
-            details = endpoint_details(relay_endpoint(endpoint_id))
+            details = endpoint_details(relay_endpoint(endpoint_id, request))
             return HttpResponse(json.dumps(details), content_type="application/json"), None, ""
         endpoint = relay_prelude(request, endpoint_id, path)
     except ProblemError as exc:

@@ -55,6 +55,7 @@ from protocols.a2a.relay.queues import queue_name_reserved
 from protocols.a2a.relay.waits import Release, WaitRefused, web_waits
 from registry.access.counters import client_ip
 from registry.agents.models import Agent, Endpoint
+from registry.agents.visibility import may_read, request_reader
 from registry.fastpath.bridge import asgi_response, json_body_problem, request_refusal
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
@@ -247,10 +248,19 @@ def relay_app(handler: QueueRelayHandler, url_path: str) -> Starlette:
     return Starlette(routes=routes, exception_handlers={404: _not_here, 405: _not_here})
 
 
-def relay_endpoint(endpoint_id: str) -> Endpoint:
+def relay_endpoint(endpoint_id: str, request) -> Endpoint:
+    """The queue endpoint, if the request's caller may read its agent: a restricted agent's
+    (registry.agents.visibility) is an unknown endpoint to anyone else, details and relay."""
     pk = parse_uuid(endpoint_id, "endpoint")
     endpoint = Endpoint.objects.filter(pk=pk).select_related("agent").first()
-    if endpoint is None or not endpoint.is_queue:
+    if (
+        endpoint is None
+        or not endpoint.is_queue
+        or (
+            endpoint.agent.visibility != Agent.Visibility.PUBLIC
+            and not may_read(request_reader(request), endpoint.agent)
+        )
+    ):
         raise ProblemError(404, "not-found", f"There is no queue endpoint {endpoint_id}.")
     return endpoint
 
@@ -278,7 +288,7 @@ def relay_prelude(request: HttpRequest, endpoint_id: str, path: str) -> Endpoint
     refused = request_refusal(request, post_to=None if path else url_path)
     if refused is not None:
         return refused
-    endpoint = relay_endpoint(endpoint_id)
+    endpoint = relay_endpoint(endpoint_id, request)
     if endpoint.transport != Endpoint.Transport.AMQP or endpoint.protocol != Endpoint.Protocol.A2A:
         raise ProblemError(
             404,
@@ -327,7 +337,7 @@ class QueueEndpointView(APIView):
 
     @extend_schema(responses={200: OpenApiResponse(description="Queue connection details.")})
     def get(self, request: Request, endpoint_id: str) -> Response:
-        return Response(endpoint_details(relay_endpoint(endpoint_id)))
+        return Response(endpoint_details(relay_endpoint(endpoint_id, request)))
 
     @extend_schema(
         request=dict,

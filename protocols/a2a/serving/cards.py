@@ -11,10 +11,9 @@ from django.utils.http import http_date
 
 from protocols.a2a.cards.selectors import card_cache, card_read_served, card_version_read
 from protocols.a2a.models import CardDocument
-from protocols.a2a.versions.api import IMMUTABLE, version_serve
+from protocols.a2a.versions.api import IMMUTABLE, version_serve, withheld_response
 from registry.access.throttles import read_limited
 from registry.agents.models import Agent, Endpoint
-from registry.agents.selectors import unlisted_problem
 from registry.agents.serializers import registry_url
 from registry.fastpath.lean import LeanAnswer
 from registry.http.problems import problem_response
@@ -153,7 +152,12 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     if agent is None:
         return problem_response(404, "not-found", f"There is no agent {agent_id}.")
     if not agent["listed"]:
-        return unlisted_response(pk)
+        return withheld_response(
+            request,
+            pk,
+            lambda: _unlisted_card(pk, agent_id),
+            lambda: problem_response(404, "not-found", f"There is no agent {agent_id}."),
+        )
     if agent["status"] == Agent.Status.RETIRED:
         when = agent["status_changed_at"]
         return problem_response(
@@ -170,13 +174,17 @@ def card_serve(request: HttpRequest, agent_id: str) -> HttpResponse:
     )
 
 
-def unlisted_response(pk: uuid.UUID) -> HttpResponse:
-    """The card URL of an agent that is not publicly listed (registry.agents.listing): 404
-    ``unlisted``, stored by no cache (it may be listed again)."""
-    problem = unlisted_problem(pk)
-    response = problem_response(404, "unlisted", str(problem.detail))
-    response["Cache-Control"] = "no-store"
-    return response
+def _unlisted_card(pk: uuid.UUID, agent_id: str) -> HttpResponse:
+    """The card of an agent that is not publicly listed, for a caller who may read it."""
+    row = CardDocument.objects.filter(agent_id=pk).values_list(
+        "body", "sha256", "updated_at", "lifecycle_headers"
+    )
+    found = row.first()
+    if found is None:
+        detail = f"Agent {agent_id} has no A2A endpoint, so it has no A2A agent card."
+        return problem_response(404, "no-a2a-endpoint", detail)
+    body, sha256, updated_at, headers = found
+    return card_response(bytes(body), sha256, updated_at, headers)
 
 
 def card_url(agent: Agent) -> str | None:

@@ -5,6 +5,7 @@
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from registry.access.auth import Principal
 from registry.agents import selectors
 from registry.agents.models import Agent
 from registry.agents.serializers import registry_url
+from registry.agents.visibility import may_read, request_reader
 from registry.http.params import bad_parameter, limit_parse, limit_schema, params_check
 from registry.http.problems import ProblemError, problem_response
 
@@ -194,17 +196,54 @@ def version_read(pk: uuid.UUID, spec: str) -> tuple[bytes, str, Any] | None:
     return rows.values_list("body", "sha256", "created_at").first()
 
 
+def withheld_response(
+    request: HttpRequest, pk: uuid.UUID, read: Callable, unknown: Callable
+) -> HttpResponse:
+    """The card URL of an agent that is not publicly listed (registry.agents.listing): for
+    a caller who may read it (registry.agents.visibility: its key or token), ``read()``'s
+    answer, kept by no shared cache; for anyone else a restricted agent is ``unknown()``,
+    the answer of an unknown id, and one moderation holds 404 ``unlisted`` (no-store)."""
+    agent = Agent.objects.filter(pk=pk).first()
+    if agent is not None and may_read(request_reader(request), agent):
+        response = read()
+        response["Cache-Control"] = "private, no-store"
+        response["Vary"] = "Authorization, X-Api-Key"
+        return response
+    if agent is None or agent.visibility != Agent.Visibility.PUBLIC:
+        return unknown()
+    problem = selectors.unlisted_problem(pk)
+    response = problem_response(404, problem.slug, problem.problem_detail)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def version_serve(request: HttpRequest, pk: uuid.UUID, spec: str) -> HttpResponse:
     """GET /a2a/agents/<id>?version=…: that version's exact bytes, immutable."""
     entry = version_read(pk, spec)
     if entry is None:
         if Agent.objects.filter(pk=pk, listed=False).exists():
-            problem = selectors.unlisted_problem(pk)
-            response = problem_response(404, "unlisted", str(problem.detail))
-            response["Cache-Control"] = "no-store"
-            return response
-        return problem_response(404, "not-found", f"Agent {pk} has no card version '{spec[:100]}'.")
-    body, sha256, created_at = entry
+            read = lambda: _version_answer(pk, spec)  # noqa: E731
+            return withheld_response(request, pk, read, lambda: _no_version(pk, spec))
+        return _no_version(pk, spec)
+    return _version_response(*entry)
+
+
+def _no_version(pk: uuid.UUID, spec: str) -> HttpResponse:
+    return problem_response(404, "not-found", f"Agent {pk} has no card version '{spec[:100]}'.")
+
+
+def _version_answer(pk: uuid.UUID, spec: str) -> HttpResponse:
+    """A version of an unlisted agent, for a caller who may read it."""
+    rows = CardVersion.objects.filter(agent_id=pk)
+    if spec.isascii() and spec.isdigit():
+        rows = rows.filter(seq=min(int(spec), 2**31 - 1))
+    else:
+        rows = rows.filter(card_version=spec).order_by("-seq")
+    entry = rows.values_list("body", "sha256", "created_at").first()
+    return _no_version(pk, spec) if entry is None else _version_response(*entry)
+
+
+def _version_response(body, sha256: str, created_at) -> HttpResponse:
     response = HttpResponse(bytes(body), content_type="application/json")
     response["ETag"] = f'"{sha256}"'
     response["Last-Modified"] = http_date(created_at.timestamp())

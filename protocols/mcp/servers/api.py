@@ -10,6 +10,7 @@ from protocols.mcp.servers.cards import MEDIA_TYPE, digest, served_cards
 from registry.access.throttles import read_limited
 from registry.agents.models import Agent, Endpoint
 from registry.agents.selectors import agent_queryset, unlisted_problem
+from registry.agents.visibility import may_read, request_reader
 from registry.http.problems import problem_response
 
 CACHE_CONTROL = "public, max-age=300"
@@ -28,10 +29,16 @@ def server_card_serve(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     endpoint = next((e for e in agent.endpoints.all() if e.pk == pk), None) if agent else None
     if endpoint is None or endpoint.protocol != Endpoint.Protocol.MCP:
         return problem_response(404, "not-found", f"There is no MCP endpoint {endpoint_id}.")
-    if not agent.listed:  # registry.agents.listing: moderation's gate, as the card URL's
-        response = problem_response(404, "unlisted", str(unlisted_problem(agent.pk).detail))
-        response["Cache-Control"] = "no-store"
-        return response
+    if not agent.listed:  # registry.agents.listing: as the card URL's (a restricted agent's
+        reader = request_reader(request)  # is an unknown endpoint to who may not read it)
+        if not may_read(reader, agent):
+            if agent.visibility != Agent.Visibility.PUBLIC:
+                return problem_response(
+                    404, "not-found", f"There is no MCP endpoint {endpoint_id}."
+                )
+            response = problem_response(404, "unlisted", str(unlisted_problem(agent.pk).detail))
+            response["Cache-Control"] = "no-store"
+            return response
     if agent.status == Agent.Status.RETIRED:
         return problem_response(
             410, "retired", f"The agent of MCP endpoint {endpoint_id} was retired."
@@ -46,5 +53,5 @@ def server_card_serve(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     else:
         response = HttpResponse(body, content_type=MEDIA_TYPE)
     response["ETag"] = etag
-    response["Cache-Control"] = CACHE_CONTROL
+    response["Cache-Control"] = CACHE_CONTROL if agent.listed else "private, no-store"
     return response

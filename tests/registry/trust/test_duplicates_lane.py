@@ -172,12 +172,12 @@ def test_a_copy_comes_back_on_the_lane_when_its_canonical_copy_is_deleted(groups
 def test_a_copy_listed_again_stays_out_of_the_lane(groups, postgres):
     from django.db import transaction
 
-    from registry.agents.listing import agent_listed_set
+    from registry.agents.listing import agent_admitted_set
     from registry.agents.models import Agent
 
     for listed in (False, True):
         with transaction.atomic():
             copy = Agent.objects.select_for_update().get(pk=groups["copies"][2])
-            assert agent_listed_set(agent=copy, listed=listed)
+            assert agent_admitted_set(agent=copy, admitted=listed)
     query = "/discover/agents?q=weather&mode=keyword&limit=20"
     assert sorted(lane_names(query)) == [f"Original {n}" for n in range(COUNT)]
