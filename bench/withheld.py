@@ -6,7 +6,8 @@ three phases on one machine in one run:
 1. ``before``: every agent listed, the server as ``make serve`` ships it;
 2. ``withheld``: a share of the agents (``--share``, a tenth by default, chosen by
    ``--seed``) withheld (``--how``: ``quarantine``, moderation's decision, through
-   ``registry.moderation.services``; the server with ``REGISTRY_ADMISSION=review``);
+   ``registry.moderation.services``, the server with ``REGISTRY_ADMISSION=review``; or
+   ``private``, the owner's visibility, through ``registry.agents.visibility``);
 3. ``after``: the same agents restored, the server as in 1.
 
 Each phase starts the server afresh, warms the card fetch over the cards that stay public
@@ -50,9 +51,25 @@ def _quarantine(ids: list, withheld: bool) -> None:
             say(f"  {'withheld' if withheld else 'restored'} {number}/{len(ids)}")
 
 
+def _private(ids: list, withheld: bool) -> None:
+    from django.db import transaction
+
+    from registry.agents.models import Agent
+    from registry.agents.visibility import agent_visibility_change
+
+    visibility = Agent.Visibility.PRIVATE if withheld else Agent.Visibility.PUBLIC
+    for start in range(0, len(ids), 500):
+        with transaction.atomic():
+            for agent in Agent.objects.filter(pk__in=ids[start : start + 500]):
+                agent_visibility_change(agent=agent, asked=(visibility, []))
+
+
 # How a phase withholds (True) or restores (False) the agents, and the server's variables
 # while they are withheld.
-HOW = {"quarantine": (_quarantine, {"REGISTRY_ADMISSION": "review"})}
+HOW = {
+    "quarantine": (_quarantine, {"REGISTRY_ADMISSION": "review"}),
+    "private": (_private, {}),
+}
 
 
 def _phase(name: str, args, port: int, generator: str, cards: list, pools: dict) -> list:
