@@ -113,6 +113,8 @@ class AgentVersionListView(APIView):
 
 
 class AgentVersionDetailView(APIView):
+    extra_problems = {"GET": {400}}  # a version number that is not one (seq)
+
     @extend_schema(responses={200: OpenApiResponse(description="One card version's metadata.")})
     def get(self, request: Request, agent_id: str, seq: str) -> Response:
         agent = selectors.agent_get_shown(agent_id, request.user)
@@ -140,6 +142,8 @@ def _diff_body(old: dict, new: dict, a: int, b: int, limit: int) -> bytes:
 
 
 class AgentVersionDiffView(APIView):
+    extra_problems = {"GET": {400}}  # a version number that is not one (a, b)
+
     @extend_schema(
         responses={
             200: OpenApiResponse(
