@@ -18,21 +18,12 @@ from django.core.management import call_command
 from google.protobuf.json_format import ParseDict
 
 from tests.conftest import free_port
+from tests.protocols.a2a.registration import test_task_probe
 from tests.protocols.a2a.registration.test_task_probe import Done, probed
 
 pytest_plugins = ["tests.https_server"]
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def probing(settings, ca_bundle):
-    settings.FETCH_CA_BUNDLE = str(ca_bundle)
-    settings.FETCH_ALLOWED_HOSTS = ["localhost"]
-    settings.PROBE_CONCURRENCY = 1
-    settings.PROBE_TIMEOUT_SECONDS = 5
-    settings.TRUST_TASK_PROBE = "opt-in"
-    settings.TRUST_TASK_PROBE_SECONDS = 10
-    return settings
+probing = test_task_probe.probing  # the HTTP probe tests' settings, the same here
 
 
 class Hangs(a2a_pb2_grpc.A2AServiceServicer):
