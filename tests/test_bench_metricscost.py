@@ -46,9 +46,34 @@ def test_the_summary_gives_each_rows_median_and_what_the_metrics_cost_in_per_cen
     assert rows["card"] == {
         "off": 1000,
         "on": 960,
+        "rounds_percent": [-4.0, -9.1, -2.2],
         "on_vs_off_percent": -4.0,
         "within_target": True,
     }
-    assert rows["distinct text"]["on_vs_off_percent"] == -4.8  # medians 105 and 100
-    rounds[0]["on"]["card"] = 900.0  # medians 1000 and 900: the metrics cost 10 %
+    # Each round's halves compared (the medians alone, 105 and 100, would say -4.8 %).
+    assert rows["distinct text"]["rounds_percent"] == [-10.0, -9.1, -2.9]
+    assert rows["distinct text"]["on_vs_off_percent"] == -9.1
+    assert rows["distinct text"]["within_target"] is False
+    rounds[0]["on"]["card"] = 900.0  # -10 % in the first round: the median is -9.1 %
     assert summary(rounds)["card"]["within_target"] is False
+
+
+def test_the_rounds_alternate_which_state_runs_first(monkeypatch, tmp_path):
+    import bench.load
+    import bench.metricscost as metricscost
+
+    order = []
+
+    def measure(state, enabled, args, pools, cards, tmp):
+        order.append(state)
+        return {"card": 100.0}
+
+    monkeypatch.setattr(metricscost, "state_measure", measure)
+    monkeypatch.setattr(bench.load, "django_start", lambda url: None)
+    monkeypatch.setattr(bench.load, "card_paths", lambda: ["/a2a/agents/x"])
+    out = tmp_path / "out.json"
+    metricscost.main(
+        ["--database-url", "postgres://h/registry_bench_x", "--rounds", "3", "--kinds", "",
+         "--out", str(out)]
+    )  # fmt: skip
+    assert order == ["off", "on", "on", "off", "off", "on"]
