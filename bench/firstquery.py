@@ -79,6 +79,7 @@ def setup(args) -> None:
     if args.private_share:
         load.agents_make_private(args.seed, args.private_share)
     load.endpoints_make_live(args.seed)
+    load.trust_spread(args.seed)  # as python -m bench: what minTrust and sort=trust read
     load.database_analyze()
     print(json.dumps(phase.as_dict()))
 

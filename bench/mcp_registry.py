@@ -3,11 +3,19 @@ first page, the pages after it by cursor, the latest versions, a search by name)
 rate of an import of generated official-shaped servers, written as a run writes a page
 (``protocols.mcp.imports.services.servers_apply``: validation, bulk agents, lifecycle),
 then read again unchanged (a run that converged). The import writes in this process, with
-no network: its rate is the registry's side of an import."""
+no network: its rate is the registry's side of an import.
 
+``python -m bench.mcp_registry --database-url …`` runs these rows alone on a database
+already loaded (``python -m bench.firstquery setup --agents 100000``): the import of
+``--servers`` servers first (its rate), then the pages through the production server
+(bench.server), among the loaded agents and the servers just imported."""
+
+import argparse
 import json
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from bench.loadgen import percentile, requests_sequential
@@ -134,3 +142,52 @@ def mcp_rows(port: int, args) -> dict[str, Any]:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import load
+    from bench.server import Server, port_free
+
+    parser = argparse.ArgumentParser(prog="python -m bench.mcp_registry", description=__doc__)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--servers", type=int, default=10_000, help="servers imported first")
+    parser.add_argument("--requests", type=int, default=300, help="requests a page row")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="JSON results")
+    args = parser.parse_args(argv)
+    if "bench" not in args.database_url.rsplit("/", 1)[-1]:
+        raise SystemExit("--database-url: the database's name must contain 'bench'")
+    load.django_start(args.database_url)
+    from registry.agents.models import Agent
+
+    agents = Agent.objects.count()
+    say(f"importing {args.servers} MCP servers among {agents} agents, then reading them again")
+    imported = import_measure(args.servers, args.seed) if args.servers else None
+    say(json.dumps({"import": imported}))
+    load.database_analyze()
+    port = port_free()
+    with tempfile.TemporaryDirectory(prefix="registry-bench-mcp-") as tmp_name:
+        server = Server(
+            port=port,
+            database_url=args.database_url,
+            redis_url="",
+            log_path=Path(tmp_name) / "g.log",
+        )
+        server.start()
+        try:
+            say(f"/v0.1/servers pages: {args.requests} requests each")
+            pages = servers_pages_measure(port, args.requests)
+        except BaseException:
+            say(server.log())
+            raise
+        finally:
+            server.stop()
+    result = {"agents": agents, "pages": pages, "import": imported}
+    print(json.dumps(result))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

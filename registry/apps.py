@@ -102,8 +102,10 @@ class RegistryConfig(AppConfig):
         moderation_noted.connect(outbox.on_moderation_noted, dispatch_uid="events-noted")
         for scanner in rules.SHIPPED:
             extensions.register_scanner(scanner)
-        # Native changes of approved agents may wait for review (registry.moderation.changes).
-        extensions.register_held_change(extensions.HeldChange(changes.NATIVE, changes.native_apply))
+        # Changes of approved agents through the core may wait for review (native ones, and
+        # the apps' through the core's update: registry.moderation.changes).
+        for kind in (changes.NATIVE, changes.UPDATE):
+            extensions.register_held_change(extensions.HeldChange(kind, changes.native_apply))
         extensions.register_held_change(
             extensions.HeldChange(changes.NATIVE_ENDPOINT, changes.native_endpoint_apply)
         )

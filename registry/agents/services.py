@@ -214,17 +214,28 @@ def agent_update(
     endpoints: list[EndpointInput] | None = None,
     **options: Any,
 ) -> Agent:
-    """Change the given parts of an agent (``_agent_update``); a native change of its
-    content may wait for review instead (registry.agents.holds): the agent is then returned
-    as it still is."""
+    """Change the given parts of an agent (``_agent_update``); a change of its content may
+    wait for review instead (registry.agents.holds): the agent is then returned as it still
+    is. A native write waits as ``native``; an app's (an entity card's, an import's, a
+    crawl's: another ``writer``) as ``update``, made again with its writer, source and audit
+    action once approved. A transfer of ownership never waits."""
     parts = {"name": name, "description": description, "version": version}
     parts.update(capabilities=capabilities, endpoints=endpoints)
-    if owner is not None or options.get("writer", NATIVE_WRITER) != NATIVE_WRITER:
+    if owner is not None:
         return _agent_update(agent=agent, owner=owner, **parts, **options)
+    writer = options.get("writer", NATIVE_WRITER)
+
+    def payload() -> dict:
+        made = {k: v for k, v in asdict_parts(parts).items() if v is not None}
+        if writer != NATIVE_WRITER:
+            made["writer"] = writer
+            made.update((k, options[k]) for k in ("source", "audit_action") if options.get(k))
+        return made
+
     updated, held = write_holdable(
-        "native",
+        "native" if writer == NATIVE_WRITER else "update",
         agent,
-        lambda: {k: v for k, v in asdict_parts(parts).items() if v is not None},
+        payload,
         lambda: _agent_update(agent=agent, **parts, **options),
     )
     return held.agent if held is not None else updated

@@ -20,9 +20,12 @@ from registry.agents.models import Agent
 from registry.http.problems import ProblemError
 from registry.moderation.models import Moderation, PendingChange
 
-# The kinds of the core's own writes that may wait (registered by RegistryConfig.ready()).
+# The kinds of the core's own writes that may wait (registered by RegistryConfig.ready()):
+# a native change, a native endpoint added, and an app's change through the core's update
+# (an entity card's, an MCP Registry import's, a crawl's; its writer in the payload).
 NATIVE = "native"
 NATIVE_ENDPOINT = "native-endpoint"
+UPDATE = "update"
 
 
 def _patch(before: dict, after: dict) -> list | None:
@@ -141,6 +144,8 @@ def change_of(agent: Agent) -> dict | None:
 
 
 def native_apply(agent: Agent, payload: dict) -> Agent:
+    """Make a native change, or an app's (``UPDATE``: with its writer, source and audit
+    action), that waited."""
     parts = dict(payload)
     if "capabilities" in parts:
         parts["capabilities"] = [agents.CapabilityInput(**c) for c in parts["capabilities"]]
