@@ -7,14 +7,15 @@ difference in per cent (issue target: within 5 %). Tracing stays off (no ``OTEL_
 
 ``--setup N`` drops, migrates and loads the database with N generated agents first (as
 ``python -m bench.firstquery setup``); without it the database must be loaded already.
-Each round starts the shipped server twice, once with the metrics off and once on, warms its card fetch as
-the whole run does (three fetches per card per worker), then measures the card fetch and
-each ``--kinds`` distinct row (each URL asked once in the run, so every answer is a first
-query). The shipped server keeps its read limit (1,200 a minute per client), so the load
-comes from the built-in generator over 256 client addresses, as the whole run's shipped
-row does. One JSON line a round; the last line has each row's median off and on, each round's
-(on - off) / off x 100 (``rounds_percent``: negative is what the metrics cost) and their
-median (``on_vs_off_percent``).
+Each round starts the shipped server twice, once with the metrics off and once on (off
+first in odd rounds, on first in even ones), warms its card fetch as the whole run does
+(three fetches per card per worker), then measures the card fetch and each ``--kinds``
+distinct row (each URL asked once in the run, so every answer is a first query). The
+shipped server keeps its read limit (1,200 a minute per client), so the load comes from
+the built-in generator over 256 client addresses, as the whole run's shipped row does. One
+JSON line a round; the last line has each row's median off and on, each round's (on - off)
+/ off x 100 (``rounds_percent``: negative is what the metrics cost) and their median
+(``on_vs_off_percent``).
 """
 
 import argparse
