@@ -43,11 +43,39 @@ class CapabilityInline(NoAddMixin, admin.TabularInline):
 class AgentAdmin(NoAddMixin, admin.ModelAdmin):
     """Browse and moderate agents. Content changes go through the API so cards stay true."""
 
-    list_display = ["name", "owner", "source", "version", "created_at", "updated_at"]
-    list_filter = ["source", "endpoints__protocol", "endpoints__transport", "created_at"]
+    list_display = ["name", "owner", "source", "version", "visibility", "created_at", "updated_at"]
+    list_filter = [
+        "source",
+        "visibility",
+        "endpoints__protocol",
+        "endpoints__transport",
+        "created_at",
+    ]
     search_fields = ["name", "description", "owner", "=id", "capabilities__name"]
-    readonly_fields = ["id", "name", "description", "version", "source", "created_at", "updated_at"]
-    fields = ["id", "name", "description", "owner", "version", "source", "created_at", "updated_at"]
+    # Who may read it is its owner's choice, through the API (validated and audited there).
+    readonly_fields = [
+        "id",
+        "name",
+        "description",
+        "version",
+        "source",
+        "visibility",
+        "visibility_groups",
+        "created_at",
+        "updated_at",
+    ]
+    fields = [
+        "id",
+        "name",
+        "description",
+        "owner",
+        "version",
+        "source",
+        "visibility",
+        "visibility_groups",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [EndpointInline, CapabilityInline]
     date_hierarchy = "created_at"
     list_per_page = 50

@@ -50,3 +50,20 @@ def test_the_admin_cannot_delete_endpoints_or_capabilities_past_the_services(
     assert Endpoint.objects.filter(agent_id=agent["id"]).count() == len(agent["endpoints"])
     assert Capability.objects.filter(agent_id=agent["id"]).count() == len(agent["capabilities"])
     assert alice.get("/discover/agents").content == listed
+
+
+def test_the_admin_shows_and_filters_each_agents_visibility(staff, alice, native_payload):
+    public = alice.post("/agents", native_payload(name="Open Book"), format="json").json()["id"]
+    team = alice.post(
+        "/agents",
+        native_payload(name="Team Ledger", visibility="groups", visibilityGroups=["finance"]),
+        format="json",
+    ).json()["id"]
+    listed = staff.get("/admin/registry/agent/?visibility__exact=groups").content.decode()
+    assert "Team Ledger" in listed and "Open Book" not in listed
+    assert 'class="field-visibility">Groups<' in listed
+    page = staff.get(f"/admin/registry/agent/{team}/change/").content.decode()
+    assert "finance" in page
+    # Shown, not edited here: a change page's post leaves it as the owner set it.
+    assert 'name="visibility"' not in page
+    assert Agent.objects.get(pk=public).visibility == "public"
