@@ -60,6 +60,13 @@ def dispatch_shared() -> dict | None:
     return _dispatch.get()
 
 
+def agents_offered() -> dict | None:
+    """Inside ``writes_batched()``: {agent id: instance} the write offered so far
+    (``agents_offer``: a bulk write's new agents, offered before their ``agent_changed``);
+    None outside one."""
+    return _offered.get()
+
+
 def documents_offer(name: str, values: dict) -> None:
     """Inside ``writes_batched()``: the app's documents of these agents under ``name``
     ({agent id: value}), as the write leaves them and as the receivers of its

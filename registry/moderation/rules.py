@@ -11,7 +11,8 @@
 - ``private-endpoint``: an endpoint on a loopback, private or link-local address, a name
   that only resolves inside a network (``localhost``, ``.internal``, ``.local``), or a name
   whose DNS answer is such an address (``SCAN_RESOLVE_HOSTS``: asked once per host and
-  write, within ``SCAN_DNS_TIMEOUT``);
+  write, within ``SCAN_DNS_TIMEOUT``; a bulk write's hosts all at once, side by side:
+  ``hosts_resolve``);
 - ``unresolved-endpoint``: an endpoint host that did not resolve (a note: DNS fails for
   reasons of its own, and a name may be registered before it is published);
 - ``oversized-card``: texts longer than ``SCAN_TEXT_MAX_CHARS``, or deeply repetitive.
@@ -22,6 +23,7 @@ import ipaddress
 import re
 import unicodedata
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -150,22 +152,43 @@ def _resolved(subject, host: str) -> list[str] | str:
     keeps the answers for both rules that read them)."""
     cache = subject.resolved
     if host not in cache:
-        try:
-            cache[host] = host_addresses(host, timeout=settings.SCAN_DNS_TIMEOUT)
-        except AddressLookupError as exc:
-            cache[host] = str(exc)
+        cache[host] = _lookup(host)
     return cache[host]
 
 
 def _hosts(subject):
     """(path, host) of each endpoint address with a host."""
-    for path, address in subject.addresses:
+    return address_hosts(subject.addresses)
+
+
+def address_hosts(addresses):
+    """(path, host) of each (path, address) with a host, the host as the scanners ask it."""
+    for path, address in addresses:
         try:
             host = urlsplit(address).hostname
         except ValueError:
             continue
         if host:
             yield path, host.rstrip(".").lower()
+
+
+def _lookup(host: str) -> list[str] | str:
+    try:
+        return host_addresses(host, timeout=settings.SCAN_DNS_TIMEOUT)
+    except AddressLookupError as exc:
+        return str(exc)
+
+
+def hosts_resolve(hosts) -> dict[str, list[str] | str]:
+    """The addresses of each host name the scanners would ask (or why it did not resolve),
+    asked side by side, ``SCAN_DNS_CONCURRENCY`` at a time, each within
+    ``SCAN_DNS_TIMEOUT``: what a bulk write's subjects start from (``Subject.resolved``)."""
+    names = sorted({h for h in hosts if not _private_host(h) and _is_name(h)})
+    if not settings.SCAN_RESOLVE_HOSTS or not names:
+        return {}
+    workers = max(1, min(len(names), settings.SCAN_DNS_CONCURRENCY))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scan-dns") as pool:
+        return dict(zip(names, pool.map(_lookup, names), strict=True))
 
 
 def private_endpoint(subject) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ The findings are kept with the agent's moderation (``Moderation.findings``: what
 now), with each card version, and with a change that waits (``PendingChange``), for its
 owner and the admins."""
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -19,6 +20,8 @@ from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.moderation.admission import admission_decide
 from registry.moderation.models import Moderation
+from registry.moderation.rules import address_hosts, hosts_resolve
+from registry.signals import agents_offered, write_batch
 
 # The parts of a write that the scanners read.
 SCANNED = frozenset({"name", "description", "capabilities", "endpoints", "owner"})
@@ -114,11 +117,43 @@ def findings_of(agent_ids: list) -> dict:
     return dict(rows.values_list("agent_id", "findings"))
 
 
+# A bulk write's hosts, resolved at its first scanned agent: (the write's batch, the agents
+# whose hosts were asked, the answers).
+_ahead: ContextVar[tuple[object, set, dict] | None] = ContextVar("scan_ahead", default=None)
+
+
+def _hosts_ahead(agent: Agent) -> dict:
+    """In a bulk write (the agents it offered, ``registry.signals.agents_offer``): every
+    endpoint host of its agents, asked once, side by side, when its first agent is scanned
+    (``rules.hosts_resolve``); else nothing (a single write asks its own hosts)."""
+    offered, batch = agents_offered(), write_batch()
+    if not offered or batch is None or agent.pk not in offered or not settings.SCAN_RESOLVE_HOSTS:
+        return {}
+    held = _ahead.get()
+    if held is None or held[0] is not batch:
+        held = (batch, set(), {})
+        _ahead.set(held)
+    _, asked, answers = held
+    if agent.pk not in asked:  # the agents offered since (a write may offer twice)
+        fresh = [a for pk, a in offered.items() if pk not in asked]
+        addresses = [e.address for a in fresh for e in a.endpoints.all()]
+        hosts = {host for _, host in address_hosts(enumerate(addresses))} - answers.keys()
+        answers.update(hosts_resolve(hosts))
+        asked.update(a.pk for a in fresh)
+    return answers
+
+
 def on_agent_changed(sender, agent: Agent, changed: set, created: bool = False, **kwargs):
     """Scan what a write changed (receiver of ``agent_changed``), refuse it on a ``block``."""
     if not changed & SCANNED or not extensions.scanners:
         return
-    findings = subject_scan(agent_subject(agent))
+    subject = agent_subject(agent)
+    ahead = _hosts_ahead(agent)
+    if ahead:
+        subject.resolved.update(
+            (host, ahead[host]) for _, host in address_hosts(subject.addresses) if host in ahead
+        )
+    findings = subject_scan(subject)
     findings_refuse(findings)
     if admission_decide(agent, findings, created=created):
         return  # the write waits for review, undone: nothing of it is kept here

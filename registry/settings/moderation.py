@@ -27,6 +27,10 @@ SCAN_TEXT_MAX_CHARS = env_int("SCAN_TEXT_MAX_CHARS", 60000)
 # host; a name that does not resolve is a note (unresolved-endpoint).
 SCAN_RESOLVE_HOSTS = env_bool("SCAN_RESOLVE_HOSTS", True)
 SCAN_DNS_TIMEOUT = env_float("SCAN_DNS_TIMEOUT", 2.0)
+# A bulk write (an import, a crawl's batch) asks for its agents' hosts side by side, this
+# many at a time, before its agents are scanned: a batch waits about one timeout for its
+# slowest names, not one per name.
+SCAN_DNS_CONCURRENCY = env_int("SCAN_DNS_CONCURRENCY", 32)
 # open: every agent is listed as written (scanners' review findings are warnings); review:
 # new agents, and changes a scanner flags for review, wait for a moderator's approval.
 REGISTRY_ADMISSION = os.environ.get("REGISTRY_ADMISSION", "open")

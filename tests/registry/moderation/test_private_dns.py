@@ -3,6 +3,7 @@ link-local address is flagged, a public one is not; a name that does not resolve
 (``unresolved-endpoint``), never a refusal; each host is asked once per write. Against the
 local DNS server (tests/dns_server.py): no network."""
 
+import threading
 import time
 
 import pytest
@@ -128,3 +129,54 @@ def test_an_agent_on_a_name_resolving_to_loopback_waits_for_review(
     public["endpoints"][0]["address"] = "https://public.example.com/a2a"
     clean = alice.post("/agents", public, format="json").json()
     assert alice.get(f"/agents/{clean['id']}/moderation").json()["findings"] == []
+
+
+@pytest.mark.django_db
+def test_a_bulk_writes_hosts_are_asked_once_each_side_by_side_before_its_agents_are_scanned(
+    resolving, monkeypatch
+):
+    from django.db import transaction
+
+    from registry.agents.inputs import AgentInput, EndpointInput
+    from registry.agents.services import agents_bulk_create
+    from registry.moderation.models import Moderation
+    from registry.signals import writes_batched
+
+    # The first two lookups wait for each other: asked one after the other, the barrier
+    # breaks (BrokenBarrierError) and the write fails.
+    both = threading.Barrier(2, timeout=5)
+    asked = []
+    lookup = rules.host_addresses
+
+    def side_by_side(name, *, timeout):
+        asked.append(name)
+        if len(asked) <= 2:
+            both.wait()
+        return lookup(name, timeout=timeout)
+
+    monkeypatch.setattr(rules, "host_addresses", side_by_side)
+    hosts = ["inside.example.com", "public.example.com", "nowhere.example.com"]
+    items = [
+        AgentInput(
+            name=f"Bulk {i}",
+            endpoints=[
+                EndpointInput("a2a", "Http", "A2A", f"https://{host}/a2a/{i}"),
+                EndpointInput("rest", "Http", "A2A", "https://public.example.com/rest"),
+            ],
+        )
+        for i, host in enumerate(hosts * 2)
+    ]
+    with transaction.atomic(), writes_batched():
+        agents = agents_bulk_create(owner="alice", items=items)
+    assert sorted(asked) == sorted(hosts)  # each host once for the six agents
+    findings = {
+        a.name: sorted({f["rule"] for f in Moderation.objects.get(agent=a).findings})
+        for a in agents
+        if Moderation.objects.filter(agent=a).exclude(findings=[]).exists()
+    }
+    assert findings == {
+        "Bulk 0": ["private-endpoint"],
+        "Bulk 2": ["unresolved-endpoint"],
+        "Bulk 3": ["private-endpoint"],
+        "Bulk 5": ["unresolved-endpoint"],
+    }
