@@ -41,12 +41,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2, help="of the URLs' order")
     parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
     parser.add_argument("--card", action="store_true", help="measure the card fetch too")
+    parser.add_argument(
+        "--sequential",
+        default="",
+        help="comma-separated kinds of python -m bench's sequential discovery rows "
+        "(bench.discover.QUERY_KINDS: p50 and p95 of --requests URLs, one at a time), "
+        "measured in each round after the distinct rows, in turn first to last and back",
+    )
+    parser.add_argument("--requests", type=int, default=300, help="a sequential row's URLs")
     args = parser.parse_args(argv)
     generator = generator_choice(args.generator)
     load.django_start(args.database_url)
     kinds = [kind for kind in args.kinds.split(",") if kind]
     pools = {kind: discover.DistinctQueries(kind, args.seed) for kind in kinds}
     rounds: list[dict[str, float]] = []
+    sequential_rounds: list[dict[str, dict]] = []
     port = port_free()
     with tempfile.TemporaryDirectory(prefix="registry-bench-distinct-") as tmp_name:
         tmp = Path(tmp_name)
@@ -72,11 +81,22 @@ def main(argv: list[str] | None = None) -> int:
                         tmp,
                     )
                     rates[f"distinct {kind}"] = row["requests_per_second"]
+                latencies = _sequential(args, port, number)
                 rounds.append(rates)
-                say(json.dumps({"round": number + 1, **{k: round(v) for k, v in rates.items()}}))
+                sequential_rounds.append(latencies)
+                shown = {k: round(v) for k, v in rates.items()}
+                say(json.dumps({"round": number + 1, **shown, **latencies}))
         finally:
             server.stop()
     medians = {name: round(statistics.median(r[name] for r in rounds)) for name in rounds[0]}
+    if sequential_rounds and sequential_rounds[0]:
+        medians["sequential"] = {
+            name: {
+                figure: round(statistics.median(r[name][figure] for r in sequential_rounds), 2)
+                for figure in ("p50_ms", "p95_ms")
+            }
+            for name in sequential_rounds[0]
+        }
     ratios = {}
     if args.card:
         ratios = {
@@ -86,6 +106,22 @@ def main(argv: list[str] | None = None) -> int:
         }
     say(json.dumps({"median": medians, **({"ratio_to_card": ratios} if ratios else {})}))
     return 0
+
+
+def _sequential(args, port: int, number: int) -> dict[str, dict]:
+    """The sequential discovery rows of ``--sequential`` (bench.discover.discovery_measure),
+    in turn first to last in even rounds and last to first in odd ones, warmed first."""
+    kinds = [kind for kind in args.sequential.split(",") if kind]
+    if not kinds:
+        return {}
+    if number == 0:
+        discover.discovery_warm(port, args.seed)
+    measured = {}
+    for kind in kinds if number % 2 == 0 else kinds[::-1]:
+        paths = discover.query_paths(kind, args.requests, args.seed)
+        figures = discover.discovery_measure(port, kind, paths)
+        measured[f"discover {kind}"] = {k: figures[k] for k in ("p50_ms", "p95_ms")}
+    return measured
 
 
 def _card_warm(args, port: int, generator: str, tmp: Path) -> list[str]:
