@@ -12,6 +12,8 @@ built twice with two stand-in values, and only a parameter that holds the first,
 second, at one place and nowhere else is a slot; any other value is part of the shape.
 Values that a filter might change or split (other characters than letters, digits and
 ``._+-``) and values that cleaning changes are not slotted either: the ORM answers those.
+A trust threshold (``minTrust``, made a number by its filter) is part of the shape, and
+``sort=trust`` one of its sorts, as ``recent`` and ``name`` are.
 """
 
 import re
@@ -35,7 +37,7 @@ _STAND_INS = {
 # Parameters a filter-only first query may have besides the filters (liveOnly and the words
 # have their own ways: discover's candidates, the search statement).
 _OTHER = frozenset({"sort", "limit"})
-_NOT_HERE = frozenset({"q", "liveOnly", "cursor", "updated_since", "facets", "mode", "minTrust"})
+_NOT_HERE = frozenset({"q", "liveOnly", "cursor", "updated_since", "facets", "mode"})
 # Shapes kept per process; the queries' shapes are few (sets of filters, sorts).
 MAX_SHAPES = 512
 
@@ -63,7 +65,7 @@ def shaped_find(query: DiscoveryQuery, agents_filtered):
     names = query.names - _OTHER
     if not names or names & _NOT_HERE or not names <= set(discovery_filters()):
         return None
-    if query.sort not in ("recent", "name"):
+    if query.sort not in ("recent", "name", "trust"):
         return None
     sort, limit, params = query.sort, query.limit, query.params
     names = tuple(sorted(names))

@@ -100,6 +100,15 @@ SHAPED_QUERIES = [
     "/discover/agents?tag=finance&limit=0",
     "/discover/agents?tag=finance&sort=relevance",
     "/discover/agents?tag=finance&tag=climate",
+    # Trust (registry.trust): a threshold is part of the shape (the filter makes it a
+    # number), the order by score one of the sorts.
+    "/discover/agents?tag=finance&minTrust=50",
+    "/discover/agents?tag=climate&minTrust=50&limit=2",
+    "/discover/agents?tag=climate&minTrust=0",
+    "/discover/agents?tag=finance&sort=trust",
+    "/discover/agents?tag=climate&sort=trust&limit=1",
+    "/discover/agents?tag=climate&minTrust=20&sort=trust&limit=2",
+    "/discover/agents?tag=climate&minTrust=101",
 ]
 
 
@@ -153,6 +162,48 @@ def test_filters_alone_of_two_keys_or_more_answer_as_the_view_by_the_filter_keys
         assert (found == [True]) == (path in KEYED_QUERIES), path
         assert str(retired).encode() not in answer[2], path
     assert b"Weather Invoice" in view_answer(KEYED_QUERIES[0])[2]
+
+
+# A trust threshold or the order by trust score (registry.trust) is a shape's too.
+TRUST_QUERIES = [
+    "/discover/agents?tag=finance&minTrust=50",
+    "/discover/agents?tag=climate&minTrust=40&limit=2",
+    "/discover/agents?tag=climate&sort=trust",
+    "/discover/agents?tag=finance&sort=trust&limit=2",  # a next link
+    "/discover/agents?tag=climate&minTrust=20&sort=trust&limit=3",
+]
+
+
+@pytest.mark.postgres
+def test_filters_with_a_trust_threshold_or_order_answer_as_the_view_by_their_shape(
+    agents, monkeypatch
+):
+    from registry.agents.models import Agent
+    from registry.discovery import shapes
+    from registry.signals import agents_written_send
+
+    # Spread indexed scores, set here alone (the trust signals would compute them again).
+    pks = list(Agent.objects.order_by("name").values_list("pk", flat=True))
+    for index, pk in enumerate(pks):
+        Agent.objects.filter(pk=pk).update(trust_score=(index * 37) % 101)
+    found = []
+    monkeypatch.setattr(shapes, "shaped_find", spy_answer(shapes.shaped_find, found))
+    for path in TRUST_QUERIES:
+        expected = view_answer(path)
+        found.clear()
+        answer, asked_django = lane_answer(path)
+        assert answer == expected and not asked_django, path
+        assert found == [True], path
+    ids = [a["id"] for a in _results(view_answer(TRUST_QUERIES[2]))]
+    scores = [Agent.objects.get(pk=pk).trust_score for pk in ids]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) > 1
+    agents_written_send(pks)  # the scores and listings as the registry computes them
+
+
+def _results(answer) -> list[dict]:
+    import json
+
+    return json.loads(answer[2])["results"]
 
 
 def test_filters_alone_answer_as_the_view_when_no_more_shapes_are_kept(agents, monkeypatch):
