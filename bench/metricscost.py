@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         from bench import firstquery
 
         firstquery.setup(
-            argparse.Namespace(database_url=args.database_url, agents=args.setup, seed=1)
+            argparse.Namespace(
+                database_url=args.database_url, agents=args.setup, seed=1, private_share=0.0
+            )
         )
     load.django_start(args.database_url)
     cards = load.card_paths()
