@@ -366,3 +366,21 @@ def native_payload() -> Callable[..., dict[str, Any]]:
         return payload
 
     return make
+
+
+@pytest.fixture
+def review(settings):
+    """Moderation's admission under review (``REGISTRY_ADMISSION=review``)."""
+    settings.REGISTRY_ADMISSION = "review"
+
+
+def public_agent(anon, agent_id) -> dict:
+    """The agent's JSON as anyone reads it (200 asserted)."""
+    answer = anon.get(f"/agents/{agent_id}")
+    assert answer.status_code == 200
+    return answer.json()
+
+
+def found_ids(client, q: str) -> list[str]:
+    """The ids discovery answers ``q`` with, for this client."""
+    return [a["id"] for a in client.get("/discover/agents", {"q": q}).json()["results"]]

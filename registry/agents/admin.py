@@ -52,18 +52,6 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
         "created_at",
     ]
     search_fields = ["name", "description", "owner", "=id", "capabilities__name"]
-    # Who may read it is its owner's choice, through the API (validated and audited there).
-    readonly_fields = [
-        "id",
-        "name",
-        "description",
-        "version",
-        "source",
-        "visibility",
-        "visibility_groups",
-        "created_at",
-        "updated_at",
-    ]
     fields = [
         "id",
         "name",
@@ -76,6 +64,9 @@ class AgentAdmin(NoAddMixin, admin.ModelAdmin):
         "created_at",
         "updated_at",
     ]
+    # Only the owner is edited here (a transfer, through the service); who may read the
+    # agent is its owner's choice, through the API (validated and audited there).
+    readonly_fields = [name for name in fields if name != "owner"]
     inlines = [EndpointInline, CapabilityInline]
     date_hierarchy = "created_at"
     list_per_page = 50
