@@ -1,5 +1,6 @@
 """bench.metricscost without a server: the shipped server's environment differs only in
-METRICS_ENABLED (tracing off whatever the shell says), and the summary's per cent."""
+METRICS_ENABLED (tracing off whatever the shell says), the summary's per cent and the
+rounds' alternating order; and bench.distinct's sequential rows, in alternating order."""
 
 from pathlib import Path
 
@@ -77,3 +78,35 @@ def test_the_rounds_alternate_which_state_runs_first(monkeypatch, tmp_path):
          "--out", str(out)]
     )  # fmt: skip
     assert order == ["off", "on", "on", "off", "off", "on"]
+
+
+def test_the_sequential_rows_alternate_their_order_and_are_warmed_once(monkeypatch):
+    """bench.distinct --sequential: the kinds forwards in even rounds, backwards in odd
+    ones (so none always runs first), the warm-up before the first round alone."""
+    import argparse
+
+    import bench.distinct as distinct
+    from bench import discover
+
+    asked, warmed = [], []
+    monkeypatch.setattr(discover, "discovery_warm", lambda port, seed: warmed.append(port))
+    monkeypatch.setattr(
+        discover,
+        "discovery_measure",
+        lambda port, kind, paths: asked.append(kind) or {"p50_ms": 1.0, "p95_ms": 2.0},
+    )
+    args = argparse.Namespace(
+        sequential="filter,filter+minTrust,filter+sortTrust", requests=3, seed=1
+    )
+    rounds = [distinct._sequential(args, 8000, number) for number in range(3)]
+    assert asked == [
+        "filter", "filter+minTrust", "filter+sortTrust",
+        "filter+sortTrust", "filter+minTrust", "filter",
+        "filter", "filter+minTrust", "filter+sortTrust",
+    ]  # fmt: skip
+    assert warmed == [8000]
+    assert rounds[1] == {
+        f"discover {k}": {"p50_ms": 1.0, "p95_ms": 2.0}
+        for k in ("filter+sortTrust", "filter+minTrust", "filter")
+    }
+    assert distinct._sequential(argparse.Namespace(sequential="", requests=3, seed=1), 1, 0) == {}
