@@ -207,12 +207,17 @@ def test_every_route_honours_visibility(world):
 
 
 @pytest.mark.django_db
-def test_no_event_tells_of_a_restricted_agent(world):
+def test_no_public_event_tells_of_a_restricted_agent(world):
+    """Its events are its readers' (tests/registry/events/test_restricted_events.py)."""
     _, agents = world
     restricted = [agents["private"]["id"], agents["groups"]["id"]]
-    assert Event.objects.filter(subject__in=restricted).count() == 0
-    assert Event.objects.filter(subject=agents["public"]["id"]).exists()
-    for data in Event.objects.values_list("data", flat=True):
+    public = Event.objects.filter(audience="")
+    assert public.filter(subject__in=restricted).count() == 0
+    assert public.filter(subject=agents["public"]["id"]).exists()
+    assert set(
+        Event.objects.filter(subject__in=restricted).values_list("audience", flat=True)
+    ) == {"readers"}
+    for data in public.values_list("data", flat=True):
         text = bytes(data).decode()
         assert not any(a in text for a in [*restricted, NAMES["private"], NAMES["groups"]])
 

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from registry.access.audit import audit_record
 from registry.agents.concurrency import Precondition, agent_lock, agent_writable, checked
-from registry.agents.models import Agent, AgentSearchText, Tombstone
+from registry.agents.listing import tombstone_record
+from registry.agents.models import Agent, AgentSearchText
 from registry.agents.removal import agent_removal_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
@@ -131,9 +132,7 @@ def agent_retire(
     checked(agent, precondition)
     agent_removal_check(agent=agent, admin=admin)
     AgentSearchText.objects.filter(agent=agent).delete()  # text search finds it no more
-    Tombstone.objects.update_or_create(
-        agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}
-    )
+    tombstone_record(agent.pk, agent.owner, public=agent.listed)
     return _status_set(agent, Agent.Status.RETIRED, reason=agent.status_reason)
 
 

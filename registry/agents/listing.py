@@ -81,12 +81,22 @@ def listing_apply(agent: Agent, *, created: bool = False) -> bool:
     else:
         AgentSearchText.objects.filter(agent=agent).delete()
         if not retired and not created:
-            Tombstone.objects.update_or_create(
-                agent_id=agent.pk, defaults={"owner": agent.owner, "deleted_at": timezone.now()}
-            )
+            tombstone_record(agent.pk, agent.owner, public=True)
     agent_listing_changed.send(sender=Agent, agent=agent, listed=listed)
     agents_written_send([agent.pk])
     return True
+
+
+def tombstone_record(agent_id, owner: str, *, public: bool) -> None:
+    """The agent's tombstone, dated now: its deletion in the change feed. ``public``: the
+    public feed shows it (the agent was publicly listed); a tombstone the public feed
+    already shows stays in it. Else it is only for those who may read the agent
+    (``Tombstone.public``): a restricted agent's deletion tells no one else it existed."""
+    shown = Tombstone.objects.filter(agent_id=agent_id, public=True).exists()
+    Tombstone.objects.update_or_create(
+        agent_id=agent_id,
+        defaults={"owner": owner, "deleted_at": timezone.now(), "public": public or shown},
+    )
 
 
 def agents_admitted_set(agent_ids, *, admitted: bool) -> list:

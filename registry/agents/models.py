@@ -306,11 +306,17 @@ class AgentSearchText(models.Model):
 
 
 class Tombstone(models.Model):
-    """A deleted agent, for mirrors syncing with updated_since."""
+    """A deleted agent, for mirrors syncing with updated_since.
+
+    ``public``: the public change feed shows it (the agent was publicly listed, or its
+    withdrawal from the public listing is this tombstone); else it is a restricted agent's
+    (registry.agents.visibility), shown only to those who may read it
+    (``tombstones_readable``)."""
 
     agent_id = models.UUIDField(primary_key=True)
     owner = models.CharField(max_length=200)
     deleted_at = models.DateTimeField(db_index=True)
+    public = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["deleted_at", "agent_id"]

@@ -3,11 +3,11 @@ liveness sweep) and the rule both it and retirement (``lifecycle.agent_retire``)
 protocol app may refuse to let an agent go (``agent_deleting``), sent from here alone."""
 
 from django.db import transaction
-from django.utils import timezone
 
 from registry.access.audit import audit_record
 from registry.agents.concurrency import Precondition, agent_lock, checked
-from registry.agents.models import Agent, Tombstone
+from registry.agents.listing import tombstone_record
+from registry.agents.models import Agent
 from registry.agents.services import agent_summary
 from registry.signals import agent_deleting, agents_written_send
 
@@ -23,10 +23,8 @@ def agent_removal_check(*, agent: Agent, admin: bool) -> None:
 def agent_delete(*, agent: Agent, precondition: Precondition | None = None, admin=True) -> None:
     agent = checked(agent_lock(agent), precondition)
     agent_removal_check(agent=agent, admin=admin)
-    before, agent_id = agent_summary(agent), agent.id
+    before, agent_id, public = agent_summary(agent), agent.id, agent.listed
     agent.delete()
-    Tombstone.objects.update_or_create(
-        agent_id=agent_id, defaults={"owner": before["owner"], "deleted_at": timezone.now()}
-    )
+    tombstone_record(agent_id, before["owner"], public=public)
     audit_record("agent.delete", agent_id=agent_id, object_repr=before["name"], before=before)
     agents_written_send([agent_id])  # gone: what discovery finds changed

@@ -15,6 +15,7 @@ unknown id (``withheld_problem``: the same 404 ``not-found``).
 """
 
 import re
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -24,7 +25,7 @@ from registry.access.audit import audit_record
 from registry.access.auth import Principal, principal_for_key, raw_api_key_of
 from registry.agents.concurrency import agent_lock
 from registry.agents.listing import listing_apply
-from registry.agents.models import Agent, AgentVisibilityGroup
+from registry.agents.models import Agent, AgentVisibilityGroup, Tombstone
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
 from registry.signals import agents_written_send
@@ -89,8 +90,28 @@ def visibility_input(data: dict, agent: Agent | None = None) -> Asked:
     return visibility_checked(visibility, groups)
 
 
-def _principal(user) -> Principal | None:
-    return user if isinstance(user, Principal) else None
+@dataclass(frozen=True)
+class Reader:
+    """Who reads apart from a request (a webhook subscription at delivery, an event
+    stream): an owner, whether an admin, and groups, as a ``Principal`` has them."""
+
+    owner: str
+    is_admin: bool = False
+    groups: tuple[str, ...] = ()
+
+    def may_change(self, owner: str) -> bool:
+        return self.is_admin or owner == self.owner
+
+
+def reader_of(principal) -> Reader | None:
+    """A request's principal as a ``Reader`` (to keep past the request), or None."""
+    if not isinstance(principal, Principal | Reader):
+        return None
+    return Reader(principal.owner, principal.is_admin, tuple(sorted(principal.groups)))
+
+
+def _principal(user) -> Principal | Reader | None:
+    return user if isinstance(user, Principal | Reader) else None
 
 
 def may_read(user, agent: Agent) -> bool:
@@ -155,6 +176,38 @@ def readable_by(user, queryset: QuerySet | None = None) -> QuerySet:
     """The agents of ``queryset`` (all agents) that ``user`` may read."""
     queryset = Agent.objects.all() if queryset is None else queryset
     return queryset.filter(readable_q(user))
+
+
+def readable_ids(user, ids) -> set:
+    """Which of these agents' ids ``user`` may read now, a deleted one's by its tombstone
+    (its owner's and the admins'); none for no reader."""
+    principal, ids = _principal(user), [pk for pk in ids if pk is not None]
+    if not ids or principal is None:
+        return set()
+    rows = Agent.objects.filter(pk__in=ids)
+    found = set(rows.filter(readable_q(principal)).values_list("pk", flat=True))
+    if len(found) < len(ids):  # deleted ones: readable by their tombstone's owner
+        kept = set(rows.values_list("pk", flat=True))
+        tombstones = Tombstone.objects.filter(agent_id__in=[pk for pk in ids if pk not in kept])
+        if not principal.is_admin:
+            tombstones = tombstones.filter(owner=principal.owner)
+        found |= set(tombstones.values_list("agent_id", flat=True))
+    return found
+
+
+def tombstones_readable(user) -> QuerySet:
+    """The tombstones ``user`` may read: the public ones, and those of restricted agents
+    (``Tombstone.public`` false) whose owner it is or that it may read (a retired agent's
+    row is kept: its groups too)."""
+    principal = _principal(user)
+    if principal is None:
+        return Tombstone.objects.filter(public=True)
+    if principal.is_admin:
+        return Tombstone.objects.all()
+    readable = readable_by(principal, Agent.objects.filter(listed=False)).values("pk")
+    return Tombstone.objects.filter(
+        Q(public=True) | Q(owner=principal.owner) | Q(agent_id__in=readable)
+    )
 
 
 def sees_restricted(user) -> bool:

@@ -37,6 +37,7 @@ from registry.discovery.listings import listings_read
 from registry.discovery.pagination import cursor_key
 from registry.discovery.query import query_parse
 from registry.http.params import limit_schema
+from registry.signals import writes_batched
 
 
 class AgentPageSerializer(serializers.Serializer):
@@ -138,7 +139,8 @@ class DiscoverAgentsView(APIView):
             # tombstone is in exactly one page.
             start = cursor_key(query.cursor, "updated") if query.cursor else query.since
             end = cursor_key(page.next_cursor, "updated") if page.next_cursor else None
-            body["deleted"] = discovery.deleted_between(start, end)
+            reader = request.user if self.restricted else None
+            body["deleted"] = discovery.deleted_between(start, end, reader)
         response = HttpResponse(page_body(read, body), content_type="application/json")
         if read.last_change is not None:
             response["Last-Modified"] = http_date(read.last_change.timestamp())
@@ -158,7 +160,8 @@ class AgentListView(DiscoverAgentsView):
         payload = AgentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         asked = visibility_input(payload.validated_data)  # checked before anything is written
-        with transaction.atomic():  # never readable by others meanwhile
+        # One write (its events once, with its visibility): never readable by others.
+        with transaction.atomic(), writes_batched():
             agent = services.agent_create(
                 owner=owner_for(request, payload.validated_data.get("owner")),
                 data=payload.to_input(),

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from registry.agents.liveness_state import live_agents
 from registry.agents.models import Agent, Tombstone
+from registry.agents.visibility import readable_by, tombstones_readable
 from registry.discovery import hybrid
 from registry.discovery.filters import agent_filterset, filters_apply
 from registry.discovery.pagination import Page, keyset_page, tiered_keys, tiered_page
@@ -53,8 +54,17 @@ def query_agents(
     return filters_apply(discovery_filters(without), query.filter_values, queryset)
 
 
-def deleted_between(start: datetime, end: datetime | None) -> list[dict]:
-    rows = Tombstone.objects.filter(deleted_at__gte=start)
+def deleted_between(start: datetime, end: datetime | None, reader=None) -> list[dict]:
+    """The tombstones of the change feed's span: the public ones; for a ``reader`` who
+    may read restricted agents, those it may read (registry.agents.visibility), but the
+    public withdrawals of the agents it still reads (its feed lists them as changed)."""
+    if reader is None:
+        rows = Tombstone.objects.filter(public=True, deleted_at__gte=start)
+    else:
+        alive = readable_by(reader, Agent.objects.filter(listed=False))
+        alive = alive.exclude(status=Agent.Status.RETIRED).values("pk")
+        rows = tombstones_readable(reader).filter(deleted_at__gte=start)
+        rows = rows.exclude(agent_id__in=alive)
     if end is not None:
         rows = rows.filter(deleted_at__lt=end)
     return [

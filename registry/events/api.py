@@ -139,7 +139,9 @@ class SubscriptionListView(APIView):
     @idempotent
     def post(self, request: Request) -> Response:
         data = _valid(SubscriptionCreateSerializer, request.data)
-        subscription, secret = subscriptions.subscription_create(owner=request.user.owner, **data)
+        subscription, secret = subscriptions.subscription_create(
+            owner=request.user.owner, principal=request.user, **data
+        )
         body = {**SubscriptionSerializer(subscription).data, "secret": secret}
         headers = {"Location": f"/subscriptions/{subscription.pk}"}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)

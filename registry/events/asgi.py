@@ -267,7 +267,7 @@ async def application(scope, receive, send) -> None:
         return
     meta = _meta(scope, headers)
     who = await _db(stream.stream_client, meta)
-    query.admin = await _db(stream.stream_admin, meta)
+    query.reader = await _db(stream.stream_reader, meta)
     if not stream.slots.take(who):
         body = problem_body(429, "throttled", stream.too_many_streams(stream.slots.refused))
         await _send_problem(send, 429, body, {"Retry-After": "30"})

@@ -27,7 +27,9 @@ from django.utils import timezone
 
 from registry.access.models import ApiKey
 from registry.access.throttles import window_allows
+from registry.agents.visibility import Reader
 from registry.events import envelope
+from registry.events.audience import audience_kept
 from registry.events.leases import Lease, lease_release, lease_renew, lease_take
 from registry.events.models import Delivery, Event, Subscription
 from registry.events.outbox import events_after
@@ -59,8 +61,7 @@ def events_matching(subscription: Subscription, after: int, limit: int) -> tuple
         kept = [e for e in rows if e.type in wanted]
     else:
         kept = rows
-    if any(e.audience for e in kept) and not subscription_admin(subscription):
-        kept = [e for e in kept if not e.audience]
+    kept = audience_kept(kept, lambda: subscription_reader(subscription))
     subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
     matching = matching_subjects(subscription.filter, subjects)
     kept = [
@@ -77,6 +78,18 @@ def subscription_admin(subscription: Subscription) -> bool:
     return ApiKey.objects.filter(
         owner=subscription.owner, scope=ApiKey.Scope.ADMIN, revoked_at__isnull=True
     ).exists()
+
+
+def subscription_reader(subscription: Subscription) -> Reader:
+    """Who the subscription reads as now: its owner (an admin while the owner holds an
+    admin key), in the groups of the key that made it while that key is valid, or of the
+    token that made it as its group claim was then."""
+    groups = tuple(subscription.groups or ())
+    if subscription.key_id is not None:
+        key = ApiKey.objects.filter(pk=subscription.key_id).first()
+        valid = key is not None and key.is_active(timezone.now())
+        groups = tuple(key.groups or ()) if valid else ()
+    return Reader(subscription.owner, subscription_admin(subscription), groups)
 
 
 def deliveries_queue(subscription: Subscription) -> int:
@@ -168,8 +181,13 @@ def _headers(subscription: Subscription, event: Event, body: bytes) -> dict:
 
 
 def delivery_send(subscription: Subscription, delivery: Delivery) -> bool:
-    """One attempt; returns whether the next delivery may follow."""
+    """One attempt; returns whether the next delivery may follow. A restricted agent's
+    event that the subscription may no longer read is withheld, not sent."""
     event = Event.objects.get(pk=delivery.event_id)
+    if event.audience and not audience_kept([event], lambda: subscription_reader(subscription)):
+        delivery.status, delivery.next_attempt_at = Delivery.Status.WITHHELD, None
+        delivery.save(update_fields=["status", "next_attempt_at"])
+        return True
     body = envelope.event_bytes(event)
     now = timezone.now()
     status, error = None, ""

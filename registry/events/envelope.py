@@ -24,6 +24,9 @@ BLOCKLIST_REMOVED = "blocklist.removed"
 PUBLISHER_VERIFIED = "publisher.verified"
 PUBLISHER_UNVERIFIED = "publisher.unverified"
 ADMIN_AUDIENCE = "admin"
+# A restricted agent's events (registry.agents.visibility): for the streams and webhooks
+# that may read the agent when they are sent.
+READERS_AUDIENCE = "readers"
 ENTITY_CREATED = "entity.created"
 ENTITY_UPDATED = "entity.updated"
 ENTITY_FLAGGED = "entity.flagged"

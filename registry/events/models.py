@@ -25,8 +25,9 @@ class Event(models.Model):
     # The id of the request whose write made the event (X-Request-Id): sent with its
     # webhooks, never in the event itself. Empty for a job's or a command's writes.
     request_id = models.CharField(max_length=128, blank=True, default="")
-    # Who may read it: everyone (empty), or "admin": streams and webhooks of admin keys'
-    # owners only (the moderators' decisions).
+    # Who may read it: everyone (empty); "admin": streams and webhooks of admin keys'
+    # owners only (the moderators' decisions); "readers": those who may read its subject
+    # when it is sent (a restricted agent's: registry.agents.visibility).
     audience = models.CharField(max_length=8, blank=True, default="", db_default="")
 
     class Meta:
@@ -62,6 +63,13 @@ class Subscription(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     verified_at = models.DateTimeField(null=True)
+    # What it reads besides public events (a restricted agent's, checked at delivery): its
+    # owner's agents, and those of the groups of the key that made it while that key is
+    # valid, or of the token's group claim as it was then (``subscription_reader``).
+    key = models.ForeignKey(
+        "registry.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    groups = models.JSONField(default=list, db_default=[], blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["status"], name="subscription_status")]
@@ -77,6 +85,9 @@ class Delivery(models.Model):
         PENDING = "pending"
         DELIVERED = "delivered"
         FAILED = "failed"  # retries ran out, or the receiver is gone (410)
+        # Not sent: its subject, a restricted agent, was no longer the subscription's to
+        # read when it came to be sent.
+        WITHHELD = "withheld"
 
     id = models.BigAutoField(primary_key=True)
     subscription = models.ForeignKey(

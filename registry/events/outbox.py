@@ -157,15 +157,18 @@ def agent_events_write(changes: dict) -> int:
     each with its listing as of now; returns how many were written."""
     ids = list(changes)
     # Unlisted agents make no public event (registry.agents.listing), but the one that
-    # withdraws them: their tombstone.
-    unlisted = set(Agent.objects.filter(pk__in=ids, listed=False).values_list("pk", flat=True))
+    # withdraws them: their tombstone. A restricted agent's (one moderation admits, not
+    # public: registry.agents.visibility) are for those who may read it ("readers").
+    unlisted = Agent.objects.filter(pk__in=ids, listed=False)
+    unlisted = {pk: (v, a) for pk, v, a in unlisted.values_list("pk", "visibility", "admitted")}
+    restricted = {pk for pk, (v, a) in unlisted.items() if a and v != Agent.Visibility.PUBLIC}
     # (An agent created unlisted, waiting for review, was never public: no event at all.)
     withdrawn = [
         pk
         for pk in unlisted
         if (changes[pk] or {}).get("listing") is False and not changes[pk].get("created")
     ]
-    ids = [pk for pk in ids if pk not in unlisted or pk in withdrawn]
+    ids = [pk for pk in ids if pk not in unlisted or pk in withdrawn or pk in restricted]
     # Those discovery just built as it stores and shows them (no read), the others read.
     built = listings_built(ids)
     bodies = {pk: stored for pk, (stored, _) in built.items()}
@@ -176,31 +179,44 @@ def agent_events_write(changes: dict) -> int:
     if read:
         listings |= dict(zip(read, listings_read(read).listings, strict=True))
     for pk in withdrawn:  # as a deleted agent's: its tombstone, if it has one
-        bodies.pop(pk, None)
-        listings.pop(pk, None)
+        if pk not in restricted:  # (to its readers, it is there still: created again)
+            bodies.pop(pk, None)
+            listings.pop(pk, None)
     present = [pk for pk in ids if pk in bodies]
     # (A created agent has no earlier event to compare with.)
     last = _last_digests([pk for pk in present if not (changes[pk] or {}).get("created")])
-    tombstones = dict(
-        Tombstone.objects.filter(agent_id__in=[pk for pk in ids if pk not in bodies]).values_list(
-            "agent_id", "deleted_at"
+    gone = [pk for pk in ids if pk not in bodies or pk in withdrawn]
+    tombstones = {
+        pk: (deleted_at, public)
+        for pk, deleted_at, public in Tombstone.objects.filter(agent_id__in=gone).values_list(
+            "agent_id", "deleted_at", "public"
         )
-    )
+    }
     now, rows = database_now(), []
     for pk in ids:
         app_write = changes[pk] is None  # an app's rows: the listing tells what changed
         change = changes[pk] or {"created": False, "changed": set(), "types": []}
-        if pk not in listings:
+        audience = envelope.READERS_AUDIENCE if pk in restricted else ""
+        if pk not in listings or pk in withdrawn:
             if pk in tombstones:
-                gone = {"id": str(pk), "deletedAt": tombstones[pk].isoformat()}
-                data = json.dumps(gone, separators=(",", ":")).encode()
-                rows.append(Event(type=envelope.AGENT_DELETED, subject=pk, time=now, data=data))
-            continue
+                deleted_at, public = tombstones[pk]
+                body = {"id": str(pk), "deletedAt": deleted_at.isoformat()}
+                rows.append(
+                    Event(
+                        type=envelope.AGENT_DELETED,
+                        subject=pk,
+                        time=now,
+                        data=json.dumps(body, separators=(",", ":")).encode(),
+                        audience="" if public else envelope.READERS_AUDIENCE,
+                    )
+                )
+            if pk not in listings:
+                continue
         digest, data = _digest(bodies[pk]), listings[pk]
         types = [(t, ext) for t, ext in change["types"]]
         changed = set(change["changed"])
         attributes = change.get("attributes", {})
-        if change["created"] or change.get("listing"):
+        if change["created"] or change.get("listing") or pk in withdrawn:
             types.insert(0, (envelope.AGENT_CREATED, dict(attributes)))
         else:
             if "owner" in changed:
@@ -211,7 +227,15 @@ def agent_events_write(changes: dict) -> int:
                 extensions = {"changed": summary} if summary else {}
                 types.insert(0, (envelope.AGENT_UPDATED, {**extensions, **attributes}))
         rows += [
-            Event(type=t, subject=pk, time=now, data=data, extensions=ext, digest=digest)
+            Event(
+                type=t,
+                subject=pk,
+                time=now,
+                data=data,
+                extensions=ext,
+                digest=digest,
+                audience=audience,
+            )
             for t, ext in types
         ]
     return events_insert(rows)

@@ -28,8 +28,10 @@ from registry.access.auth import api_key_hash, raw_api_key_of
 from registry.access.counters import client_ip_of
 from registry.access.models import ApiKey
 from registry.access.tokens import looks_like_token, token_verify
+from registry.agents.visibility import Reader
 from registry.discovery.filters import agent_filterset
 from registry.events import envelope, outbox
+from registry.events.audience import audience_kept
 from registry.events.models import Event
 from registry.events.outbox import latest_cursor, oldest_cursor
 from registry.events.subscriptions import events_validate, filter_validate, matching_subjects
@@ -48,12 +50,18 @@ class StreamQuery:
     since: int | None
     filter: dict = field(default_factory=dict)
     types: frozenset = frozenset()
-    # An admin key's stream: the events for admins too (the moderators' decisions).
-    admin: bool = False
+    # Who reads it (its key's or token's owner, role and groups; None: anonymous): an
+    # admin's takes the events for admins too (the moderators' decisions), and a reader
+    # of restricted agents their events (registry.agents.visibility).
+    reader: Reader | None = None
+
+    @property
+    def admin(self) -> bool:
+        return self.reader is not None and self.reader.is_admin
 
     @property
     def key(self) -> tuple:
-        return (tuple(sorted(self.filter.items())), tuple(sorted(self.types)), self.admin)
+        return (tuple(sorted(self.filter.items())), tuple(sorted(self.types)), self.reader)
 
 
 def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
@@ -82,9 +90,9 @@ def stream_query(params: QueryDict, last_event_id: str | None) -> StreamQuery:
     return StreamQuery(since, chosen, frozenset(types))
 
 
-def _stream_credential(meta) -> tuple[str, bool] | None:
-    """("key:<id>" or "token:<identity>", whether it is an admin's) of the valid API key or
-    token a stream carries, or None."""
+def _stream_credential(meta) -> tuple[str, Reader] | None:
+    """("key:<id>" or "token:<identity>", who it reads as) of the valid API key or token a
+    stream carries, or None."""
     try:
         raw = raw_api_key_of(meta)
     except ValueError:
@@ -92,17 +100,21 @@ def _stream_credential(meta) -> tuple[str, bool] | None:
     if raw and settings.OIDC_ISSUERS and looks_like_token(raw):
         with contextlib.suppress(APIException):
             identity = token_verify(raw)
-            return f"token:{identity.scope_hash}", identity.admin
+            reader = Reader(identity.owner, identity.admin, tuple(sorted(identity.groups)))
+            return f"token:{identity.scope_hash}", reader
         return None
     if not raw:
         return None
     key = (
         ApiKey.objects.filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-        .values_list("pk", "scope")
+        .values_list("pk", "owner", "scope", "groups")
         .first()
     )
-    return None if key is None else (f"key:{key[0]}", key[1] == ApiKey.Scope.ADMIN)
+    if key is None:
+        return None
+    pk, owner, scope, groups = key
+    return f"key:{pk}", Reader(owner, scope == ApiKey.Scope.ADMIN, tuple(sorted(groups or ())))
 
 
 def stream_client(meta) -> str:
@@ -113,11 +125,11 @@ def stream_client(meta) -> str:
     return credential[0] if credential is not None else f"address:{client_ip_of(meta)}"
 
 
-def stream_admin(meta) -> bool:
-    """Whether the stream carries an admin key or token (it reads the events for admins
-    too)."""
+def stream_reader(meta) -> Reader | None:
+    """Who the stream reads as: its valid key's or token's owner, role and groups (the
+    events for admins, and those of the restricted agents it may read), or None."""
     credential = _stream_credential(meta)
-    return credential is not None and credential[1]
+    return credential[1] if credential is not None else None
 
 
 class StreamSlots:
@@ -176,11 +188,8 @@ def events_after(after: int, limit: int = PAGE) -> list[Event]:
 
 def frames(query: StreamQuery, events: list[Event]) -> list[bytes]:
     """The SSE frames of the events this stream takes."""
-    kept = [
-        e
-        for e in events
-        if (not query.types or e.type in query.types) and (query.admin or not e.audience)
-    ]
+    kept = [e for e in events if not query.types or e.type in query.types]
+    kept = audience_kept(kept, lambda: query.reader)
     subjects = {e.subject for e in kept if e.subject and e.type != envelope.AGENT_DELETED}
     matching = matching_subjects(query.filter, subjects) if query.filter else subjects
     return [
@@ -263,7 +272,7 @@ def events_view(request):
         redirect["Location"] = settings.EVENTS_STREAM_URL + (f"?{raw}" if raw else "")
         return redirect
     client = stream_client(request.META)
-    query.admin = stream_admin(request.META)
+    query.reader = stream_reader(request.META)
     if not slots.take(client):
         response = problem_response(429, "throttled", too_many_streams(slots.refused))
         response["Retry-After"] = "30"

@@ -150,10 +150,12 @@ def _verify_later(subscription: Subscription) -> None:
 
 @transaction.atomic
 def subscription_create(
-    *, owner: str, url: str, events: list, filter: dict, description: str = ""
+    *, owner: str, url: str, events: list, filter: dict, description: str = "", principal=None
 ) -> tuple[Subscription, str]:
     """The new subscription, pending its verification, and its secret (in clear: stored
-    sealed, shown this once)."""
+    sealed, shown this once). ``principal``: who asks (registry.access.auth): the key
+    whose groups it reads with, or the token's groups (registry.events.delivery's
+    ``subscription_reader``)."""
     if Subscription.objects.filter(owner=owner).count() >= MAX_PER_OWNER:
         raise ProblemError(
             400,
@@ -167,8 +169,15 @@ def subscription_create(
         "filter": filter_validate(filter),
     }
     handshake_count(owner, "url")
+    key = getattr(principal, "key", None)
+    groups = [] if key is not None or principal is None else sorted(principal.groups)
     subscription = Subscription.objects.create(
-        owner=owner, description=description, secret_sealed=secret_seal(secret), **fields
+        owner=owner,
+        description=description,
+        secret_sealed=secret_seal(secret),
+        key=key,
+        groups=groups,
+        **fields,
     )
     _verify_later(subscription)
     return subscription, secret

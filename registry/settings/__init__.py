@@ -246,7 +246,7 @@ SPECTACULAR_SETTINGS = {
         "AAPRuleStatusEnum": ["pass", "fail", "warn", "skip"],
         "AAPRuleLevelEnum": ["MUST", "SHOULD"],
         "SubscriptionStatusEnum": ["pending", "active", "disabled"],
-        "DeliveryStatusEnum": ["pending", "delivered", "failed"],
+        "DeliveryStatusEnum": ["pending", "delivered", "failed", "withheld"],
     },
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [

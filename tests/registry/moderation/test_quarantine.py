@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 
 from registry.access.models import AuditEntry
+from registry.agents.visibility import Reader
 from registry.discovery.models import AgentFilterKeys
 from registry.events.models import Event
 from registry.events.stream import StreamQuery, frames
@@ -102,7 +103,8 @@ def test_public_events_say_deleted_and_the_decision_is_for_admins_only(admin_cli
     ]
     public = b"".join(frames(StreamQuery(since=after), events))
     assert b"agent.deleted" in public and b"agent.quarantined" not in public
-    admin = b"".join(frames(StreamQuery(since=after, admin=True), events))
+    moderator = Reader("moderators", is_admin=True)
+    admin = b"".join(frames(StreamQuery(since=after, reader=moderator), events))
     assert b"agent.quarantined" in admin
     decision = json.loads(bytes(events[1].data))
     assert decision == {
