@@ -126,6 +126,8 @@ def _call(client, method: str, path: str, body) -> tuple[int, str]:
     if path == "/mcp":
         extra = {"HTTP_ACCEPT": "application/json, text/event-stream"}
         extra["HTTP_MCP_PROTOCOL_VERSION"] = "2025-06-18"
+    if path.startswith(("/a2a/jsonrpc", "/a2a/rest/")):
+        extra = {"HTTP_A2A_VERSION": "1.0"}  # (else a version error answers, whoever asks)
     if body is None and method in ("GET", "DELETE"):
         response = getattr(client, method.lower())(path, **extra)
     else:

@@ -31,6 +31,12 @@ DISCOVER_MESSAGE = {
     },
 }
 
+# Discovery by filters alone (none: every agent the caller may read).
+DISCOVER_ALL = {
+    **DISCOVER_MESSAGE,
+    "params": {"message": {"role": "ROLE_USER", "messageId": "m2", "parts": [{"data": {}}]}},
+}
+
 
 def _mcp(tool: str, arguments: dict) -> dict:
     return {
@@ -59,9 +65,13 @@ ROUTES: dict[str, list[tuple]] = {
     "^a2a/queue/(?P<endpoint_id>[^/]+)/(?P<path>.+)$": [
         (WITHHOLDS, "GET", "/a2a/queue/{endpoint}/tasks", None)
     ],
-    "a2a/jsonrpc": [(WITHHOLDS, "POST", "/a2a/jsonrpc", DISCOVER_MESSAGE)],
+    "a2a/jsonrpc": [
+        (WITHHOLDS, "POST", "/a2a/jsonrpc", DISCOVER_MESSAGE),
+        (READS, "POST", "/a2a/jsonrpc", DISCOVER_ALL),
+    ],
     "^a2a/rest/(?P<path>.+)$": [
-        (WITHHOLDS, "POST", "/a2a/rest/message:send", {"message": DISCOVER_MESSAGE["params"]})
+        (WITHHOLDS, "POST", "/a2a/rest/message:send", DISCOVER_MESSAGE["params"]),
+        (READS, "POST", "/a2a/rest/message:send", DISCOVER_ALL["params"]),
     ],
     "agents/<str:agent_id>/versions": [(READS, "GET", "/agents/{id}/versions", None)],
     "agents/<str:agent_id>/versions/<str:seq>": [(READS, "GET", "/agents/{id}/versions/2", None)],
@@ -150,7 +160,7 @@ ROUTES: dict[str, list[tuple]] = {
     "aap/dealers": [(WITHHOLDS, "GET", "/aap/dealers", None)],
     "mcp": [
         (WITHHOLDS, "POST", "/mcp", _mcp("discover_agents", {"q": "{word}"})),
-        (WITHHOLDS, "POST", "/mcp", _mcp("discover_agents", {})),
+        (READS, "POST", "/mcp", _mcp("discover_agents", {})),
         (READS, "POST", "/mcp", _mcp("get_agent_card", {"agent_id": "{id}"})),
     ],
     "mcp/servers/<str:endpoint_id>/server-card.json": [

@@ -135,6 +135,7 @@ Example: {"q": "weather forecast", "tag": "weather", "limit": 5}"""
 
 
 async def discover_agents(
+    ctx: Context,
     q: Annotated[
         str | None,
         Field(
@@ -204,7 +205,9 @@ async def discover_agents(
         if ardQuery is not None:
             return _refusal(_invalid("query", "is ardQuery's old name: give ardQuery alone"))
         ardQuery = query
-    given = {k: v for k, v in locals().items() if v is not None and k not in ("query", "ardQuery")}
+    given = {
+        k: v for k, v in locals().items() if v is not None and k not in ("ctx", "query", "ardQuery")
+    }
     if ardQuery is not None:
         data = {"query": ardQuery, **given}
         return _result(await _answer(skills.discover_data, data))
@@ -214,7 +217,10 @@ async def discover_agents(
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]
-    return _result(await _answer(skills.discover, params))
+    # A caller's key or token: the restricted agents it may read too.
+    key = bearer_key((ctx.headers or {}).get("authorization", ""))
+    reader = await sync_to_async(key_reader)(key) if key else None
+    return _result(await _answer(skills.discover, params, reader))
 
 
 def _card(agent_id: str, key: str | None = None) -> tuple[dict | None, dict[str, Any] | None]:

@@ -7,7 +7,7 @@ from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from registry import extensions
 from registry.agents.models import Agent, Capability, Endpoint
-from registry.agents.visibility import may_read, withheld_problem
+from registry.agents.visibility import may_read, readable_by, withheld_problem
 from registry.http.params import parse_uuid
 from registry.http.problems import ProblemError
 from registry.signals import dispatch_shared
@@ -48,6 +48,14 @@ def agent_discoverable_queryset() -> QuerySet[Agent]:
     """What discovery finds: every publicly listed agent (registry.agents.listing) but the
     retired (registry.agents.lifecycle)."""
     return agent_queryset().filter(listed=True).exclude(status=Agent.Status.RETIRED)
+
+
+def agent_readable_queryset(user) -> QuerySet[Agent]:
+    """What discovery finds for ``user``, who may read restricted agents
+    (registry.agents.visibility): the public agents and those it may read, but the
+    retired."""
+    readable = readable_by(user, agent_queryset())
+    return readable.exclude(status=Agent.Status.RETIRED)
 
 
 def agent_get(agent_id: str) -> Agent:

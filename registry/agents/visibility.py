@@ -229,6 +229,12 @@ def sees_restricted(user) -> bool:
     )
 
 
+def reader_scope(user) -> str:
+    """What decides a restricted reader's discovery pages (its owner, role and groups):
+    the scope its cached pages are kept under, apart from the public pages."""
+    return f"{user.owner}:{user.is_admin}:{','.join(sorted(user.groups))}"
+
+
 def withheld_problem(agent_id, visibility: str) -> ProblemError:
     """What a caller who may not read an unlisted agent gets: for a restricted agent, the
     404 of an unknown id; for a public one moderation holds, 404 ``unlisted``."""

@@ -20,11 +20,10 @@ from rest_framework.views import APIView
 from registry.access.idempotency import idempotent
 from registry.agents import selectors, services
 from registry.agents.api import agent_response, owner_for
-from registry.agents.models import Agent
 from registry.agents.serializers import AgentInputSerializer, AgentSerializer
 from registry.agents.visibility import (
     agent_visibility_change,
-    readable_by,
+    reader_scope,
     sees_restricted,
     visibility_input,
 )
@@ -72,8 +71,7 @@ class DiscoverAgentsView(APIView):
 
     def get_queryset(self):
         if self.restricted:  # the public agents and those restricted to the caller
-            readable = readable_by(self.request.user, selectors.agent_queryset())
-            return readable.exclude(status=Agent.Status.RETIRED)
+            return selectors.agent_readable_queryset(self.request.user)
         return selectors.agent_discoverable_queryset()
 
     @extend_schema(
@@ -111,8 +109,7 @@ class DiscoverAgentsView(APIView):
         # else shares the public pages (and the lean lane's).
         self.restricted = sees_restricted(request.user)
         if self.restricted:
-            user = request.user
-            scope = f"{scope}:{user.owner}:{user.is_admin}:{','.join(sorted(user.groups))}"
+            scope = f"{scope}:{reader_scope(request.user)}"
         # Parsed and checked once: every path below takes the query (a 400 naming the field).
         query = query_parse(params, without=self.filters_left_out)
 

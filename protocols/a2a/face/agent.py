@@ -60,6 +60,7 @@ from protocols.a2a.face.list_params import list_params_check, list_query_problem
 from protocols.a2a.face.task_store import DatabaseTaskStore
 from protocols.a2a.registration.api import registry_card
 from registry.access.auth import bearer_key
+from registry.agents.visibility import key_reader
 from registry.fastpath.bridge import asgi_response, asgi_scope, json_body_problem, request_refusal
 from registry.http.jsonutil import strict_loads
 from registry.http.problems import PROBLEM_CONTENT_TYPE, problem_body
@@ -108,11 +109,12 @@ def message_skill(message: Message) -> tuple[str, dict | None]:
     return _skill_of(message, data), data
 
 
-def discovery_answer(message: Message, data: dict | None) -> skills.Answer:
-    """Discovery by the first data part's filters, else by the message's text."""
+def discovery_answer(message: Message, data: dict | None, reader=None) -> skills.Answer:
+    """Discovery by the first data part's filters, else by the message's text (``reader``:
+    the caller's principal, for the restricted agents it may read)."""
     if data is not None:
-        return skills.discover_data(whole_numbers(data))
-    return skills.discover_text(" ".join(get_text_parts(message.parts)))
+        return skills.discover_data(whole_numbers(data), reader)
+    return skills.discover_text(" ".join(get_text_parts(message.parts)), reader)
 
 
 def answer_for(
@@ -128,7 +130,7 @@ def answer_for(
         if text is not None:
             data["card"] = strict_loads(text)
         return skill, skills.register(data, key, text)
-    return skill, discovery_answer(message, data)
+    return skill, discovery_answer(message, data, key_reader(key))
 
 
 def data_part(data: dict[str, Any]) -> Part:

@@ -27,6 +27,7 @@ from registry.access.auth import KeyExpired, Principal, principal_for_key
 from registry.access.throttles import window_allows
 from registry.access.tokens import IssuerUnavailable, TokenRefused
 from registry.agents import selectors
+from registry.agents.visibility import reader_scope, sees_restricted
 from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
 from registry.discovery import planner
@@ -176,8 +177,10 @@ class _Read:
 
 
 @database_outage_refused
-def discover(params: dict[str, str]) -> Answer:
-    """Find agents with GET /discover/agents's filters, sorts and pages."""
+def discover(params: dict[str, str], reader=None) -> Answer:
+    """Find agents with GET /discover/agents's filters, sorts and pages; for a ``reader``
+    (a caller's principal) who may read restricted agents, among the public agents and
+    those, as GET /discover/agents finds them for it (registry.agents.visibility)."""
 
     def read(ids) -> _Read:
         return _Read(*agent_summaries(list(ids)))
@@ -187,9 +190,12 @@ def discover(params: dict[str, str]) -> Answer:
         # keys found by the same plan, cached at the same data generation
         # (registry.discovery.cache); the agents' summaries read fresh.
         query = query_parse({k: v for k, v in params.items() if k != "facets"}, strict=False)
-        agents = selectors.agent_discoverable_queryset
+        agents, scope = selectors.agent_discoverable_queryset, DISCOVERY
+        if sees_restricted(reader):
+            agents = functools.partial(selectors.agent_readable_queryset, reader)
+            scope = f"{DISCOVERY}:{reader_scope(reader)}"
         plan = planner.plan(query, lambda: discovery.query_agents(query, agents()))
-        page, sort, read_rows = discovery_cache.page_cached(DISCOVERY, query, plan.find, read)
+        page, sort, read_rows = discovery_cache.page_cached(scope, query, plan.find, read)
     except APIException as exc:
         return refused(exc)
     found = read_rows.agents
@@ -213,22 +219,22 @@ def query_shape_register(answer: Callable[[dict[str, Any]], "Answer | None"]) ->
     QUERY_SHAPES.append(answer)
 
 
-def discover_data(data: dict[str, Any]) -> Answer:
-    """Answer a discovery data part: a registered query shape's, else the discovery
-    filters of GET /discover/agents."""
+def discover_data(data: dict[str, Any], reader=None) -> Answer:
+    """Answer a discovery data part: a registered query shape's (public agents), else the
+    discovery filters of GET /discover/agents (``reader``: as ``discover``)."""
     for shape in QUERY_SHAPES:
         answered = shape(data)
         if answered is not None:
             return answered
     try:
-        return discover(discovery_params(data))
+        return discover(discovery_params(data), reader)
     except ProblemError as exc:  # a filter value that is not a scalar
         return refused(exc)
 
 
-def discover_text(text: str) -> Answer:
+def discover_text(text: str, reader=None) -> Answer:
     query = text_query(text)
-    return discover({"q": query} if query else {})
+    return discover({"q": query} if query else {}, reader)
 
 
 def principal_of(key: str | None) -> Principal | None:
