@@ -15,6 +15,7 @@ from registry.agents.models import (
     OwnershipTransfer,
     Tombstone,
 )
+from registry.agents.unlisted_text import UnlistedSearchText
 from registry.discovery.models import (
     AgentFacet,
     AgentFilterKeys,
@@ -53,4 +54,5 @@ __all__ = [
     "ProbeResult",
     "Subscription",
     "Tombstone",
+    "UnlistedSearchText",
 ]

@@ -66,11 +66,11 @@ ROUTES: dict[str, list[tuple]] = {
         (WITHHOLDS, "GET", "/a2a/queue/{endpoint}/tasks", None)
     ],
     "a2a/jsonrpc": [
-        (WITHHOLDS, "POST", "/a2a/jsonrpc", DISCOVER_MESSAGE),
+        (READS, "POST", "/a2a/jsonrpc", DISCOVER_MESSAGE),
         (READS, "POST", "/a2a/jsonrpc", DISCOVER_ALL),
     ],
     "^a2a/rest/(?P<path>.+)$": [
-        (WITHHOLDS, "POST", "/a2a/rest/message:send", DISCOVER_MESSAGE["params"]),
+        (READS, "POST", "/a2a/rest/message:send", DISCOVER_MESSAGE["params"]),
         (READS, "POST", "/a2a/rest/message:send", DISCOVER_ALL["params"]),
     ],
     "agents/<str:agent_id>/versions": [(READS, "GET", "/agents/{id}/versions", None)],
@@ -137,12 +137,16 @@ ROUTES: dict[str, list[tuple]] = {
         (READS, "GET", "/discover/agents?limit=100&facets=tag,protocol,status", None),
         (READS, "GET", "/discover/agents?limit=100&sort=name", None),
         (READS, "GET", "/discover/agents?limit=100&tag=hush-{kind}", None),
-        (WITHHOLDS, "GET", "/discover/agents?q={word}", None),  # words: public text only
+        (READS, "GET", "/discover/agents?q={word}", None),
+        (READS, "GET", "/discover/agents?q={word}&mode=keyword", None),
+        (READS, "GET", "/discover/agents?q={word}&sort=name&facets=tag", None),
+        # By meaning: public agents' vectors only (a restricted agent's words match).
         (WITHHOLDS, "GET", "/discover/agents?q={word}&mode=semantic", None),
-        (WITHHOLDS, "GET", "/discover/agents?updated_since=2000-01-01T00:00:00Z", None),
+        (READS, "GET", "/discover/agents?updated_since=2000-01-01T00:00:00Z", None),
     ],
-    # The change events: an Event row (the outbox the webhooks and the stream read) is
-    # written for public agents only: test_no_event_tells_of_a_restricted_agent.
+    # The change events: a restricted agent's Event rows are its readers' only:
+    # test_no_public_event_tells_of_a_restricted_agent, and
+    # tests/registry/events/test_restricted_events.py for the stream and the webhooks.
     "events": [(NONE,)],
     "subscriptions": [(NONE, "GET", "/subscriptions", None)],
     "subscriptions/<str:subscription_id>": [(NONE,)],
@@ -159,7 +163,7 @@ ROUTES: dict[str, list[tuple]] = {
     "aap/check": [(WITHHOLDS, "GET", "/aap/check?agent={id}", None)],
     "aap/dealers": [(WITHHOLDS, "GET", "/aap/dealers", None)],
     "mcp": [
-        (WITHHOLDS, "POST", "/mcp", _mcp("discover_agents", {"q": "{word}"})),
+        (READS, "POST", "/mcp", _mcp("discover_agents", {"q": "{word}"})),
         (READS, "POST", "/mcp", _mcp("discover_agents", {})),
         (READS, "POST", "/mcp", _mcp("get_agent_card", {"agent_id": "{id}"})),
     ],

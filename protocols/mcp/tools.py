@@ -35,6 +35,7 @@ from registry.http.jsonutil import Problem
 from registry.http.problems import exception_problem, problem_body
 
 logger = logging.getLogger(__name__)
+_NOT_GIVEN = ("ctx", "query", "ardQuery")  # discover_agents' arguments, not its filters
 INSTRUCTIONS = (
     "An A2A agent registry. discover_agents finds agents by text (q) and filters; "
     "get_agent_card returns an agent's A2A card as published; register_agent registers an "
@@ -205,9 +206,7 @@ async def discover_agents(
         if ardQuery is not None:
             return _refusal(_invalid("query", "is ardQuery's old name: give ardQuery alone"))
         ardQuery = query
-    given = {
-        k: v for k, v in locals().items() if v is not None and k not in ("ctx", "query", "ardQuery")
-    }
+    given = {k: v for k, v in locals().items() if v is not None and k not in _NOT_GIVEN}
     if ardQuery is not None:
         data = {"query": ardQuery, **given}
         return _result(await _answer(skills.discover_data, data))
@@ -217,8 +216,7 @@ async def discover_agents(
     params = skills.discovery_params(given)
     if "q" in params:
         params["q"] = skills.text_query(params["q"]) or params["q"]
-    # A caller's key or token: the restricted agents it may read too.
-    key = bearer_key((ctx.headers or {}).get("authorization", ""))
+    key = bearer_key((ctx.headers or {}).get("authorization", ""))  # what it may read
     reader = await sync_to_async(key_reader)(key) if key else None
     return _result(await _answer(skills.discover, params, reader))
 

@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from registry.access.audit import audit_record
 from registry.agents.concurrency import Precondition, agent_lock, agent_writable, checked
-from registry.agents.listing import tombstone_record
-from registry.agents.models import Agent, AgentSearchText
+from registry.agents.listing import search_text_drop, tombstone_record
+from registry.agents.models import Agent
 from registry.agents.removal import agent_removal_check
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError
@@ -131,7 +131,7 @@ def agent_retire(
         return agent
     checked(agent, precondition)
     agent_removal_check(agent=agent, admin=admin)
-    AgentSearchText.objects.filter(agent=agent).delete()  # text search finds it no more
+    search_text_drop(agent)  # text search finds it no more
     tombstone_record(agent.pk, agent.owner, public=agent.listed)
     return _status_set(agent, Agent.Status.RETIRED, reason=agent.status_reason)
 

@@ -8,7 +8,9 @@ is admitted and public (``listed_of``), so moderation releasing a private agent 
 unlisted. ``listing_apply`` withdraws the agent as retirement does, and undoes it:
 
 - its searchable text goes (text search and the lean lane's tiers read only agents with
-  one), and comes back when it is listed again; writes to an unlisted agent keep none;
+  one), and comes back when it is listed again; an unlisted agent's words are kept apart
+  (``UnlistedSearchText``), for the callers who may read it, whose text search alone
+  matches them (registry.discovery.search);
 - a tombstone: the change feed shows it as deleted, and search by meaning drops its vector
   (registry.semantic.index); listed again, the tombstone goes (a retired agent's stays)
   and its vector, written again, is read back;
@@ -22,7 +24,8 @@ unlisted. ``listing_apply`` withdraws the agent as retirement does, and undoes i
 from django.utils import timezone
 
 from registry.agents.models import Agent, AgentSearchText, Capability, Tombstone
-from registry.agents.text import search_keys_build, search_text_build
+from registry.agents.text import search_keys_build, search_text_build, unlisted_words_build
+from registry.agents.unlisted_text import UnlistedSearchText
 from registry.signals import agent_listing_changed, agents_written_send
 
 
@@ -34,17 +37,37 @@ def search_text(agent: Agent, capabilities: list[Capability]) -> AgentSearchText
     )
 
 
+def unlisted_text(agent: Agent, capabilities: list[Capability]) -> UnlistedSearchText:
+    columns = unlisted_words_build(agent.name, agent.description, capabilities)
+    return UnlistedSearchText(agent=agent, **columns)
+
+
 def search_text_refresh(agent: Agent) -> None:
-    """The agent's searchable text as it is now; none while it is unlisted."""
-    if not agent.listed:
-        AgentSearchText.objects.filter(agent=agent).delete()
+    """The agent's searchable text as it is now: a listed agent's indexed text, an
+    unlisted one's words (``UnlistedSearchText``), a retired one's none."""
+    if agent.status == Agent.Status.RETIRED:
+        search_text_drop(agent)
         return
     # Read afresh: a prefetched agent.capabilities would be the list before this write.
     capabilities = list(Capability.objects.filter(agent=agent).order_by("position"))
+    if not agent.listed:
+        AgentSearchText.objects.filter(agent=agent).delete()
+        row = unlisted_text(agent, capabilities)
+        UnlistedSearchText.objects.update_or_create(
+            agent=agent, defaults={"words": row.words, "names": row.names, "titles": row.titles}
+        )
+        return
+    UnlistedSearchText.objects.filter(agent=agent).delete()
     row = search_text(agent, capabilities)
     AgentSearchText.objects.update_or_create(
         agent=agent, defaults={"text": row.text, "keys": row.keys}
     )
+
+
+def search_text_drop(agent: Agent) -> None:
+    """No text search finds the agent any more (retired)."""
+    AgentSearchText.objects.filter(agent=agent).delete()
+    UnlistedSearchText.objects.filter(agent=agent).delete()
 
 
 def listed_of(agent: Agent) -> bool:
@@ -74,14 +97,12 @@ def listing_apply(agent: Agent, *, created: bool = False) -> bool:
     agent.listed = listed
     agent.save(update_fields=["listed", "updated_at"])
     retired = agent.status == Agent.Status.RETIRED  # its tombstone is for ever
+    search_text_refresh(agent)  # (a retired agent's: none)
     if listed:
         if not retired:
             Tombstone.objects.filter(agent_id=agent.pk).delete()
-            search_text_refresh(agent)
-    else:
-        AgentSearchText.objects.filter(agent=agent).delete()
-        if not retired and not created:
-            tombstone_record(agent.pk, agent.owner, public=True)
+    elif not retired and not created:
+        tombstone_record(agent.pk, agent.owner, public=True)
     agent_listing_changed.send(sender=Agent, agent=agent, listed=listed)
     agents_written_send([agent.pk])
     return True

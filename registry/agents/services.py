@@ -12,7 +12,7 @@ from registry.access.audit import audit_entry, audit_record
 from registry.agents.concurrency import Precondition, agent_lock, checked
 from registry.agents.holds import write_holdable
 from registry.agents.inputs import AgentInput, CapabilityInput, EndpointInput, asdict_parts
-from registry.agents.listing import search_text, search_text_refresh
+from registry.agents.listing import search_text, search_text_refresh, unlisted_text
 from registry.agents.models import (
     NATIVE_SOURCE,
     Agent,
@@ -360,7 +360,7 @@ def agents_bulk_create(
     """Create many agents with bulk inserts (imports, crawls, benchmarks): the same rows,
     change signals (one per agent, after every row is in) and audit entries as
     ``agent_create`` would write one by one."""
-    agents, capabilities, tags, endpoints, texts = [], [], [], [], []
+    agents, capabilities, tags, endpoints, texts, unlisted = [], [], [], [], [], []
     for data in items:
         agent = _agent_new(owner, data, source)
         caps, cap_tags = _capability_rows(agent, data.capabilities)
@@ -370,9 +370,11 @@ def agents_bulk_create(
         capabilities += caps
         tags += cap_tags
         endpoints += ends
-        if agent.listed:  # an agent created unlisted has no searchable text
+        if agent.listed:  # an agent created unlisted: its words, for its readers
             texts.append(search_text(agent, caps))
-    for rows in (agents, capabilities, endpoints, texts):
+        else:
+            unlisted.append(unlisted_text(agent, caps))
+    for rows in (agents, capabilities, endpoints, texts, unlisted):
         objects_insert(rows)
     rows_insert(CapabilityTag, TAG_FIELDS, tags)
     entries = []

@@ -72,3 +72,24 @@ def search_keys_build(name: str, capabilities) -> list[str]:
         titles += [cap.name, *cap.tags]
     keys.update(f"{TITLE_MARK} {word}" for title in titles for word in _words(title))
     return sorted(keys)
+
+
+def spaced_words(text: str) -> str:
+    """The words of ``text`` lower-cased, space-separated, with a space before and after:
+    a query word ``w`` starts one of them where the string holds `` w`` (an unlisted
+    agent's words, ``UnlistedSearchText``, matched by ``LIKE``)."""
+    words = _words(text)
+    return f" {' '.join(words)} " if words else " "
+
+
+def unlisted_words_build(name: str, description: str, capabilities) -> dict[str, str]:
+    """``UnlistedSearchText``'s columns: all the words searched, the name's, and the
+    titles' (the name, capability names and tags), as the relevance tiers read them."""
+    titles = [name]
+    for cap in capabilities:
+        titles += [cap.name, *cap.tags]
+    return {
+        "words": spaced_words(search_text_build(name, description, capabilities)),
+        "names": spaced_words(name),
+        "titles": spaced_words(" ".join(titles)),
+    }

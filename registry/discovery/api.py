@@ -35,6 +35,7 @@ from registry.discovery.lean import next_link, page_body
 from registry.discovery.listings import listings_read
 from registry.discovery.pagination import cursor_key
 from registry.discovery.query import query_parse
+from registry.discovery.search import unlisted_searched
 from registry.http.params import limit_schema
 from registry.signals import writes_batched
 
@@ -103,11 +104,16 @@ class DiscoverAgentsView(APIView):
         responses=AgentPageSerializer,
     )
     def get(self, request: Request) -> Response:
+        self.restricted = sees_restricted(request.user)
+        # Such a caller's words search the unlisted agents' too (registry.discovery.search).
+        with unlisted_searched(self.restricted):
+            return self._discover(request)
+
+    def _discover(self, request: Request) -> HttpResponse:
         params, scope = request.query_params, type(self).__name__
         # A caller who may read restricted agents (registry.agents.visibility) has pages of
         # its own, cached under what decides them (its owner, groups and role); everyone
         # else shares the public pages (and the lean lane's).
-        self.restricted = sees_restricted(request.user)
         if self.restricted:
             scope = f"{scope}:{reader_scope(request.user)}"
         # Parsed and checked once: every path below takes the query (a 400 naming the field).

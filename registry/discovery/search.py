@@ -7,11 +7,17 @@ the FTS5 table ``registry_agent_fts`` (migration 0004). PostgreSQL's vector also
 each relevance tier are GIN lookups too; SQLite ranks by bm25.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.db import connection
-from django.db.models import BooleanField, FloatField, QuerySet
+from django.db.models import BooleanField, FloatField, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 
 from registry.agents.text import NAME_MARK, TITLE_MARK, search_key, search_terms
+from registry.agents.unlisted_text import UnlistedSearchText
 from registry.discovery.models import AgentSearchVector
 
 # Relevance tiers on PostgreSQL, best first: every query word starts a word of the agent's
@@ -42,16 +48,68 @@ def _tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+# Set while a caller who may read agents that are not publicly listed searches
+# (registry.agents.visibility): their words (UnlistedSearchText) match too.
+_unlisted = ContextVar("unlisted_searched", default=False)
+
+
+@contextmanager
+def unlisted_searched(on: bool = True) -> Iterator[None]:
+    """Text search inside this block matches the unlisted agents' words too (``on``), as
+    the caller's selection of agents then holds the ones it may read; their rows are few
+    and matched one by one (no index), and relevance is ranked per agent
+    (``_unlisted_rank``), not by the index's tiers (``text_matches`` answers None)."""
+    token = _unlisted.set(on)
+    try:
+        yield
+    finally:
+        _unlisted.reset(token)
+
+
+def _like_word_start(term: str) -> str:
+    """The LIKE pattern of a word starting with ``term`` in a spaced-words column."""
+    return "% " + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _unlisted_matches(terms: list[str]) -> QuerySet:
+    """The unlisted agents' word rows in which every term starts a word."""
+    rows = UnlistedSearchText.objects.all()
+    for term in terms:
+        rows = rows.filter(words__contains=f" {term}")
+    return rows
+
+
+def _unlisted_rank(terms: list[str], table: str) -> RawSQL:
+    """PostgreSQL, with the unlisted agents' words: the relevance tiers as a rank, so that
+    a keyset page sorts by it (the tier, then the newest first, as ``tiered_page``): the
+    tier from the search vector of a listed agent, from the words of an unlisted one."""
+    in_name, in_titles = tier_marks(terms)
+    patterns = [_like_word_start(term) for term in terms]
+    sql = (
+        "COALESCE((SELECT CASE WHEN v.tsv @@ %s::tsquery THEN 2 WHEN v.tsv @@ %s::tsquery "
+        "THEN 1 ELSE 0 END FROM registry_agentsearchvector v "
+        f'WHERE v.agent_id = "{table}"."id"), '
+        "(SELECT CASE WHEN u.names LIKE ALL(%s::text[]) THEN 2 "
+        "WHEN u.titles LIKE ALL(%s::text[]) THEN 1 ELSE 0 END "
+        f'FROM registry_unlistedsearchtext u WHERE u.agent_id = "{table}"."id"), 0) '
+        f'* 1e11 + EXTRACT(EPOCH FROM "{table}"."created_at")'
+    )
+    return RawSQL(sql, [in_name, in_titles, patterns, patterns], output_field=FloatField())
+
+
 def text_filter(queryset: QuerySet, text: str) -> QuerySet:
     """Agents whose text matches every word of ``text``, annotated with ``rank`` (higher is
     better). On PostgreSQL the rank is 0: relevance pages there go by tiers, through
-    ``text_matches`` (see discovery.discover)."""
+    ``text_matches`` (see discovery.discover); with the unlisted agents' words
+    (``unlisted_searched``), the tiers as a rank."""
     terms = search_terms(text)
-    if not terms or connection.vendor == "postgresql":
+    unlisted = _unlisted.get() and bool(terms)
+    if not terms or (connection.vendor == "postgresql" and not unlisted):
         queryset = queryset.annotate(rank=RawSQL("0.0", [], output_field=FloatField()))
     if not terms:
         return queryset
     table = queryset.model._meta.db_table
+    also = Q(pk__in=_unlisted_matches(terms).values("agent_id")) if unlisted else Q()
     if connection.vendor == "postgresql":
         # Only the inner query names the tsv column (unqualified: only the search vector
         # table has one), so it stays valid when Django nests this queryset in another.
@@ -59,6 +117,9 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
             f"SELECT agent_id FROM registry_agentsearchvector WHERE tsv @@ {WORDS_SQL}",
             [terms],
         )
+        if unlisted:
+            found = queryset.filter(Q(pk__in=matches) | also)
+            return found.annotate(rank=_unlisted_rank(terms, table))
         return queryset.filter(pk__in=matches)
     query = " AND ".join(f'"{term}"*' for term in terms)
     matches = RawSQL(
@@ -71,6 +132,9 @@ def text_filter(queryset: QuerySet, text: str) -> QuerySet:
         [query],
         output_field=FloatField(),
     )
+    if unlisted:  # (an unlisted agent's words have no bm25: after the indexed matches)
+        found = queryset.filter(Q(pk__in=matches) | also)
+        return found.annotate(rank=Coalesce(rank, Value(0.0)))
     return queryset.filter(pk__in=matches).annotate(rank=rank)
 
 
@@ -117,11 +181,12 @@ def text_matches(
     ``keys`` (from ``filter_keys``) join the words in the index query, so the index finds
     only the agents that match both; so does ``tier`` (one of TIERS), to find the matches
     of one relevance tier. ``agents`` (a filtered agent queryset) restricts the rows when
-    filters apply that are not keys. None elsewhere, or without words (SQLite searches
-    through ``text_filter``).
+    filters apply that are not keys. None elsewhere, without words (SQLite searches
+    through ``text_filter``), or with the unlisted agents' words (``unlisted_searched``:
+    ``text_filter`` ranks them).
     """
     terms = search_terms(text)
-    if connection.vendor != "postgresql" or not terms:
+    if connection.vendor != "postgresql" or not terms or _unlisted.get():
         return None
     exact = tier_exact(terms, keys, tier)
     if exact:

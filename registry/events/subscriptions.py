@@ -30,6 +30,7 @@ from registry.access.throttles import window_allows
 from registry.agents.models import Agent
 from registry.discovery.discover import agents_filter
 from registry.discovery.filters import agent_filterset
+from registry.discovery.search import unlisted_searched
 from registry.events import envelope
 from registry.events.leases import Lease, lease_release, lease_take
 from registry.events.models import Event, Subscription
@@ -100,11 +101,13 @@ def _query(params: dict) -> QueryDict:
 
 
 def matching_subjects(params: dict, subjects: set) -> set:
-    """Which of these agents match the subscription's discovery filters (no filter: all)."""
+    """Which of these agents match the subscription's discovery filters (no filter: all).
+    (A restricted agent among them is one its reader may read: its words match too.)"""
     if not params:
         return set(subjects)
-    queryset = agents_filter(_query(params), Agent.objects.filter(pk__in=subjects))
-    return set(queryset.values_list("pk", flat=True))
+    with unlisted_searched():
+        queryset = agents_filter(_query(params), Agent.objects.filter(pk__in=subjects))
+        return set(queryset.values_list("pk", flat=True))
 
 
 def events_validate(names: list) -> list:

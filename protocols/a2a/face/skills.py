@@ -32,6 +32,7 @@ from registry.discovery import cache as discovery_cache
 from registry.discovery import discover as discovery
 from registry.discovery import planner
 from registry.discovery.query import query_parse
+from registry.discovery.search import unlisted_searched
 from registry.http.jsonutil import Problem
 from registry.http.problems import ProblemError, database_unavailable, exception_problem
 
@@ -190,12 +191,13 @@ def discover(params: dict[str, str], reader=None) -> Answer:
         # keys found by the same plan, cached at the same data generation
         # (registry.discovery.cache); the agents' summaries read fresh.
         query = query_parse({k: v for k, v in params.items() if k != "facets"}, strict=False)
-        agents, scope = selectors.agent_discoverable_queryset, DISCOVERY
+        agents, scope, restricted = selectors.agent_discoverable_queryset, DISCOVERY, False
         if sees_restricted(reader):
             agents = functools.partial(selectors.agent_readable_queryset, reader)
-            scope = f"{DISCOVERY}:{reader_scope(reader)}"
-        plan = planner.plan(query, lambda: discovery.query_agents(query, agents()))
-        page, sort, read_rows = discovery_cache.page_cached(scope, query, plan.find, read)
+            scope, restricted = f"{DISCOVERY}:{reader_scope(reader)}", True
+        with unlisted_searched(restricted):
+            plan = planner.plan(query, lambda: discovery.query_agents(query, agents()))
+            page, sort, read_rows = discovery_cache.page_cached(scope, query, plan.find, read)
     except APIException as exc:
         return refused(exc)
     found = read_rows.agents
