@@ -16,6 +16,14 @@ the card fetch and each ``--kinds`` row (URLs no round sent before). The last li
 row's median in each phase and the withheld phase's ratio to the mean of the other two.
 
     python -m bench.withheld --database-url postgres://…/registry_bench5k --rounds 2
+
+``--alternate`` (PostgreSQL) measures the two states side by side instead, so that the
+machine's drift over the run falls on both alike: the database is copied
+(``CREATE DATABASE … TEMPLATE``, as ``<name>_withheld``), the share withheld in the copy,
+and each round starts the server on one database, then on the other (the public one first
+in odd rounds, the copy first in even ones), each warmed and measured as a phase's round
+is. The last line has each row's median in both states, each round's withheld / public
+ratio (``rounds_ratio``) and their median (``ratio``).
 """
 
 import argparse
@@ -72,14 +80,19 @@ HOW = {
 }
 
 
-def _phase(name: str, args, port: int, generator: str, cards: list, pools: dict) -> list:
+def _phase(
+    name: str, args, port: int, generator: str, cards: list, pools: dict, database_url=None
+) -> list:
     from bench.server import Server
 
     rounds = []
     with tempfile.TemporaryDirectory(prefix="registry-bench-withheld-") as tmp_name:
         tmp = Path(tmp_name)
         server = Server(
-            port=port, database_url=args.database_url, redis_url="", log_path=tmp / "g.log"
+            port=port,
+            database_url=database_url or args.database_url,
+            redis_url="",
+            log_path=tmp / "g.log",
         )
         server.start(timeout=args.start_timeout)
         try:
@@ -118,6 +131,67 @@ def _phase(name: str, args, port: int, generator: str, cards: list, pools: dict)
     return rounds
 
 
+def _database_copy(database_url: str) -> str:
+    """A copy of the database (PostgreSQL's ``TEMPLATE``), as ``<name>_withheld``; its URL."""
+    import psycopg
+
+    base, _, name = database_url.rpartition("/")
+    copy = f"{name}_withheld"
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{copy}"')
+        admin.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
+    return f"{base}/{copy}"
+
+
+def alternate(args, generator: str) -> dict:
+    """The public and the withheld database measured round by round, alternating."""
+    from bench import load
+    from bench.server import port_free
+
+    copy_url = _database_copy(args.database_url)
+    load.django_start(copy_url)  # (the rows the copy withholds, as the original holds them)
+    withhold, variables = HOW[args.how]
+    ids = _withheld_ids(args.share, args.seed)
+    hidden = {f"/a2a/agents/{pk}" for pk in ids}
+    cards = [path for path in load.card_paths() if path not in hidden]
+    started = time.monotonic()
+    withhold(ids, True)
+    say(f"the copy: {len(ids)} agents withheld ({args.how}) in {time.monotonic() - started:.0f} s")
+    pools = {kind: discover.DistinctQueries(kind, args.seed) for kind in args.kinds.split(",")}
+    states = {"public": (args.database_url, {}), "withheld": (copy_url, variables)}
+    measured = {"public": [], "withheld": []}
+    rounds = args.rounds
+    args.rounds = 1  # (each state's server measures one round at a time)
+    for number in range(rounds):
+        order = ["public", "withheld"] if number % 2 == 0 else ["withheld", "public"]
+        for state in order:
+            url, extra = states[state]
+            saved = {key: os.environ.get(key) for key in extra}
+            os.environ.update(extra)
+            try:
+                found = _phase(state, args, port_free(), generator, cards, pools, url)
+            finally:
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+            measured[state] += found
+    median = {
+        state: {row: round(statistics.median(r[row] for r in found)) for row in found[0]}
+        for state, found in measured.items()
+    }
+    per_round = {
+        row: [
+            round(w[row] / p[row], 3)
+            for p, w in zip(measured["public"], measured["withheld"], strict=True)
+        ]
+        for row in median["public"]
+    }
+    ratio = {row: round(statistics.median(values), 3) for row, values in per_round.items()}
+    return {"median": median, "rounds_ratio": per_round, "ratio": ratio}
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench import load
     from bench.loadgen import generator_choice
@@ -135,8 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--start-timeout", type=float, default=180, help="seconds")
     parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
+    parser.add_argument(
+        "--alternate", action="store_true", help="the two states round by round (PostgreSQL)"
+    )
     args = parser.parse_args(argv)
     generator = generator_choice(args.generator)
+    if args.alternate:
+        found = alternate(args, generator)
+        say(json.dumps({"how": args.how, "share": args.share, "alternate": True, **found}))
+        return 0
     load.django_start(args.database_url)
     withhold, variables = HOW[args.how]
     ids = _withheld_ids(args.share, args.seed)
