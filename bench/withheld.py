@@ -177,6 +177,12 @@ def alternate(args, generator: str) -> dict:
                     else:
                         os.environ[key] = value
             measured[state] += found
+    return alternate_summary(measured)
+
+
+def alternate_summary(measured: dict[str, list[dict]]) -> dict:
+    """Each state's median per row, each round's withheld / public ratio (the two servers
+    of one round paired) and the ratios' median."""
     median = {
         state: {row: round(statistics.median(r[row] for r in found)) for row in found[0]}
         for state, found in measured.items()
