@@ -119,6 +119,9 @@ class VectorIndex:
             if stamp != self._stamp or reload or fresh:
                 whole = reload or self._seen is None
                 rows = rows.filter(~Exists(Tombstone.objects.filter(agent_id=OuterRef("agent"))))
+                # (Only listed agents are embedded: a vector of one unlisted since is kept
+                # out all the same, should it have no tombstone.)
+                rows = rows.filter(agent__listed=True)
                 if not whole:
                     rows = rows.filter(updated_at__gte=self._seen - OVERLAP)
                 found = list(

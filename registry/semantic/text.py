@@ -23,7 +23,10 @@ def _skill_parts(name: str, description: str, tags) -> list[str]:
 
 
 def _own_texts(agent_ids: list) -> dict:
-    """{agent id: [name, description, each skill's name, description and tags]}."""
+    """{agent id: [name, description, each skill's name, description and tags]}, of the
+    publicly listed agents only: search by meaning's index holds no other (the lean lane
+    takes its hits as discoverable), so an unlisted agent (restricted, held) has no vector
+    until it is listed (registry.agents.listing: its write embeds it then)."""
     if dispatch_shared() is not None:  # agents_written's receivers share one read of them
         return {
             pk: [agent.name, agent.description]
@@ -33,12 +36,12 @@ def _own_texts(agent_ids: list) -> dict:
                 for part in _skill_parts(c.name, c.description, c.tags)
             ]
             for pk, agent in agents_by_id(agent_ids).items()
+            if agent.listed
         }
+    listed = Agent.objects.filter(pk__in=agent_ids, listed=True)
     texts = {
         pk: [name, description]
-        for pk, name, description in Agent.objects.filter(pk__in=agent_ids).values_list(
-            "pk", "name", "description"
-        )
+        for pk, name, description in listed.values_list("pk", "name", "description")
     }
     skills = Capability.objects.filter(agent_id__in=list(texts)).order_by("agent_id", "position")
     for agent_id, name, description, tags in skills.values_list(
@@ -49,7 +52,7 @@ def _own_texts(agent_ids: list) -> dict:
 
 
 def meaning_texts(agent_ids: list) -> dict:
-    """{agent id: text} for the agents of ``agent_ids`` that exist."""
+    """{agent id: text} for the agents of ``agent_ids`` that exist and are publicly listed."""
     texts = _own_texts(agent_ids)
     for added in extensions.meaning_texts.read():
         for agent_id, text in added(list(texts)).items():

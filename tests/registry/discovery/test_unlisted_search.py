@@ -3,11 +3,15 @@ read them (registry.discovery.search's ``unlisted_searched``): their words are k
 (``UnlistedSearchText``), matched for those callers only, and ranked among the public
 matches; nobody else finds them."""
 
+import json
+
 import pytest
 from django.db import connection
 
 from registry.agents.models import AgentSearchText
 from registry.agents.unlisted_text import UnlistedSearchText
+from registry.fastpath.lean import LeanApplication
+from tests.registry.fastpath.test_lean import Recorder, call
 
 
 def _found(client, q: str, **params) -> list[str]:
@@ -106,3 +110,44 @@ def test_an_agent_the_moderators_hold_is_found_by_its_owners_words(
     assert held.status_code == 200, held.content
     assert _found(alice, "ledger") == [agent_id]
     assert _found(bob, "ledger") == []
+
+
+@pytest.mark.django_db
+def test_no_unlisted_agent_is_embedded_nor_found_by_meaning_on_the_lean_lane(
+    alice, admin_client, native_payload, settings
+):
+    """The lane's hybrid first page takes the index's nearest agents as discoverable: an
+    agent registered restricted, or held for review, has no vector until it is listed."""
+    from registry.semantic.models import AgentVector
+
+    description = "Balances zephyrine books."
+    private = _register(
+        alice, native_payload, "Zephyrine Ledger", description, visibility="private"
+    )
+    grouped = _register(
+        alice,
+        native_payload,
+        "Zephyrine Scribe",
+        description,
+        visibility="groups",
+        visibilityGroups=["team-a"],
+    )
+    settings.REGISTRY_ADMISSION = "review"
+    held = _register(alice, native_payload, "Zephyrine Clerk", description)
+    settings.REGISTRY_ADMISSION = "open"
+    public = _register(alice, native_payload, "Harbor Pilot", description)
+    unlisted = {private, grouped, held}
+    assert not AgentVector.objects.filter(agent_id__in=unlisted).exists()
+    assert AgentVector.objects.filter(agent_id=public).exists()
+
+    app = LeanApplication(Recorder())
+    for query in ("zephyrine", "balances books", "zephyrine&mode=semantic", "books&tag=nlp"):
+        status, _, body = call(app, "GET", f"/discover/agents?q={query.replace(' ', '%20')}")
+        assert status == 200
+        found = {a["id"] for a in json.loads(body)["results"]}
+        assert public in found and not found & unlisted, query
+    # Listed, it is embedded (and found by meaning).
+    alice.patch(f"/agents/{private}", {"visibility": "public"}, format="json")
+    assert AgentVector.objects.filter(agent_id=private).exists()
+    answer = json.loads(call(app, "GET", "/discover/agents?q=zephyrine&mode=semantic")[2])
+    assert private in {a["id"] for a in answer["results"]}
