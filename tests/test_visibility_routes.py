@@ -6,6 +6,8 @@ route is called as the anonymous caller, the owner, a member of the agent's grou
 caller of another group, over a public, a private and a group agent: a caller who may not
 read a restricted agent never sees its id or name, and where the URL names the agent its
 answer is an unknown id's; a caller who may read it finds it where the route serves it.
+The anonymous caller asks through the WSGI application as served, the lean lane first
+(registry.fastpath.lean), which answers anonymous reads without the views.
 """
 
 import json
@@ -16,6 +18,8 @@ import pytest
 from registry.access.models import ApiKey
 from registry.agents.models import Agent
 from registry.events.models import Event
+from registry.fastpath.lean import LeanApplication
+from tests.registry.fastpath.test_lean import Recorder, call
 from tests.visibility_routes import (
     ADMIN_PREFIX,
     NAMING,
@@ -50,6 +54,42 @@ def _key(owner: str, groups: list[str]) -> str:
     return raw
 
 
+class LaneAnswer:
+    def __init__(self, status: int, headers: dict, body: bytes):
+        self.status_code, self.headers, self.content, self.streaming = status, headers, body, False
+
+    def __getitem__(self, name: str) -> str:
+        return {k.lower(): v for k, v in self.headers.items()}[name.lower()]
+
+
+class LaneClient:
+    """Anonymous requests through the WSGI application with the lean lane before Django
+    (as ``make serve`` serves them), with the test client's methods."""
+
+    def __init__(self):
+        self.app = LeanApplication(Recorder())
+
+    def _ask(self, method: str, path: str, data=None, content_type=None, **meta) -> LaneAnswer:
+        if data is not None:
+            meta.update(data=data, content_type=content_type)
+        return LaneAnswer(*call(self.app, method, path, **meta))
+
+    def get(self, path: str, **meta) -> LaneAnswer:
+        return self._ask("GET", path, **meta)
+
+    def delete(self, path: str, **meta) -> LaneAnswer:
+        return self._ask("DELETE", path, **meta)
+
+    def post(self, path: str, data=None, content_type=None, **meta) -> LaneAnswer:
+        return self._ask("POST", path, data, content_type, **meta)
+
+    def put(self, path: str, data=None, content_type=None, **meta) -> LaneAnswer:
+        return self._ask("PUT", path, data, content_type, **meta)
+
+    def patch(self, path: str, data=None, content_type=None, **meta) -> LaneAnswer:
+        return self._ask("PATCH", path, data, content_type, **meta)
+
+
 @pytest.fixture
 def world(make_card):
     """Three agents of alice (public, private, groups: team-a) registered by card, each
@@ -61,7 +101,7 @@ def world(make_card):
         "member": _key("carol", ["team-a"]),
         "other": _key("dave", ["team-b"]),
     }
-    clients = {"anonymous": APIClient()}
+    clients = {"anonymous": LaneClient()}
     for caller, key in keys.items():
         clients[caller] = APIClient()
         clients[caller].credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
@@ -216,9 +256,9 @@ def test_no_public_event_tells_of_a_restricted_agent(world):
     public = Event.objects.filter(audience="")
     assert public.filter(subject__in=restricted).count() == 0
     assert public.filter(subject=agents["public"]["id"]).exists()
-    assert set(
-        Event.objects.filter(subject__in=restricted).values_list("audience", flat=True)
-    ) == {"readers"}
+    assert set(Event.objects.filter(subject__in=restricted).values_list("audience", flat=True)) == {
+        "readers"
+    }
     for data in public.values_list("data", flat=True):
         text = bytes(data).decode()
         assert not any(a in text for a in [*restricted, NAMES["private"], NAMES["groups"]])
