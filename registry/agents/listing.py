@@ -57,7 +57,7 @@ def search_text_refresh(agent: Agent) -> None:
             agent=agent, defaults={"words": row.words, "names": row.names, "titles": row.titles}
         )
         return
-    UnlistedSearchText.objects.filter(agent=agent).delete()
+    # (A listed agent's words apart went when it was listed: listing_apply.)
     row = search_text(agent, capabilities)
     AgentSearchText.objects.update_or_create(
         agent=agent, defaults={"text": row.text, "keys": row.keys}
@@ -97,6 +97,8 @@ def listing_apply(agent: Agent, *, created: bool = False) -> bool:
     agent.listed = listed
     agent.save(update_fields=["listed", "updated_at"])
     retired = agent.status == Agent.Status.RETIRED  # its tombstone is for ever
+    if listed:
+        UnlistedSearchText.objects.filter(agent=agent).delete()
     search_text_refresh(agent)  # (a retired agent's: none)
     if listed:
         if not retired:
