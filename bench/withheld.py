@@ -27,12 +27,14 @@ ratio (``rounds_ratio``) and their median (``ratio``).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench import discover
@@ -131,6 +133,22 @@ def _phase(
     return rounds
 
 
+@contextlib.contextmanager
+def _environment(variables: dict) -> Iterator[None]:
+    """The process's environment with ``variables`` set (the server started inside reads
+    them), as it was again after."""
+    saved = {key: os.environ.get(key) for key in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _database_copy(database_url: str) -> str:
     """A copy of the database (PostgreSQL's ``TEMPLATE``), as ``<name>_withheld``; its URL."""
     import psycopg
@@ -166,17 +184,8 @@ def alternate(args, generator: str) -> dict:
         order = ["public", "withheld"] if number % 2 == 0 else ["withheld", "public"]
         for state in order:
             url, extra = states[state]
-            saved = {key: os.environ.get(key) for key in extra}
-            os.environ.update(extra)
-            try:
-                found = _phase(state, args, port_free(), generator, cards, pools, url)
-            finally:
-                for key, value in saved.items():
-                    if value is None:
-                        os.environ.pop(key, None)
-                    else:
-                        os.environ[key] = value
-            measured[state] += found
+            with _environment(extra):
+                measured[state] += _phase(state, args, port_free(), generator, cards, pools, url)
     return alternate_summary(measured)
 
 
@@ -243,20 +252,12 @@ def main(argv: list[str] | None = None) -> int:
                 withhold(ids, False)
                 raise
             say(f"{name}: {len(ids)} agents in {time.monotonic() - started:.0f} s")
-        saved = {key: os.environ.get(key) for key in variables}
-        if name == "withheld":
-            os.environ.update(variables)
         try:
-            phases[name] = _phase(name, args, port, generator, cards, pools)
+            with _environment(variables if name == "withheld" else {}):
+                phases[name] = _phase(name, args, port, generator, cards, pools)
         except BaseException:
             withhold(ids, False)
             raise
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
     medians = {
         name: {row: round(statistics.median(r[row] for r in rounds)) for row in rounds[0]}
         for name, rounds in phases.items()
