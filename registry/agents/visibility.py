@@ -103,13 +103,6 @@ class Reader:
         return self.is_admin or owner == self.owner
 
 
-def reader_of(principal) -> Reader | None:
-    """A request's principal as a ``Reader`` (to keep past the request), or None."""
-    if not isinstance(principal, Principal | Reader):
-        return None
-    return Reader(principal.owner, principal.is_admin, tuple(sorted(principal.groups)))
-
-
 def _principal(user) -> Principal | Reader | None:
     return user if isinstance(user, Principal | Reader) else None
 
@@ -186,11 +179,10 @@ def readable_ids(user, ids) -> set:
         return set()
     rows = Agent.objects.filter(pk__in=ids)
     found = set(rows.filter(readable_q(principal)).values_list("pk", flat=True))
-    if len(found) < len(ids):  # deleted ones: readable by their tombstone's owner
+    if len(found) < len(ids):  # deleted ones: by their restricted tombstone
         kept = set(rows.values_list("pk", flat=True))
-        tombstones = Tombstone.objects.filter(agent_id__in=[pk for pk in ids if pk not in kept])
-        if not principal.is_admin:
-            tombstones = tombstones.filter(owner=principal.owner)
+        gone = [pk for pk in ids if pk not in kept]
+        tombstones = tombstones_readable(principal).filter(agent_id__in=gone, public=False)
         found |= set(tombstones.values_list("agent_id", flat=True))
     return found
 

@@ -79,6 +79,7 @@ def test_a_readers_words_rank_its_restricted_agents_among_the_public_ones(alice,
     answer = alice.get("/discover/agents", {"q": "zephyrine", "sort": "name", "facets": "tag"})
     names = [a["name"] for a in answer.json()["results"]]
     assert names == ["Harbor Pilot", "Zephyrine Pilot"]
+    assert answer.json()["facets"]["tag"] == [{"value": "nlp", "count": 2}]
 
 
 @pytest.mark.django_db

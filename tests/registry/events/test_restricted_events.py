@@ -99,9 +99,7 @@ def test_a_queued_delivery_the_subscription_may_no_longer_read_is_withheld_not_s
 
 
 @pytest.mark.django_db
-def test_the_stream_frames_a_restricted_agents_events_for_its_readers_only(
-    alice, native_payload
-):
+def test_the_stream_frames_a_restricted_agents_events_for_its_readers_only(alice, native_payload):
     after = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
     payload = {**native_payload(), "visibility": "groups", "visibilityGroups": ["team-a"]}
     agent_id = register(alice, payload)
@@ -150,3 +148,31 @@ def test_the_change_feed_shows_a_restricted_agents_deletion_to_its_readers_only(
     alice.delete(f"/agents/{withdrawn}")
     assert Tombstone.objects.get(agent_id=withdrawn).public is True
     assert withdrawn in deleted(anon) and withdrawn in deleted(alice)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_subscription_made_with_a_token_reads_with_the_tokens_groups_then(receiver):
+    """A token's group claim cannot be asked again at delivery: the subscription keeps the
+    groups it had; one made with a key reads with that key's groups as they are then."""
+    from registry.access.auth import Principal
+    from registry.access.models import ApiKey
+    from registry.access.tokens import TokenIdentity
+    from registry.events.delivery import subscription_reader
+    from registry.events.subscriptions import subscription_create
+
+    identity = TokenIdentity("https://idp.test", "u1", "carol", False, ("team-a",), 0, "h")
+    by_token, _ = subscription_create(
+        owner="carol", url=receiver.url(), events=[], filter={}, principal=Principal(token=identity)
+    )
+    assert (by_token.key_id, by_token.groups) == (None, ["team-a"])
+    assert subscription_reader(by_token) == Reader("carol", False, ("team-a",))
+    key = ApiKey.objects.create(owner="carol", key_hash="k" * 64, prefix="k", groups=["x"])
+    by_key, _ = subscription_create(
+        owner="carol", url=receiver.url(), events=[], filter={}, principal=Principal(key=key)
+    )
+    assert (by_key.key_id, by_key.groups) == (key.pk, [])
+    assert subscription_reader(by_key) == Reader("carol", False, ("x",))
+    ApiKey.objects.filter(pk=key.pk).update(groups=["team-b"])
+    assert subscription_reader(by_key).groups == ("team-b",)
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())
+    assert subscription_reader(by_key).groups == ()  # a revoked key: no group
