@@ -42,6 +42,15 @@ def card_names(page) -> list[str]:
     return page.locator("#results .agent-card h3").all_inner_texts()
 
 
+def arrive(page, expect, url: str) -> None:
+    """Wait until a click's navigation reaches ``url`` (a pattern) and its page has loaded.
+
+    A click returns once the navigation starts; reading the results before the new page is
+    parsed would see part of it, or none."""
+    expect(page).to_have_url(re.compile(url))
+    page.wait_for_load_state()
+
+
 def test_find_an_agent_by_a_skill_word_narrow_open_and_copy_its_card(
     context, page, agents, live_server, expect
 ):
@@ -49,11 +58,11 @@ def test_find_an_agent_by_a_skill_word_narrow_open_and_copy_its_card(
     page.goto("/")
     page.get_by_role("searchbox", name="Search agents").fill("forecast")
     page.get_by_role("button", name="Search").click()
-    expect(page).to_have_url(re.compile(r"/browse\?q=forecast$"))
+    arrive(page, expect, r"/browse\?q=forecast$")
     assert sorted(card_names(page)) == ["Tide Tables", "Weather Agent"]
 
     page.locator('.facet a[data-facet="tag"][data-value="sea"]').click()
-    expect(page).to_have_url(re.compile(r"/browse\?q=forecast&tag=sea$"))
+    arrive(page, expect, r"/browse\?q=forecast&tag=sea$")
     assert card_names(page) == ["Tide Tables"]
 
     page.get_by_role("link", name="Tide Tables").click()
@@ -78,16 +87,18 @@ def test_live_search_follows_typing_and_the_url_can_be_shared(page, agents, expe
     assert card_names(page) == ["Invoice Reader"]
 
 
-def test_next_page_links_walk_every_agent_once(page, agents, monkeypatch):
+def test_next_page_links_walk_every_agent_once(page, agents, monkeypatch, expect):
     monkeypatch.setattr("web.selectors.PAGE_SIZE", 3)
     page.goto("/browse?sort=name")
     seen = card_names(page)
     assert len(seen) == 3
     page.get_by_role("link", name="Next page").click()
+    arrive(page, expect, r"/browse\?sort=name&cursor=")
     seen += card_names(page)
     assert page.get_by_role("link", name="Next page").count() == 0
     assert seen == sorted(agents)
     page.get_by_role("link", name="First page").click()
+    arrive(page, expect, r"/browse\?sort=name$")
     assert card_names(page) == sorted(agents)[:3]
 
 
@@ -109,15 +120,16 @@ def test_everything_works_without_javascript(browser, live_server, agents, expec
     page.goto("/")
     page.get_by_role("searchbox", name="Search agents").fill("finance")
     page.get_by_role("button", name="Search").click()
-    expect(page).to_have_url(re.compile(r"/browse\?q=finance$"))
+    arrive(page, expect, r"/browse\?q=finance$")
     assert sorted(card_names(page)) == ["Invoice Reader", "Ledger Bot"]
     page.locator('.facet a[data-facet="tag"][data-value="documents"]').click()
-    expect(page).to_have_url(re.compile(r"tag=documents"))
+    arrive(page, expect, r"tag=documents")
     assert card_names(page) == ["Invoice Reader"]
     page.get_by_label("Sort by").select_option("name")
     page.get_by_role("button", name="Apply").click()
-    expect(page).to_have_url(re.compile(r"\?(?=.*sort=name)(?=.*tag=documents)"))
+    arrive(page, expect, r"\?(?=.*sort=name)(?=.*tag=documents)")
     page.get_by_role("link", name="Invoice Reader").click()
+    arrive(page, expect, r"/browse/agents/")
     # No copy button without a script to copy; the card is there to select.
     assert not page.get_by_role("button", name="Copy card").is_visible()
     assert json.loads(page.locator("#card-json").inner_text())["name"] == "Invoice Reader"

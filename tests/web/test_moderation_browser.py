@@ -25,6 +25,8 @@ def staff(page, django_user_model):
     page.get_by_label("Username").fill("moderator")
     page.get_by_label("Password").fill("pw-123456789-mod")
     page.get_by_role("button", name="Log in").click()
+    # Signed in once the login's redirect lands: a goto before then would cut the login off.
+    page.wait_for_url("**/admin/registry/moderation/")
     return page
 
 
