@@ -101,11 +101,12 @@ def throughput_distinct(
     generator: str,
     tmp: Path,
     addresses: tuple[str, ...] = (),
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Throughput of queries that are each a first query: ``share`` URLs of ``pool`` never
     sent before in this run, in order; ``repeated`` counts the requests past their end (the
     generator starts them over), which then were not first queries. ``addresses``: the
-    built-in generator's client addresses."""
+    built-in generator's client addresses; ``headers``: sent with each request (a key)."""
     warm = _runner(
         f"{name}-warm",
         pool.take(DISTINCT_WARM_URLS),
@@ -113,12 +114,15 @@ def throughput_distinct(
         port,
         generator,
         tmp,
+        headers,
         in_order=True,
         addresses=addresses,
     )
     warm(max(1.0, args.duration / 3))
     paths = pool.take(share)
-    run = _runner(name, paths, args, port, generator, tmp, in_order=True, addresses=addresses)
+    run = _runner(
+        name, paths, args, port, generator, tmp, headers, in_order=True, addresses=addresses
+    )
     result = run(args.duration)
     if result.errors > result.requests * 0.01:
         raise BenchError(f"{name}: {result.errors} of {result.requests} requests failed")

@@ -24,6 +24,12 @@ and each round starts the server on one database, then on the other (the public 
 in odd rounds, the copy first in even ones), each warmed and measured as a phase's round
 is. The last line has each row's median in both states, each round's withheld / public
 ratio (``rounds_ratio``) and their median (``ratio``).
+
+``--readers`` (with ``--alternate``) measures the withheld state's discovery rows again as
+two keyed callers: ``[key]``, a key whose owner reads nothing withheld, and ``[admin]``, an
+admin key, who reads every withheld agent (its text queries match their words too, row by
+row: registry.discovery.search). ``callers_ratio``: each against the same round's
+anonymous row.
 """
 
 import argparse
@@ -83,8 +89,17 @@ HOW = {
 
 
 def _phase(
-    name: str, args, port: int, generator: str, cards: list, pools: dict, database_url=None
+    name: str,
+    args,
+    port: int,
+    generator: str,
+    cards: list,
+    pools: dict,
+    database_url=None,
+    callers: dict | None = None,
 ) -> list:
+    """``callers``: each discovery row again as each of these callers (a name: the headers
+    it sends), as the row ``distinct <kind> [<name>]``."""
     from bench.server import Server
 
     rounds = []
@@ -125,6 +140,18 @@ def _phase(
                         tmp,
                     )
                     rates[f"distinct {kind}"] = row["requests_per_second"]
+                    for caller, headers in (callers or {}).items():
+                        row = throughput_distinct(
+                            f"distinct-{kind.replace('+', '-')}-{caller}",
+                            pool,
+                            args.share_urls,
+                            args,
+                            port,
+                            generator,
+                            tmp,
+                            headers=headers,
+                        )
+                        rates[f"distinct {kind} [{caller}]"] = row["requests_per_second"]
                 rounds.append(rates)
                 line = {k: round(v) for k, v in rates.items()}
                 say(json.dumps({"phase": name, "round": number + 1, **line}))
@@ -175,6 +202,7 @@ def alternate(args, generator: str) -> dict:
     started = time.monotonic()
     withhold(ids, True)
     say(f"the copy: {len(ids)} agents withheld ({args.how}) in {time.monotonic() - started:.0f} s")
+    callers = _callers() if args.readers else {}
     pools = {kind: discover.DistinctQueries(kind, args.seed) for kind in args.kinds.split(",")}
     states = {"public": (args.database_url, {}), "withheld": (copy_url, variables)}
     measured = {"public": [], "withheld": []}
@@ -185,8 +213,31 @@ def alternate(args, generator: str) -> dict:
         for state in order:
             url, extra = states[state]
             with _environment(extra):
-                measured[state] += _phase(state, args, port_free(), generator, cards, pools, url)
+                measured[state] += _phase(
+                    state,
+                    args,
+                    port_free(),
+                    generator,
+                    cards,
+                    pools,
+                    url,
+                    callers if state == "withheld" else None,
+                )
     return alternate_summary(measured)
+
+
+def _callers() -> dict[str, dict[str, str]]:
+    """Two keyed callers of the withheld database: ``key``, whose owner has no agent and
+    no group (it reads what the public reads, as a keyed caller), and ``admin``, who may
+    read every withheld agent (its text queries match their words too)."""
+    from registry.access.keys import api_key_create
+
+    _, plain = api_key_create(owner="bench-reader", label="bench: a keyed caller")
+    _, admin = api_key_create(owner="bench-admin", admin=True, label="bench: an admin")
+    return {
+        "key": {"Authorization": f"Bearer {plain}"},
+        "admin": {"Authorization": f"Bearer {admin}"},
+    }
 
 
 def alternate_summary(measured: dict[str, list[dict]]) -> dict:
@@ -204,7 +255,15 @@ def alternate_summary(measured: dict[str, list[dict]]) -> dict:
         for row in median["public"]
     }
     ratio = {row: round(statistics.median(values), 3) for row, values in per_round.items()}
-    return {"median": median, "rounds_ratio": per_round, "ratio": ratio}
+    # The keyed callers' rows (withheld only): each against the same round's anonymous row.
+    callers = {
+        row: [round(w[row] / w[row.partition(" [")[0]], 3) for w in measured["withheld"]]
+        for row in median["withheld"]
+        if row not in median["public"]
+    }
+    callers_ratio = {row: round(statistics.median(v), 3) for row, v in callers.items()}
+    found = {"median": median, "rounds_ratio": per_round, "ratio": ratio}
+    return {**found, "callers_ratio": callers_ratio} if callers else found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,7 +286,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--alternate", action="store_true", help="the two states round by round (PostgreSQL)"
     )
+    parser.add_argument(
+        "--readers",
+        action="store_true",
+        help="with --alternate: the withheld state's discovery rows again with a key, and "
+        "with an admin key (who reads the withheld agents)",
+    )
     args = parser.parse_args(argv)
+    if args.readers and not args.alternate:
+        parser.error("--readers needs --alternate")
     generator = generator_choice(args.generator)
     if args.alternate:
         found = alternate(args, generator)

@@ -26,3 +26,17 @@ def test_each_round_is_compared_with_its_own_public_round():
 def test_rounds_missing_on_one_side_are_an_error():
     with pytest.raises(ValueError):
         alternate_summary({"public": [{"card": 1.0}] * 2, "withheld": [{"card": 1.0}]})
+
+
+def test_a_keyed_callers_rows_are_compared_with_the_same_rounds_anonymous_row():
+    public = [{"card": 100.0, "distinct text": 10.0}, {"card": 50.0, "distinct text": 5.0}]
+    withheld = [
+        {"card": 100.0, "distinct text": 10.0, "distinct text [admin]": 8.0},
+        {"card": 50.0, "distinct text": 5.0, "distinct text [admin]": 3.0},
+    ]
+    found = alternate_summary({"public": public, "withheld": withheld})
+    assert found["callers_ratio"] == {"distinct text [admin]": 0.7}  # (0.8 + 0.6) / 2
+    assert found["ratio"] == {"card": 1.0, "distinct text": 1.0}
+    assert found["median"]["withheld"]["distinct text [admin]"] == 6
+    # Without keyed callers the summary is as it was.
+    assert "callers_ratio" not in alternate_summary({"public": public, "withheld": public})
