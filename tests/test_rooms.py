@@ -12,6 +12,7 @@
 """
 
 import ast
+import functools
 import importlib.metadata
 import re
 from pathlib import Path
@@ -119,6 +120,13 @@ def imports(path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each project module's imports of project modules. Read once per tree (the tests
+    read it and do not change it): the tree's thousand files take seconds to parse."""
+    return _graph(root)
+
+
+@functools.cache
+def _graph(root: Path) -> dict[str, set[str]]:
     modules = project_modules(root)
     return {name: imports(path, modules) - {name} for name, path in modules.items()}
 

@@ -16,6 +16,11 @@ from tests.registry.fastpath.test_lean import Recorder, call
 
 @pytest.fixture
 def agents(alice, native_payload):
+    dozen_agents_post(alice, native_payload)
+
+
+def dozen_agents_post(alice, native_payload) -> None:
+    """The dozen agents of three kinds, posted by ``alice`` (a keyed client)."""
     kinds = [
         ("Weather", "forecasts", ["climate", "nlp"]),
         ("Invoice", "extracts invoices", ["finance"]),

@@ -3,14 +3,38 @@ filters alone (of one shape, of two keys or more, when no more shapes are kept) 
 view, byte for byte and header for header; then from the cached keys, next pages and links;
 a query the view would refuse, and the change feed, are the view's to answer."""
 
+import copy
+
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
+from rest_framework.test import APIClient
 
 from registry.fastpath.lean import LeanApplication
-from tests.registry.discovery.conftest import lane_answer, spy_answer, view_answer
+from tests.conftest import NATIVE_PAYLOAD, _key
+from tests.registry.discovery.conftest import (
+    dozen_agents_post,
+    lane_answer,
+    spy_answer,
+    view_answer,
+)
 from tests.registry.fastpath.test_lean import Recorder, call
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def agents(django_db_setup, django_db_blocker):
+    """The dozen agents, written once for this file's tests, which only read them (each
+    test's own writes roll back with its transaction), and emptied out after the last."""
+    with django_db_blocker.unblock():
+        alice = APIClient()
+        alice.credentials(HTTP_AUTHORIZATION=f"Bearer {_key('alice', 'agent')}")
+        dozen_agents_post(alice, lambda **kw: {**copy.deepcopy(NATIVE_PAYLOAD), **kw})
+        try:
+            yield
+        finally:
+            call_command("flush", interactive=False, verbosity=0)
 
 
 FIRST_QUERIES = [
@@ -283,3 +307,9 @@ def test_what_the_lane_does_not_take_the_view_answers(agents, path):
     assert answer[0] == expected[0]
     if expected[0] == 200:
         assert answer == expected
+
+
+def test_the_dozen_agents_outlast_the_tests_before(agents):
+    # (Written once for the file: every test above read them, and rolled back its own writes.)
+    names = sorted(a["name"] for a in _results(view_answer("/discover/agents?limit=100")))
+    assert len(names) == 12 and names[0] == "Invoice 1" and names[-1] == "Weather Invoice 8"
