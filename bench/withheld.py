@@ -130,19 +130,10 @@ def _phase(
                 rates = {"card": throughput("card", cards, args, port, generator, tmp)}
                 rates["card"] = rates["card"].requests_per_second
                 for kind, pool in pools.items():
-                    row = throughput_distinct(
-                        f"distinct-{kind.replace('+', '-')}",
-                        pool,
-                        args.share_urls,
-                        args,
-                        port,
-                        generator,
-                        tmp,
-                    )
-                    rates[f"distinct {kind}"] = row["requests_per_second"]
-                    for caller, headers in (callers or {}).items():
+                    # Anonymous first, then each keyed caller: the URLs each row takes are new.
+                    for caller, headers in {"": None, **(callers or {})}.items():
                         row = throughput_distinct(
-                            f"distinct-{kind.replace('+', '-')}-{caller}",
+                            f"distinct-{kind.replace('+', '-')}" + (f"-{caller}" if caller else ""),
                             pool,
                             args.share_urls,
                             args,
@@ -151,7 +142,8 @@ def _phase(
                             tmp,
                             headers=headers,
                         )
-                        rates[f"distinct {kind} [{caller}]"] = row["requests_per_second"]
+                        label = f"distinct {kind}" + (f" [{caller}]" if caller else "")
+                        rates[label] = row["requests_per_second"]
                 rounds.append(rates)
                 line = {k: round(v) for k, v in rates.items()}
                 say(json.dumps({"phase": name, "round": number + 1, **line}))
