@@ -28,12 +28,12 @@ def agents(django_db_setup, django_db_blocker):
     """The dozen agents, written once for this file's tests, which only read them (each
     test's own writes roll back with its transaction), and emptied out after the last."""
     with django_db_blocker.unblock():
-        alice = APIClient()
-        alice.credentials(HTTP_AUTHORIZATION=f"Bearer {_key('alice', 'agent')}")
-        dozen_agents_post(alice, lambda **kw: {**copy.deepcopy(NATIVE_PAYLOAD), **kw})
         try:
+            alice = APIClient()
+            alice.credentials(HTTP_AUTHORIZATION=f"Bearer {_key('alice', 'agent')}")
+            dozen_agents_post(alice, lambda **kw: {**copy.deepcopy(NATIVE_PAYLOAD), **kw})
             yield
-        finally:
+        finally:  # (a half-written dozen too: the next file starts on an empty database)
             call_command("flush", interactive=False, verbosity=0)
 
 
